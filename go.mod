@@ -1,0 +1,3 @@
+module github.com/fb46ecde/records
+
+go 1.26

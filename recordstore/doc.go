@@ -1,0 +1,17 @@
+// Package recordstore is the core of records: the record model (streams,
+// kinds, rows, windows, Meta, AppendResult), the Backend interface every
+// store implements, the sentinel errors and their codes, and the Notifier
+// that followers wait on.
+//
+// A stream is an append-only sequence of rows of one kind, numbered by a
+// per-stream seq from 1. Deleting or expiring a stream and appending to it
+// again starts a new generation at seq 1. A kind is a schema: typed columns,
+// an optional key with a conflict policy (skip, replace, lww), retention.
+//
+// This package imports only the standard library. Backends live in
+// sub-packages (recordstore/sqlite); the conformance suite every backend
+// runs is recordstoretest.
+//
+// Concurrency: Kind values are plain data; a Notifier is safe for concurrent
+// use. Backends document their own guarantees (see Backend).
+package recordstore

@@ -1,0 +1,95 @@
+// Sentinel errors of the record model and the stable codes the CLI and the
+// spool ledger print for them.
+
+package recordstore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels, grouped by what the caller did wrong. Every error a backend
+// returns wraps exactly one of them (or none, for I/O failures), so
+// errors.Is is the way to branch on a failure.
+var (
+	// ErrInvalid is returned when the input is malformed: a bad stream or
+	// kind name, a row that does not fit its kind, a ttl that is not
+	// positive, an empty append.
+	ErrInvalid = errors.New("invalid")
+	// ErrNotFound is returned when a stream or kind does not exist (or a
+	// stream was deleted or has expired, or a generation fence does not
+	// match the stream's current incarnation).
+	ErrNotFound = errors.New("not found")
+	// ErrSealed is returned when appending to a sealed stream.
+	ErrSealed = errors.New("sealed")
+	// ErrCapacity is returned when a write would exceed a configured limit.
+	ErrCapacity = errors.New("capacity")
+	// ErrSchemaConflict is returned when a kind is redeclared with a
+	// change other than added columns, or rows are appended to a stream
+	// under a kind other than the stream's own.
+	ErrSchemaConflict = errors.New("schema conflict")
+	// ErrUnsupported is returned when a backend cannot perform an
+	// operation (for example a conflict policy it does not implement).
+	ErrUnsupported = errors.New("unsupported")
+	// ErrClosed is returned by a backend used after Close.
+	ErrClosed = errors.New("closed")
+)
+
+// Codes pairs every sentinel with its stable, machine-readable code.
+var codes = []struct {
+	err  error
+	code string
+}{
+	{ErrInvalid, "invalid"},
+	{ErrNotFound, "not_found"},
+	{ErrSealed, "sealed"},
+	{ErrCapacity, "capacity"},
+	{ErrSchemaConflict, "schema_conflict"},
+	{ErrUnsupported, "unsupported"},
+	{ErrClosed, "closed"},
+}
+
+// CodeInternal is the code of an error that wraps none of the sentinels
+// (I/O failures, a corrupt file, a bug).
+const CodeInternal = "internal"
+
+// Code returns the stable code of err ("invalid", "not_found", ...), or
+// CodeInternal when err wraps none of the sentinels. A nil error has code "".
+func Code(err error) string {
+	if err == nil {
+		return ""
+	}
+	var coded interface{ Code() string }
+	if errors.As(err, &coded) {
+		if c := coded.Code(); c != "" {
+			return c
+		}
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return CodeInternal
+}
+
+// SentinelForCode returns the sentinel whose code is code, or nil when the
+// code is unknown (including CodeInternal).
+func SentinelForCode(code string) error {
+	for _, c := range codes {
+		if c.code == code {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// Invalidf returns an error wrapping ErrInvalid with a formatted message.
+func Invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// wrapf returns an error wrapping sentinel with a formatted message.
+func wrapf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}

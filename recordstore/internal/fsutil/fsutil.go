@@ -1,0 +1,229 @@
+// Package fsutil is the one durable-file helper of records: every file or
+// folder that must survive a crash is made durable here, with the same
+// steps in the same order — write a temp file, fsync it, close it, rename it
+// into place, fsync the folder.
+//
+// An fsync failure is reported wrapped in ErrSync. Callers must treat it as
+// fatal for the writer that saw it: after a failed fsync the kernel may have
+// dropped the dirty pages and a retry can report success for data that is
+// gone ("fsyncgate", PostgreSQL 2018). Stop writing and recover by reopening.
+//
+// FS is a small seam so tests can inject faults; Default uses the real
+// operating system.
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+)
+
+// Modes the specs require for everything records creates.
+const (
+	FileMode os.FileMode = 0o600
+	DirMode  os.FileMode = 0o700
+)
+
+// ErrSync wraps every fsync failure. It is fatal for the writer.
+var ErrSync = errors.New("fsync failed")
+
+// File is what the helper needs of an open file.
+type File interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// FS is the set of file-system calls the helper makes. OS implements it
+// with package os; tests wrap it to inject failures.
+type FS interface {
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	Mkdir(name string, perm os.FileMode) error
+	// SyncDir fsyncs a folder so that entries created, renamed or removed
+	// in it are durable.
+	SyncDir(dir string) error
+}
+
+// OS is the real file system.
+type OS struct{}
+
+// OpenFile opens a file with os.OpenFile.
+func (OS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// Rename renames with os.Rename.
+func (OS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// Remove removes with os.Remove.
+func (OS) Remove(name string) error { return os.Remove(name) }
+
+// Mkdir creates one folder with os.Mkdir.
+func (OS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
+
+// SyncDir opens the folder and fsyncs it.
+func (OS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Helper performs durable writes through an FS.
+type Helper struct {
+	FS FS
+}
+
+// Default is the helper on the real file system.
+var Default = &Helper{FS: OS{}}
+
+var tempSeq atomic.Uint64
+
+func syncErr(what string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrSync, what, err)
+}
+
+// WriteFile makes path hold exactly data, durably: it writes a temp file in
+// the same folder, fsyncs and closes it, renames it over path and fsyncs the
+// folder. On error path is unchanged (old content or absent) and the temp
+// file has been removed, except after a failed folder fsync, when the
+// rename may or may not survive a crash.
+func (h *Helper) WriteFile(path string, data []byte, perm os.FileMode) error {
+	return h.WriteFileFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is WriteFile with the content written by fill.
+func (h *Helper) WriteFileFunc(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(tempSeq.Add(1), 10))
+	f, err := h.FS.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	if err := h.fillAndSync(f, fill); err != nil {
+		_ = h.FS.Remove(tmp)
+		return err
+	}
+	if err := h.FS.Rename(tmp, path); err != nil {
+		_ = h.FS.Remove(tmp)
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	if err := h.FS.SyncDir(dir); err != nil {
+		return syncErr(dir, err)
+	}
+	return nil
+}
+
+func (h *Helper) fillAndSync(f File, fill func(io.Writer) error) error {
+	if err := fill(f); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return syncErr(f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// CreateFile writes a new file at path that must not exist yet (O_EXCL),
+// fsyncs and closes it. The folder is not fsynced: use it for files inside
+// a folder that is committed later by Rename (a spool batch), then call
+// SyncDir or Rename. On error the partial file has been removed.
+func (h *Helper) CreateFile(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	f, err := h.FS.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := h.fillAndSync(f, fill); err != nil {
+		_ = h.FS.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// Rename moves oldpath to newpath and fsyncs the destination folder (and
+// the source folder when it differs). A rename is the commit point of a
+// spool batch: once Rename returns nil the move survives a crash. On a
+// rename error nothing moved; on an fsync error (ErrSync) the move happened
+// but may not survive a crash.
+func (h *Helper) Rename(oldpath, newpath string) error {
+	if err := h.FS.Rename(oldpath, newpath); err != nil {
+		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), err)
+	}
+	dst := filepath.Dir(newpath)
+	if err := h.FS.SyncDir(dst); err != nil {
+		return syncErr(dst, err)
+	}
+	if src := filepath.Dir(oldpath); src != dst {
+		if err := h.FS.SyncDir(src); err != nil {
+			return syncErr(src, err)
+		}
+	}
+	return nil
+}
+
+// SyncDir fsyncs a folder, reporting failure wrapped in ErrSync.
+func (h *Helper) SyncDir(dir string) error {
+	if err := h.FS.SyncDir(dir); err != nil {
+		return syncErr(dir, err)
+	}
+	return nil
+}
+
+// MkdirAll creates dir and any missing parents with DirMode, fsyncing each
+// parent in which it created an entry, so the folders survive a crash.
+// Existing folders keep their mode.
+func (h *Helper) MkdirAll(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("mkdir %s: not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := h.MkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := h.FS.Mkdir(dir, DirMode); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("mkdir %s: %w", dir, err)
+	}
+	return h.SyncDir(parent)
+}
+
+// Package-level shorthands on Default.
+
+// WriteFile is Default.WriteFile.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return Default.WriteFile(path, data, perm)
+}
+
+// MkdirAll is Default.MkdirAll.
+func MkdirAll(dir string) error { return Default.MkdirAll(dir) }
+
+// Rename is Default.Rename.
+func Rename(oldpath, newpath string) error { return Default.Rename(oldpath, newpath) }
+
+// SyncDir is Default.SyncDir.
+func SyncDir(dir string) error { return Default.SyncDir(dir) }
