@@ -1,0 +1,169 @@
+package recordstore_test
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+func jobs() recordstore.Kind {
+	return recordstore.Kind{
+		Name: "jobs",
+		Columns: []recordstore.Column{
+			{Name: "id", Type: recordstore.TypeString, Required: true},
+			{Name: "n", Type: recordstore.TypeInteger},
+			{Name: "at", Type: recordstore.TypeDatetime},
+		},
+		Key: []string{"id"},
+	}
+}
+
+var _ = Describe("Kind", func() {
+	It("reads and writes the documented JSON shape", func() {
+		src := `{"name":"jobs","columns":[{"name":"id","type":"string","required":true},{"name":"n","type":"integer"},{"name":"at","type":"datetime"},{"name":"v","type":"integer"},{"name":"o","type":"string"}],
+		"key":["id"],"onConflict":"lww","lww":{"version":"v","tiebreak":"o"},"retention":{"mode":"stream","ttl":"24h"},"timeColumn":"at","indexes":[["n"]]}`
+		var k recordstore.Kind
+		Expect(json.Unmarshal([]byte(src), &k)).To(Succeed())
+		Expect(k.Validate()).To(Succeed())
+		Expect(k.Retention.TTL).To(Equal(recordstore.Duration(24 * time.Hour)))
+		out, err := json.Marshal(k)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(out)).To(ContainSubstring(`"retention":{"mode":"stream","ttl":"24h0m0s"}`))
+		var back recordstore.Kind
+		Expect(json.Unmarshal(out, &back)).To(Succeed())
+		Expect(back).To(Equal(k))
+	})
+
+	It("defaults the conflict policy to skip", func() {
+		k := jobs()
+		Expect(k.Validate()).To(Succeed())
+		Expect(k.OnConflict).To(Equal(recordstore.ConflictSkip))
+	})
+
+	DescribeTable("refuses invalid declarations with ErrInvalid",
+		func(mutate func(*recordstore.Kind), fragment string) {
+			k := jobs()
+			mutate(&k)
+			err := k.Validate()
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err.Error()).To(ContainSubstring(fragment))
+		},
+		Entry("a name starting with a digit", func(k *recordstore.Kind) { k.Name = "1jobs" }, "kind name"),
+		Entry("a name with a dash", func(k *recordstore.Kind) { k.Name = "my-jobs" }, "kind name"),
+		Entry("a 64-character name", func(k *recordstore.Kind) { k.Name = "a" + string(repeat('b', 63)) }, "kind name"),
+		Entry("no columns", func(k *recordstore.Kind) { k.Columns = nil }, "no columns"),
+		Entry("a duplicate column (case-insensitive)", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "ID", Type: recordstore.TypeString})
+		}, "declared twice"),
+		Entry("a reserved column name", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "_seq", Type: recordstore.TypeInteger})
+		}, "column name"),
+		Entry("an unknown type", func(k *recordstore.Kind) { k.Columns[1].Type = "float" }, "unknown type"),
+		Entry("a key on an unknown column", func(k *recordstore.Kind) { k.Key = []string{"nope"} }, "key names unknown"),
+		Entry("replace without a key", func(k *recordstore.Kind) { k.Key = nil; k.OnConflict = recordstore.ConflictReplace }, "needs a key"),
+		Entry("lww without a version", func(k *recordstore.Kind) { k.OnConflict = recordstore.ConflictLWW }, "lww"),
+		Entry("lww options on a skip kind", func(k *recordstore.Kind) { k.LWW = &recordstore.LWW{Version: "n"} }, "only allowed"),
+		Entry("an unknown policy", func(k *recordstore.Kind) { k.OnConflict = "merge" }, "onConflict"),
+		Entry("a retention mode typo", func(k *recordstore.Kind) {
+			k.Retention = &recordstore.Retention{Mode: "row", TTL: recordstore.Duration(time.Hour)}
+		}, "retention.mode"),
+		Entry("a zero ttl", func(k *recordstore.Kind) { k.Retention = &recordstore.Retention{Mode: recordstore.RetainRows} }, "ttl"),
+		Entry("a timeColumn that is not a datetime", func(k *recordstore.Kind) { k.TimeColumn = "n" }, "timeColumn"),
+		Entry("an index on an unknown column", func(k *recordstore.Kind) { k.Indexes = [][]string{{"x"}} }, "index"),
+	)
+
+	It("refuses a duration that is not duration text", func() {
+		var r recordstore.Retention
+		err := json.Unmarshal([]byte(`{"mode":"rows","ttl":"a day"}`), &r)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+	})
+
+	Describe("Reconcile", func() {
+		var stored recordstore.Kind
+		BeforeEach(func() {
+			stored = jobs()
+			Expect(stored.Validate()).To(Succeed())
+		})
+
+		It("is a no-op for an identical declaration", func() {
+			got, status, err := recordstore.Reconcile(stored, jobs(), false)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(status).To(Equal(recordstore.KindUnchanged))
+			Expect(got).To(Equal(stored))
+		})
+
+		It("appends new columns", func() {
+			in := jobs()
+			in.Columns = append(in.Columns, recordstore.Column{Name: "extra", Type: recordstore.TypeJSON})
+			got, status, err := recordstore.Reconcile(stored, in, false)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(status).To(Equal(recordstore.KindUpdated))
+			Expect(got.Columns).To(HaveLen(4))
+			Expect(got.Columns[3].Name).To(Equal("extra"))
+		})
+
+		It("accepts a subset only when asked to", func() {
+			in := jobs()
+			in.Columns = in.Columns[:2]
+			_, _, err := recordstore.Reconcile(stored, in, false)
+			Expect(err).To(MatchError(recordstore.ErrSchemaConflict))
+			got, status, err := recordstore.Reconcile(stored, in, true)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(status).To(Equal(recordstore.KindUnchanged))
+			Expect(got).To(Equal(stored))
+		})
+
+		DescribeTable("refuses other changes with ErrSchemaConflict",
+			func(mutate func(*recordstore.Kind)) {
+				in := jobs()
+				mutate(&in)
+				_, _, err := recordstore.Reconcile(stored, in, true)
+				Expect(errors.Is(err, recordstore.ErrSchemaConflict)).To(BeTrue(), "%v", err)
+				Expect(recordstore.Code(err)).To(Equal("schema_conflict"))
+			},
+			Entry("a changed type", func(k *recordstore.Kind) { k.Columns[1].Type = recordstore.TypeNumber }),
+			Entry("a changed required flag", func(k *recordstore.Kind) { k.Columns[1].Required = true }),
+			Entry("a changed key", func(k *recordstore.Kind) { k.Key = []string{"id", "n"} }),
+			Entry("a changed policy", func(k *recordstore.Kind) { k.OnConflict = recordstore.ConflictReplace }),
+			Entry("a new retention", func(k *recordstore.Kind) {
+				k.Retention = &recordstore.Retention{Mode: recordstore.RetainRows, TTL: recordstore.Duration(time.Hour)}
+			}),
+			Entry("new indexes", func(k *recordstore.Kind) { k.Indexes = [][]string{{"n"}} }),
+		)
+	})
+})
+
+var _ = Describe("names", func() {
+	DescribeTable("stream ids",
+		func(id string, ok bool) {
+			err := recordstore.ValidateStreamID(id)
+			if ok {
+				Expect(err).NotTo(HaveOccurred())
+			} else {
+				Expect(err).To(MatchError(recordstore.ErrInvalid))
+			}
+		},
+		Entry("plain", "jobs-2026.11:a_b", true),
+		Entry("200 characters", string(repeat('a', 200)), true),
+		Entry("201 characters", string(repeat('a', 201)), false),
+		Entry("empty", "", false),
+		Entry("dot", ".", false),
+		Entry("dot dot", "..", false),
+		Entry("a slash", "a/b", false),
+		Entry("a space", "a b", false),
+		Entry("unicode", "é", false),
+	)
+})
+
+func repeat(c byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = c
+	}
+	return b
+}

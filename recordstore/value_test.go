@@ -1,0 +1,130 @@
+package recordstore_test
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+func allTypes() recordstore.Kind {
+	k := recordstore.Kind{Name: "all", Columns: []recordstore.Column{
+		{Name: "s", Type: recordstore.TypeString},
+		{Name: "i", Type: recordstore.TypeInteger},
+		{Name: "f", Type: recordstore.TypeNumber},
+		{Name: "b", Type: recordstore.TypeBool},
+		{Name: "t", Type: recordstore.TypeDatetime},
+		{Name: "j", Type: recordstore.TypeJSON},
+		{Name: "r", Type: recordstore.TypeString, Required: true},
+	}}
+	Expect(k.Validate()).To(Succeed())
+	return k
+}
+
+var _ = Describe("Normalize", func() {
+	It("stores each type in its fixed form", func() {
+		k := allTypes()
+		vals, err := k.Normalize(recordstore.Row{
+			"s": "héllo", "i": json.Number("9223372036854775807"), "f": json.Number("2"),
+			"b": true, "t": "2026-11-29T19:04:05.1234567+01:00",
+			"j": json.RawMessage(`{ "a" : [1, 2.50, "x"] }`), "r": "x",
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vals).To(Equal(recordstore.Values{
+			"héllo", int64(math.MaxInt64), float64(2), int64(1),
+			"2026-11-29T18:04:05.123456Z", `{"a":[1,2.50,"x"]}`, "x",
+		}))
+	})
+
+	It("keeps absent and null columns null", func() {
+		k := allTypes()
+		vals, err := k.Normalize(recordstore.Row{"r": "x", "s": nil})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vals).To(Equal(recordstore.Values{nil, nil, nil, nil, nil, nil, "x"}))
+	})
+
+	It("accepts Go values of the natural types", func() {
+		k := allTypes()
+		at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", 3600))
+		vals, err := k.Normalize(recordstore.Row{
+			"i": int64(math.MinInt64), "f": 1.5, "b": false, "t": at, "j": map[string]any{"k": "v"}, "r": "x",
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vals).To(Equal(recordstore.Values{
+			nil, int64(math.MinInt64), 1.5, int64(0), "2026-01-02T02:04:05.000006Z", `{"k":"v"}`, "x",
+		}))
+	})
+
+	DescribeTable("refuses values that do not fit",
+		func(row recordstore.Row, fragment string) {
+			k := allTypes()
+			if _, ok := row["r"]; !ok {
+				row["r"] = "x"
+			}
+			_, err := k.Normalize(row)
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(recordstore.Code(err)).To(Equal("invalid"))
+			Expect(err.Error()).To(ContainSubstring(fragment))
+		},
+		Entry("an unknown column", recordstore.Row{"zzz": 1}, `unknown column "zzz"`),
+		Entry("a string into integer", recordstore.Row{"i": "12"}, "column i"),
+		Entry("1.5 into integer", recordstore.Row{"i": json.Number("1.5")}, "not an integer"),
+		Entry("1.5 float into integer", recordstore.Row{"i": 1.5}, "not an integer"),
+		Entry("an integer beyond int64", recordstore.Row{"i": json.Number("9223372036854775808")}, "column i"),
+		Entry("a float beyond exact range", recordstore.Row{"i": 1e300}, "exact integer range"),
+		Entry("a non-RFC 3339 datetime", recordstore.Row{"t": "29/11/2026"}, "RFC 3339"),
+		Entry("a number into datetime", recordstore.Row{"t": json.Number("1")}, "column t"),
+		Entry("a number into string", recordstore.Row{"s": json.Number("1")}, "column s"),
+		Entry("a string into bool", recordstore.Row{"b": "true"}, "column b"),
+		Entry("NaN into number", recordstore.Row{"f": math.NaN()}, "finite"),
+		Entry("malformed raw JSON", recordstore.Row{"j": json.RawMessage(`{"a":`)}, "malformed JSON"),
+		Entry("a missing required column", recordstore.Row{"r": nil}, "required"),
+	)
+
+	It("treats key columns as required", func() {
+		k := jobs()
+		Expect(k.Validate()).To(Succeed())
+		k.Columns[0].Required = false
+		_, err := k.Normalize(recordstore.Row{"n": 1})
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(err.Error()).To(ContainSubstring("column id is required"))
+	})
+
+	It("decodes stored values back into reader values", func() {
+		k := allTypes()
+		vals, err := k.Normalize(recordstore.Row{"i": int64(7), "f": 2.5, "b": true,
+			"t": "2026-11-29T18:04:05Z", "j": json.RawMessage(`[1]`), "r": "x"})
+		Expect(err).NotTo(HaveOccurred())
+		row := k.Decode(vals)
+		Expect(row).To(HaveKeyWithValue("s", BeNil()))
+		Expect(row).To(HaveKeyWithValue("i", int64(7)))
+		Expect(row).To(HaveKeyWithValue("f", 2.5))
+		Expect(row).To(HaveKeyWithValue("b", true))
+		Expect(row).To(HaveKeyWithValue("t", time.Date(2026, 11, 29, 18, 4, 5, 0, time.UTC)))
+		Expect(row).To(HaveKeyWithValue("j", json.RawMessage(`[1]`)))
+	})
+})
+
+var _ = Describe("Record JSON", func() {
+	It("prints integers exactly, json raw, datetimes with microseconds and nulls", func() {
+		rec := recordstore.Record{Seq: 3, Values: recordstore.Row{
+			"i": int64(math.MaxInt64), "j": json.RawMessage(`{"a":1}`),
+			"t": time.Date(2026, 11, 29, 18, 4, 5, 0, time.UTC), "n": nil, "s": "x",
+		}}
+		b, err := json.Marshal(rec)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(Equal(`{"_seq":3,"i":9223372036854775807,"j":{"a":1},"n":null,"s":"x","t":"2026-11-29T18:04:05.000000Z"}`))
+	})
+
+	It("prints meta times in the stored form and a null expiry", func() {
+		at := time.Date(2026, 11, 29, 18, 4, 5, 0, time.UTC)
+		b, err := json.Marshal(recordstore.Meta{Stream: "s", Kind: "k", Generation: 1, CreatedAt: at, UpdatedAt: at})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(Equal(`{"stream":"s","kind":"k","generation":1,"total":0,"lowSeq":0,"highSeq":0,"sealed":false,` +
+			`"createdAt":"2026-11-29T18:04:05.000000Z","updatedAt":"2026-11-29T18:04:05.000000Z","expiresAt":null}`))
+	})
+})
