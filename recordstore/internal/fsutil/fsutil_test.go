@@ -1,0 +1,154 @@
+package fsutil_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+)
+
+func TestFsutil(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "fsutil")
+}
+
+// faultFS fails the named operation (once its countdown reaches zero).
+type faultFS struct {
+	fsutil.OS
+	failOp string
+	err    error
+}
+
+type faultFile struct {
+	fsutil.File
+	fs *faultFS
+}
+
+func (f faultFile) Sync() error {
+	if f.fs.failOp == "sync" {
+		return f.fs.err
+	}
+	return f.File.Sync()
+}
+
+func (f faultFile) Write(p []byte) (int, error) {
+	if f.fs.failOp == "write" {
+		return 0, f.fs.err
+	}
+	return f.File.Write(p)
+}
+
+func (f *faultFS) OpenFile(name string, flag int, perm os.FileMode) (fsutil.File, error) {
+	file, err := f.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return faultFile{file, f}, nil
+}
+
+func (f *faultFS) Rename(a, b string) error {
+	if f.failOp == "rename" {
+		return f.err
+	}
+	return f.OS.Rename(a, b)
+}
+
+func (f *faultFS) SyncDir(dir string) error {
+	if f.failOp == "syncdir" {
+		return f.err
+	}
+	return f.OS.SyncDir(dir)
+}
+
+func entries(dir string) []string {
+	des, err := os.ReadDir(dir)
+	Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, d := range des {
+		names = append(names, d.Name())
+	}
+	return names
+}
+
+var _ = Describe("WriteFile", func() {
+	var dir, path string
+	BeforeEach(func() {
+		dir = GinkgoT().TempDir()
+		path = filepath.Join(dir, "state.json")
+	})
+
+	It("replaces the content with mode 0600 and leaves no temp file", func() {
+		Expect(fsutil.WriteFile(path, []byte("one"), fsutil.FileMode)).To(Succeed())
+		Expect(fsutil.WriteFile(path, []byte("two"), fsutil.FileMode)).To(Succeed())
+		Expect(os.ReadFile(path)).To(Equal([]byte("two")))
+		fi, err := os.Stat(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+		Expect(entries(dir)).To(Equal([]string{"state.json"}))
+	})
+
+	DescribeTable("keeps the old content when a step fails",
+		func(op string, wantSync bool) {
+			Expect(fsutil.WriteFile(path, []byte("old"), fsutil.FileMode)).To(Succeed())
+			boom := errors.New("boom")
+			h := &fsutil.Helper{FS: &faultFS{failOp: op, err: boom}}
+			err := h.WriteFile(path, []byte("new"), fsutil.FileMode)
+			Expect(err).To(MatchError(boom))
+			Expect(errors.Is(err, fsutil.ErrSync)).To(Equal(wantSync))
+			if op != "syncdir" {
+				Expect(os.ReadFile(path)).To(Equal([]byte("old")))
+				Expect(entries(dir)).To(Equal([]string{"state.json"}), "the temp file is removed")
+			}
+		},
+		Entry("write", "write", false),
+		Entry("file fsync (fatal)", "sync", true),
+		Entry("rename", "rename", false),
+		Entry("folder fsync (fatal)", "syncdir", true),
+	)
+})
+
+var _ = Describe("CreateFile", func() {
+	It("refuses to overwrite and removes a partial file on failure", func() {
+		dir := GinkgoT().TempDir()
+		p := filepath.Join(dir, "data")
+		fill := func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }
+		Expect(fsutil.Default.CreateFile(p, fsutil.FileMode, fill)).To(Succeed())
+		Expect(fsutil.Default.CreateFile(p, fsutil.FileMode, fill)).To(MatchError(os.ErrExist))
+		h := &fsutil.Helper{FS: &faultFS{failOp: "sync", err: errors.New("eio")}}
+		q := filepath.Join(dir, "other")
+		Expect(h.CreateFile(q, fsutil.FileMode, fill)).To(MatchError(fsutil.ErrSync))
+		Expect(q).NotTo(BeAnExistingFile())
+	})
+})
+
+var _ = Describe("MkdirAll and Rename", func() {
+	It("creates nested folders 0700 and moves a folder durably", func() {
+		root := GinkgoT().TempDir()
+		a := filepath.Join(root, "x", "tmp", "b1")
+		Expect(fsutil.MkdirAll(a)).To(Succeed())
+		for _, d := range []string{filepath.Join(root, "x"), filepath.Join(root, "x", "tmp"), a} {
+			fi, err := os.Stat(d)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o700)), d)
+		}
+		Expect(fsutil.MkdirAll(a)).To(Succeed(), "existing folders are fine")
+		in := filepath.Join(root, "x", "incoming")
+		Expect(fsutil.MkdirAll(in)).To(Succeed())
+		Expect(fsutil.Rename(a, filepath.Join(in, "b1"))).To(Succeed())
+		Expect(filepath.Join(in, "b1")).To(BeADirectory())
+		Expect(a).NotTo(BeADirectory())
+	})
+
+	It("refuses a path whose component is a file", func() {
+		root := GinkgoT().TempDir()
+		f := filepath.Join(root, "f")
+		Expect(os.WriteFile(f, nil, 0o600)).To(Succeed())
+		Expect(fsutil.MkdirAll(filepath.Join(f, "sub"))).NotTo(Succeed())
+	})
+})
