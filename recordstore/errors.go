@@ -33,6 +33,9 @@ var (
 	ErrUnsupported = errors.New("unsupported")
 	// ErrClosed is returned by a backend used after Close.
 	ErrClosed = errors.New("closed")
+	// ErrReadOnly is returned by a read-only backend asked to mutate
+	// without a way to submit the mutation to the store's owner.
+	ErrReadOnly = errors.New("read only")
 )
 
 // Codes pairs every sentinel with its stable, machine-readable code.
@@ -47,6 +50,7 @@ var codes = []struct {
 	{ErrSchemaConflict, "schema_conflict"},
 	{ErrUnsupported, "unsupported"},
 	{ErrClosed, "closed"},
+	{ErrReadOnly, "read_only"},
 }
 
 // CodeInternal is the code of an error that wraps none of the sentinels
@@ -54,14 +58,16 @@ var codes = []struct {
 const CodeInternal = "internal"
 
 // Code returns the stable code of err ("invalid", "not_found", ...), or
-// CodeInternal when err wraps none of the sentinels. A nil error has code "".
+// CodeInternal when err wraps none of the sentinels. An error in the chain
+// with an ErrorCode() string method (BatchError) supplies its own code. A nil
+// error has code "".
 func Code(err error) string {
 	if err == nil {
 		return ""
 	}
-	var coded interface{ Code() string }
+	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) {
-		if c := coded.Code(); c != "" {
+		if c := coded.ErrorCode(); c != "" {
 			return c
 		}
 	}

@@ -1,0 +1,223 @@
+// Batches: groups of operations applied exactly once by a backend that
+// implements BatchAppender, with a result per entry. Spool batches written by
+// other processes become Batch values on the owner.
+
+package recordstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// BatchOp is the operation of one batch entry.
+type BatchOp string
+
+// The batch operations.
+const (
+	OpAppend BatchOp = "append" // append Rows (then seal when Seal is set)
+	OpSeal   BatchOp = "seal"
+	OpExpire BatchOp = "expire" // TTL
+	OpTrim   BatchOp = "trim"   // Before
+	OpDelete BatchOp = "delete"
+	OpReopen BatchOp = "reopen" // Generation
+	// OpDeclare declares Kind from the batch's schemas and touches no stream.
+	OpDeclare BatchOp = "declare"
+)
+
+// Valid reports whether op is one of the batch operations.
+func (op BatchOp) Valid() bool {
+	switch op {
+	case OpAppend, OpSeal, OpExpire, OpTrim, OpDelete, OpReopen, OpDeclare:
+		return true
+	}
+	return false
+}
+
+// Producer identifies who wrote a batch. Instance is 16 lowercase hex
+// characters, new per process; Seq grows by one with every batch that
+// instance publishes.
+type Producer struct {
+	Instance string `json:"instance"`
+	Seq      int64  `json:"seq"`
+	PID      int    `json:"pid,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Build    string `json:"build,omitempty"`
+}
+
+// BatchEntry is one operation of a batch.
+type BatchEntry struct {
+	Op     BatchOp
+	Stream string
+	// Kind names the kind of Rows (for append) and the schema to declare
+	// (for declare). Rows are normalized against the batch's own schema of
+	// that kind (Batch.Schemas), in that schema's column order.
+	Kind string
+	Rows []Values
+	// Seal, with append, seals the stream after the rows are appended.
+	Seal bool
+	// Generation, when not zero, fences the entry: it applies only to that
+	// incarnation of the stream, and fails with ErrNotFound otherwise.
+	Generation int64
+	// TTL is the expire operation's time to live (> 0).
+	TTL time.Duration
+	// Before is the trim operation's cut-off.
+	Before time.Time
+}
+
+// Batch is a group of entries applied once, identified by ID. Schemas are
+// the writer's own declarations of the kinds its entries use; the backend
+// reconciles them additively with its catalog before applying the batch.
+type Batch struct {
+	ID       string
+	Producer Producer
+	Created  time.Time
+	Schemas  []Kind
+	Entries  []BatchEntry
+}
+
+// Schema returns the batch's declaration of the named kind.
+func (b *Batch) Schema(kind string) (*Kind, bool) {
+	for i := range b.Schemas {
+		if b.Schemas[i].Name == kind {
+			return &b.Schemas[i], true
+		}
+	}
+	return nil, false
+}
+
+// BatchOutcome is what became of a batch.
+type BatchOutcome string
+
+// The batch outcomes. A committed batch may still carry failed entries: each
+// entry is isolated, and only a batch-level problem fails the whole batch.
+const (
+	OutcomeCommitted BatchOutcome = "committed"
+	OutcomeFailed    BatchOutcome = "failed"
+)
+
+// EntryResult is the result of one entry: Append for appends, Meta for the
+// stream after other operations, Error when the entry was rolled back.
+type EntryResult struct {
+	Op     BatchOp       `json:"op"`
+	Stream string        `json:"stream,omitempty"`
+	Append *AppendResult `json:"append,omitempty"`
+	Meta   *Meta         `json:"meta,omitempty"`
+	Error  *BatchError   `json:"error,omitempty"`
+}
+
+// Err returns the entry's error, or nil.
+func (r EntryResult) Err() error {
+	if r.Error == nil {
+		return nil
+	}
+	return r.Error
+}
+
+// BatchResult is the ledger's record of a batch: its outcome, the epoch of
+// the writer that applied it, when, and a result per entry (in entry order).
+// Error is set when the whole batch failed.
+type BatchResult struct {
+	ID         string        `json:"id"`
+	Outcome    BatchOutcome  `json:"outcome"`
+	Epoch      int64         `json:"epoch"`
+	IngestedAt time.Time     `json:"ingestedAt"`
+	Entries    []EntryResult `json:"entries"`
+	Error      *BatchError   `json:"error,omitempty"`
+}
+
+// Err returns the batch-level error, else the first entry error, else nil.
+func (r BatchResult) Err() error {
+	if r.Error != nil {
+		return r.Error
+	}
+	for _, e := range r.Entries {
+		if e.Error != nil {
+			return e.Error
+		}
+	}
+	return nil
+}
+
+// BatchError is an error recorded in the ledger. Its Code is one of the
+// codes of Code(); it unwraps to the matching sentinel, so errors.Is works on
+// an error that went through JSON and back.
+type BatchError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error returns "code: message".
+func (e *BatchError) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// ErrorCode returns the recorded code.
+func (e *BatchError) ErrorCode() string { return e.Code }
+
+// Unwrap returns the sentinel of the code, or nil.
+func (e *BatchError) Unwrap() error { return SentinelForCode(e.Code) }
+
+// AsBatchError turns any error into a BatchError carrying its code and its
+// message without the sentinel's own text in front. A BatchError in the
+// chain is returned as is. nil stays nil.
+func AsBatchError(err error) *BatchError {
+	if err == nil {
+		return nil
+	}
+	var be *BatchError
+	if errors.As(err, &be) {
+		return be
+	}
+	return &BatchError{Code: Code(err), Message: Message(err)}
+}
+
+// Message returns err's text without the leading text of its sentinel
+// ("invalid: kind jobs: ..." becomes "kind jobs: ..."), for printing next to
+// the code.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			if rest, ok := strings.CutPrefix(s, c.err.Error()+": "); ok {
+				return rest
+			}
+		}
+	}
+	return s
+}
+
+// BatchAppender is implemented by backends that apply batches exactly once.
+type BatchAppender interface {
+	// AppendBatch applies batches with group commit: all in one
+	// transaction, a ledger row each, each entry in its own savepoint so
+	// that a deterministic entry failure rolls back only that entry. A
+	// batch id already in the ledger writes nothing and returns the
+	// recorded result. The error is for failures of the whole call (I/O,
+	// closed); then nothing was committed.
+	AppendBatch(ctx context.Context, batches ...Batch) ([]BatchResult, error)
+	// BatchOutcome returns the ledger's result of a batch (ErrNotFound
+	// when the batch was never applied).
+	BatchOutcome(ctx context.Context, id string) (BatchResult, error)
+	// ProducerSeq returns the highest seq applied for a producer instance
+	// (0 when none).
+	ProducerSeq(ctx context.Context, instance string) (int64, error)
+	// SweepBatches removes ledger rows ingested before the given time and
+	// returns how many it removed.
+	SweepBatches(ctx context.Context, before time.Time) (int64, error)
+}
+
+// ChangeSource is implemented by backends that can tell when the store
+// changed, including changes made by another process.
+type ChangeSource interface {
+	// WatchChanges calls changed after each detected change until ctx
+	// ends; it returns ctx.Err() then.
+	WatchChanges(ctx context.Context, changed func()) error
+}
