@@ -1,0 +1,231 @@
+// The control socket, protocol 1: one JSON request and one JSON response per
+// connection over a unix socket (mode 0600), 10 s deadlines. It only makes
+// things fast and observable; correctness never depends on it.
+
+package owner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// Protocol is the control protocol version this package speaks.
+const Protocol = 1
+
+// controlDeadline bounds every control connection.
+const controlDeadline = 10 * time.Second
+
+// maxRequest caps the size of one control request.
+const maxRequest = 1 << 20
+
+// The control actions.
+const (
+	ActionStatus = "status"
+	ActionIngest = "ingest"
+	ActionSpool  = "spool"
+)
+
+// Request is one control request.
+type Request struct {
+	Protocol int      `json:"protocol"`
+	Action   string   `json:"action"`
+	IDs      []string `json:"ids,omitempty"`
+	Wait     bool     `json:"wait,omitempty"`
+}
+
+// Response is one control response. Error is set when OK is false.
+type Response struct {
+	Protocol int             `json:"protocol"`
+	OK       bool            `json:"ok"`
+	Error    string          `json:"error,omitempty"`
+	Status   *Status         `json:"status,omitempty"`
+	Results  []IngestOutcome `json:"results,omitempty"`
+	Spool    *SpoolListing   `json:"spool,omitempty"`
+}
+
+// IngestOutcome answers ingest for one batch id: Done with the ledger's
+// result once the batch was applied or failed, not Done while it is still
+// waiting (the caller keeps waiting, by socket or by polling the ledger).
+type IngestOutcome struct {
+	ID     string                   `json:"id"`
+	Done   bool                     `json:"done"`
+	Result *recordstore.BatchResult `json:"result,omitempty"`
+}
+
+// SpoolListing is the answer to the spool action.
+type SpoolListing struct {
+	Incoming []BatchRef `json:"incoming"`
+	Failed   []BatchRef `json:"failed"`
+}
+
+// BatchRef names one spooled batch.
+type BatchRef struct {
+	Batch    string    `json:"batch"`
+	Producer string    `json:"producer"`
+	Seq      int64     `json:"seq"`
+	Created  time.Time `json:"created"`
+}
+
+// controlHandler is what the server asks of the owner.
+type controlHandler interface {
+	controlStatus(ctx context.Context) Status
+	controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome
+	controlSpool(ctx context.Context) (SpoolListing, error)
+}
+
+// controlServer serves one socket path.
+type controlServer struct {
+	path   string
+	ln     *net.UnixListener
+	h      controlHandler
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// listenControl binds the socket at path. A socket file already there is
+// replaced only when a dial to it fails (its owner is gone).
+func listenControl(path string, h controlHandler, log *slog.Logger) (*controlServer, error) {
+	if _, err := os.Lstat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("control socket %s is served by a live process", path)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("chmod socket: %w", err)
+	}
+	s := &controlServer{path: path, ln: ln, h: h, log: log}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+func (s *controlServer) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(c)
+		}()
+	}
+}
+
+func (s *controlServer) handle(c net.Conn) {
+	defer c.Close()
+	deadline := time.Now().Add(controlDeadline)
+	_ = c.SetDeadline(deadline)
+	ctx, cancel := context.WithDeadline(s.ctx, deadline.Add(-time.Second))
+	defer cancel()
+	var req Request
+	resp := Response{Protocol: Protocol}
+	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
+		resp.Error = "malformed request: " + err.Error()
+	} else if req.Protocol != Protocol {
+		resp.Error = fmt.Sprintf("unsupported protocol %d (this owner speaks %d)", req.Protocol, Protocol)
+	} else {
+		s.dispatch(ctx, req, &resp)
+	}
+	if err := json.NewEncoder(c).Encode(resp); err != nil {
+		s.log.Debug("control reply failed", "error", err)
+	}
+}
+
+func (s *controlServer) dispatch(ctx context.Context, req Request, resp *Response) {
+	switch req.Action {
+	case ActionStatus:
+		st := s.h.controlStatus(ctx)
+		resp.Status, resp.OK = &st, true
+	case ActionIngest:
+		resp.Results, resp.OK = s.h.controlIngest(ctx, req.IDs, req.Wait), true
+	case ActionSpool:
+		l, err := s.h.controlSpool(ctx)
+		if err != nil {
+			resp.Error = err.Error()
+			return
+		}
+		resp.Spool, resp.OK = &l, true
+	default:
+		resp.Error = fmt.Sprintf("unknown action %q", req.Action)
+	}
+}
+
+// close stops accepting, cancels waiting requests, waits for the handlers,
+// and unlinks the socket file only if it still answers as instance (a
+// successor may have bound the path since).
+func (s *controlServer) close(instance string) {
+	ours := false
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	if resp, err := Call(ctx, s.path, Request{Action: ActionStatus}); err == nil && resp.Status != nil {
+		ours = resp.Status.Instance == instance
+	}
+	cancel()
+	_ = s.ln.Close()
+	s.cancel()
+	s.wg.Wait()
+	if ours {
+		_ = os.Remove(s.path)
+	}
+}
+
+// Call sends one request to the control socket at path and returns the
+// response. It fails when the socket is absent or dead, when ctx ends, after
+// the 10 s protocol deadline, or with ErrProtocol when the peer answers
+// with an error or malformed JSON.
+func Call(ctx context.Context, path string, req Request) (Response, error) {
+	req.Protocol = Protocol
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return Response{}, fmt.Errorf("dial control socket: %w", err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(controlDeadline)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = c.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return Response{}, fmt.Errorf("send control request: %w", err)
+	}
+	var resp Response
+	if err := json.NewDecoder(io.LimitReader(c, 64<<20)).Decode(&resp); err != nil {
+		if ctx.Err() != nil {
+			return Response{}, ctx.Err()
+		}
+		return Response{}, fmt.Errorf("%w: read response: %w", ErrProtocol, err)
+	}
+	if !resp.OK {
+		return resp, fmt.Errorf("%w: %s", ErrProtocol, resp.Error)
+	}
+	return resp, nil
+}

@@ -1,0 +1,102 @@
+// The owner's state file, P.owner.json: advisory facts for other processes
+// (who owns the store, where the live file and the socket are, the spool's
+// formats), replaced atomically through fsutil.
+
+package owner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+)
+
+// Phase is the owner's lifecycle phase.
+type Phase string
+
+// The phases. PhaseNone is what status reports when no process owns the
+// store; it never appears in a state file.
+const (
+	PhaseStarting Phase = "starting"
+	PhaseReady    Phase = "ready"
+	PhaseDraining Phase = "draining"
+	PhaseNone     Phase = "none"
+)
+
+// SpoolInfo tells producers where and how to publish.
+type SpoolInfo struct {
+	Dir            string   `json:"dir"`
+	ManifestFormat int      `json:"manifestFormat"`
+	Formats        []string `json:"formats"`
+}
+
+// State is the content of P.owner.json. It is advisory: the lock says who is
+// alive; the state says how to reach them.
+type State struct {
+	Instance       string    `json:"instance"`
+	PID            int       `json:"pid"`
+	Host           string    `json:"host"`
+	Build          string    `json:"build"`
+	Phase          Phase     `json:"phase"`
+	StartedAt      time.Time `json:"startedAt"`
+	HeartbeatAt    time.Time `json:"heartbeatAt"`
+	Epoch          int64     `json:"epoch"`
+	Store          string    `json:"store"`
+	CatalogVersion int       `json:"catalogVersion"`
+	Spool          SpoolInfo `json:"spool"`
+	Socket         string    `json:"socket"`
+	Backlog        int       `json:"backlog"`
+	Failed         int       `json:"failed"`
+	LastError      string    `json:"lastError,omitempty"`
+}
+
+// ReadState reads a state file. It returns ErrNoState when there is none,
+// and an error naming the file when it is not valid JSON.
+func ReadState(path string) (State, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, ErrNoState
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state %s: %w", path, err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return State{}, fmt.Errorf("decode state %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// WriteState replaces the state file atomically (temp, fsync, rename, fsync
+// folder). On error the previous state file is unchanged, unless the error
+// wraps fsutil.ErrSync, which is fatal for the owner.
+func WriteState(path string, st State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return fsutil.WriteFile(path, append(b, '\n'), fsutil.FileMode)
+}
+
+// removeStateIfOurs removes the state file only when it still carries
+// instance, so an owner never deletes its successor's state.
+func removeStateIfOurs(path, instance string) error {
+	st, err := ReadState(path)
+	if err != nil {
+		if errors.Is(err, ErrNoState) {
+			return nil
+		}
+		return err
+	}
+	if st.Instance != instance {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove state: %w", err)
+	}
+	return fsutil.SyncDir(dirOf(path))
+}
