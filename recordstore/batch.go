@@ -75,6 +75,10 @@ type Batch struct {
 	Created  time.Time
 	Schemas  []Kind
 	Entries  []BatchEntry
+	// Failure, when set, records the batch in the ledger as failed with
+	// this error (outcome "failed") and applies none of its entries: that
+	// is how an owner answers, durably, for a batch it could not load.
+	Failure *BatchError
 }
 
 // Schema returns the batch's declaration of the named kind.
