@@ -22,7 +22,8 @@ const (
 	OpTrim   BatchOp = "trim"   // Before
 	OpDelete BatchOp = "delete"
 	OpReopen BatchOp = "reopen" // Generation
-	// OpDeclare declares Kind from the batch's schemas and touches no stream.
+	// OpDeclare declares Kind from the batch's schemas, strictly as
+	// Backend.DeclareKind does, and touches no stream.
 	OpDeclare BatchOp = "declare"
 )
 
@@ -102,12 +103,14 @@ const (
 )
 
 // EntryResult is the result of one entry: Append for appends, Meta for the
-// stream after other operations, Error when the entry was rolled back.
+// stream after other operations, Status for declares, Error when the entry
+// was rolled back.
 type EntryResult struct {
 	Op     BatchOp       `json:"op"`
 	Stream string        `json:"stream,omitempty"`
 	Append *AppendResult `json:"append,omitempty"`
 	Meta   *Meta         `json:"meta,omitempty"`
+	Status KindStatus    `json:"status,omitempty"`
 	Error  *BatchError   `json:"error,omitempty"`
 }
 
