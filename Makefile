@@ -1,0 +1,111 @@
+# Build, run and check records. These targets are the contract: CI
+# (.ci/run), the README and Taskfile.yaml all call them.
+#
+#   make run     build the CLI and serve ./data/records.sqlite on 127.0.0.1:7070
+#   make test    gofmt, vet, CGO_ENABLED=0 build, every test of both modules
+#   make bench   every benchmark, once
+#   make fuzz    a short run of every fuzz target listed in a FUZZ_TARGETS file
+#   make lint    vet, gofmt and staticcheck
+#
+# Each module is built and tested on its own (GOWORK=off), exactly as a user
+# who depends on only one of them would.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+GO ?= go
+export GOWORK := off
+
+# The two modules: the library at the root and the CLI.
+MODULES := . cmd/query
+
+# Packages of the root module tested under the race detector (it needs cgo,
+# hence gcc); every other package is tested without it.
+RACE_PKGS ?= ./recordstore/...
+
+# Ginkgo label filter for every suite, e.g. GINKGO_LABELS='!integration'.
+GINKGO_LABELS ?=
+# Extra flags for go test, e.g. TEST_FLAGS='-count=1 -v'.
+TEST_FLAGS ?=
+TEST_TIMEOUT ?= 15m
+
+BENCHTIME ?= 1x
+BENCH_PKGS ?= ./...
+FUZZTIME ?= 10s
+
+STORE ?= ./data/records.sqlite
+ADDR ?= 127.0.0.1:7070
+
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+GINKGO_ARGS := $(if $(GINKGO_LABELS),-args -ginkgo.label-filter='$(GINKGO_LABELS)')
+
+.PHONY: all build run test fmt-check vet build-nocgo test-go bench fuzz lint staticcheck clean
+
+all: build test
+
+## build: the query binary in bin/query
+build:
+	cd cmd/query && $(GO) build -o ../../bin/query .
+
+## run: serve the default store over HTTP (Ctrl-C stops it)
+run: build
+	mkdir -p $(dir $(STORE))
+	./bin/query --store $(STORE) serve --addr $(ADDR)
+
+## test: everything CI checks
+test: fmt-check vet build-nocgo test-go
+
+# Go files of the tree (tracked, or new and not ignored), that still exist.
+define go_files
+{ git ls-files -co --exclude-standard -- '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'; } | while read -r f; do [ -f "$$f" ] && echo "$$f"; done
+endef
+
+fmt-check:
+	@echo '== gofmt -l'
+	@out="$$($(go_files) | xargs -r gofmt -l)"; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	@for m in $(MODULES); do echo "== go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
+
+build-nocgo:
+	@for m in $(MODULES); do echo "== CGO_ENABLED=0 go build ($$m)"; (cd $$m && CGO_ENABLED=0 $(GO) build ./...); done
+
+test-go:
+	@echo '== go test -race $(RACE_PKGS)'
+	$(GO) test -race -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(RACE_PKGS) $(GINKGO_ARGS)
+	@rest="$$(comm -23 <($(GO) list ./... | sort) <($(GO) list $(RACE_PKGS) | sort))"; \
+	if [ -n "$$rest" ]; then \
+		echo '== go test (the rest of the root module)'; \
+		$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $$rest $(GINKGO_ARGS); \
+	fi
+	@echo '== go test (cmd/query)'
+	cd cmd/query && $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./... $(GINKGO_ARGS)
+
+## bench: every benchmark of both modules (BENCHTIME=1x by default: one pass)
+bench:
+	@for m in $(MODULES); do echo "== go test -bench ($$m)"; \
+		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(BENCH_PKGS)); done
+
+## fuzz: each line "PKG FuzzName" of every FUZZ_TARGETS file, for FUZZTIME.
+## PKG is resolved from the folder of the FUZZ_TARGETS file ("." = that folder).
+fuzz:
+	@find . -name FUZZ_TARGETS -not -path './.cache/*' | sort | while read -r list; do \
+		dir="$$(dirname "$$list")"; \
+		{ grep -Ev '^[[:space:]]*(#|$$)' "$$list" || true; } | while read -r pkg target _; do \
+			echo "== fuzz $$target in $$pkg ($$dir)"; \
+			(cd "$$dir" && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg") || exit 1; \
+		done; \
+	done
+
+## lint: vet, gofmt and staticcheck over both modules
+lint: fmt-check vet staticcheck
+
+staticcheck:
+	@for m in $(MODULES); do echo "== staticcheck ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...); done
+
+clean:
+	rm -rf bin
