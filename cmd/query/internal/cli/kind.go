@@ -1,0 +1,176 @@
+// query kind apply / query kind list: declaring and listing kinds.
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) kindCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kind",
+		Short: "Declare and list kinds",
+		Args:  cobra.NoArgs,
+		RunE:  needSubcommand,
+	}
+	cmd.AddCommand(a.kindApplyCmd(), a.kindListCmd())
+	return cmd
+}
+
+func (a *app) kindApplyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "apply FILE|-",
+		Short: `Declare or additively reconcile the kinds of a {"kinds": [...]} file`,
+		Long: `Declare or additively reconcile the kinds of a {"kinds": [...]} file.
+
+Every kind in the file is checked against the store first; when one is
+invalid or conflicts with its stored declaration nothing is declared.
+Prints one line per kind: {"name":..., "status":"created"|"unchanged"|"updated"}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			return a.kindApply(cmd.Context(), args[0])
+		}),
+	}
+}
+
+func (a *app) kindListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Print every declared kind, one JSON object per line",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			return a.kindList(cmd.Context())
+		}),
+	}
+}
+
+// kindStatusLine is the output line of kind apply.
+type kindStatusLine struct {
+	Name   string                 `json:"name"`
+	Status recordstore.KindStatus `json:"status"`
+}
+
+func (a *app) kindApply(ctx context.Context, src string) error {
+	file, err := a.readKindFile(src)
+	if err != nil {
+		return err
+	}
+	return a.quietly(ctx, func(b recordstore.Backend) error {
+		if err := precheckKinds(ctx, b, file.Kinds); err != nil {
+			return err
+		}
+		p := newPrinter(a.env.Stdout)
+		for _, k := range file.Kinds {
+			st, err := b.DeclareKind(ctx, k)
+			if err != nil {
+				return errors.Join(fmt.Errorf("declare kind %s: %w", k.Name, err), p.flush())
+			}
+			if err := p.line(kindStatusLine{Name: k.Name, Status: st}); err != nil {
+				return err
+			}
+		}
+		return p.flush()
+	})
+}
+
+// readKindFile reads and checks the shape of a kind file: one JSON object
+// with a non-empty "kinds" list, no unknown fields, no kind named twice.
+func (a *app) readKindFile(src string) (recordstore.KindFile, error) {
+	var file recordstore.KindFile
+	data, name, err := a.readInput(src)
+	if err != nil {
+		return file, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return file, fmt.Errorf("%w: kind file %s: %w", recordstore.ErrInvalid, name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return file, recordstore.Invalidf("kind file %s: extra data after the JSON object", name)
+	}
+	if len(file.Kinds) == 0 {
+		return file, recordstore.Invalidf(`kind file %s: no kinds (want {"kinds": [...]})`, name)
+	}
+	seen := map[string]bool{}
+	for _, k := range file.Kinds {
+		if seen[k.Name] {
+			return file, recordstore.Invalidf("kind file %s: kind %q appears twice", name, k.Name)
+		}
+		seen[k.Name] = true
+	}
+	return file, nil
+}
+
+// precheckKinds validates every kind and reconciles it with its stored
+// declaration, so that a file with one bad kind declares none of them.
+func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordstore.Kind) error {
+	for _, k := range kinds {
+		if err := k.Validate(); err != nil {
+			return err
+		}
+		stored, err := b.Kind(ctx, k.Name)
+		if errors.Is(err, recordstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read kind %s: %w", k.Name, err)
+		}
+		if _, _, err := recordstore.Reconcile(stored, k, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *app) kindList(ctx context.Context) error {
+	return a.quietly(ctx, func(b recordstore.Backend) error {
+		kinds, err := b.Kinds(ctx)
+		if err != nil {
+			return fmt.Errorf("list kinds: %w", err)
+		}
+		p := newPrinter(a.env.Stdout)
+		for _, k := range kinds {
+			if err := p.line(k); err != nil {
+				return err
+			}
+		}
+		return p.flush()
+	})
+}
+
+// readInput reads all of src, a file path or "-" for stdin, and returns it
+// with the name errors should use for it.
+func (a *app) readInput(src string) ([]byte, string, error) {
+	if src == "-" {
+		data, err := io.ReadAll(a.env.Stdin)
+		if err != nil {
+			return nil, "stdin", fmt.Errorf("read stdin: %w", err)
+		}
+		return data, "stdin", nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return nil, src, inputErr(src, err)
+	}
+	return data, src, nil
+}
+
+// inputErr wraps a failure to open or read an input file; a file that is
+// missing or unreadable is the caller's mistake (ErrInvalid).
+func inputErr(src string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: read %s: %w", recordstore.ErrInvalid, src, err)
+	}
+	return fmt.Errorf("read %s: %w", src, err)
+}

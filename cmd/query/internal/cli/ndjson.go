@@ -1,0 +1,85 @@
+// Decoding append input: NDJSON, one JSON object per line, into rows.
+// Integers stay exact (json.Number); object and array values are kept as
+// the JSON text written, for json columns.
+
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// decodeNDJSON reads every line of r as one row. Blank lines are skipped; a
+// line that is not exactly one JSON object is ErrInvalid naming its line
+// number, and so is input without any row. name is how errors call r.
+func decodeNDJSON(r io.Reader, name string) ([]recordstore.Row, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var rows []recordstore.Row
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			row, derr := decodeRow(line)
+			if derr != nil {
+				return nil, fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, name, n, derr)
+			}
+			rows = append(rows, row)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(rows) == 0 {
+		return nil, recordstore.Invalidf("%s: no rows (empty input)", name)
+	}
+	return rows, nil
+}
+
+// decodeRow decodes one line holding exactly one JSON object.
+func decodeRow(line []byte) (recordstore.Row, error) {
+	line = bytes.TrimSpace(line)
+	if line[0] != '{' {
+		return nil, errors.New("want a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("extra data after the JSON object")
+	}
+	row := make(recordstore.Row, len(fields))
+	for name, raw := range fields {
+		v, err := decodeValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", name, err)
+		}
+		row[name] = v
+	}
+	return row, nil
+}
+
+// decodeValue turns one JSON value into what recordstore.Normalize
+// accepts: json.Number for numbers, the raw text for objects and arrays.
+func decodeValue(raw json.RawMessage) (any, error) {
+	switch raw[0] {
+	case '{', '[':
+		return json.RawMessage(bytes.Clone(raw)), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,107 @@
+// The root command, its global flags, and Run, the entry point main calls.
+
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// DefaultStore is the store path used when neither --store nor
+// $RECORDS_STORE is given.
+const DefaultStore = "./data/records.sqlite"
+
+// StoreEnv names the environment variable that overrides DefaultStore.
+const StoreEnv = "RECORDS_STORE"
+
+// Env is what a run of the command talks to: its standard streams and its
+// environment.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// app holds the global flags and the environment of one run.
+type app struct {
+	env       Env
+	storePath string
+	logLevel  enumValue
+}
+
+// Run executes the query command line args (without the program name) and
+// returns the process exit code. ctx ends when the process is asked to stop;
+// long-running commands (scan --follow, serve) then return cleanly.
+func Run(ctx context.Context, args []string, env Env) int {
+	a := &app{env: env}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		return report(env.Stderr, cmd, err)
+	}
+	return ExitOK
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "query",
+		Short: "Declare kinds, append, scan and serve the streams of a records store",
+		Long: `query works on one records store, a SQLite file chosen with --store.
+
+Success prints JSON on stdout and exits 0. A failure prints one line
+"query: <code>: <message>" on stderr and exits 1; a malformed command
+line exits 2.`,
+		Args:          cobra.NoArgs,
+		RunE:          needSubcommand,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetIn(a.env.Stdin)
+	root.SetOut(a.env.Stdout)
+	root.SetErr(a.env.Stderr)
+
+	store := a.env.Getenv(StoreEnv)
+	if store == "" {
+		store = DefaultStore
+	}
+	a.logLevel = newEnum("", "debug", "info", "warn", "error")
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.storePath, "store", store, "path of the store; defaults to $"+StoreEnv+", else "+DefaultStore)
+	pf.Var(&a.logLevel, "log-level", "log level on stderr: debug, info, warn or error (default info for serve, warn otherwise)")
+
+	root.AddCommand(
+		a.kindCmd(),
+		a.appendCmd(),
+		a.scanCmd(),
+		a.metaCmd(),
+		a.streamsCmd(),
+		a.sealCmd(),
+		a.deleteCmd(),
+		a.expireCmd(),
+		a.trimCmd(),
+		a.serveCmd(),
+		a.versionCmd(),
+	)
+	return root
+}
+
+// needSubcommand is the body of a command that only groups others.
+func needSubcommand(cmd *cobra.Command, _ []string) error {
+	return usagef("%s needs a subcommand", cmd.CommandPath())
+}
+
+// logger returns the logger for a command, at the --log-level given or at
+// fallback.
+func (a *app) logger(fallback slog.Level) *slog.Logger {
+	level := fallback
+	if a.logLevel.value != "" {
+		_ = level.UnmarshalText([]byte(a.logLevel.value))
+	}
+	return slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,139 @@
+// Stream lifecycle commands: meta, streams, seal, delete, expire, trim.
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/spf13/cobra"
+)
+
+// streamCmd builds a command that takes a required --stream, applies op to
+// the store and prints what op returns.
+func (a *app) streamCmd(use, short string, op func(ctx context.Context, b recordstore.Backend, stream string) (any, error)) *cobra.Command {
+	stream := new(string)
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := recordstore.ValidateStreamID(*stream); err != nil {
+				return err
+			}
+			return a.quietly(ctx, func(b recordstore.Backend) error {
+				out, err := op(ctx, b, *stream)
+				if err != nil {
+					return err
+				}
+				return a.printOne(out)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(stream, "stream", "", "the stream (required)")
+	_ = cmd.MarkFlagRequired("stream")
+	return cmd
+}
+
+func (a *app) metaCmd() *cobra.Command {
+	return a.streamCmd("meta --stream S", "Print a stream's metadata",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			m, err := b.Meta(ctx, stream)
+			if err != nil {
+				return nil, fmt.Errorf("read meta of stream %s: %w", stream, err)
+			}
+			return m, nil
+		})
+}
+
+func (a *app) sealCmd() *cobra.Command {
+	return a.streamCmd("seal --stream S", "Refuse further appends to a stream; print its metadata after",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			m, err := b.Seal(ctx, stream)
+			if err != nil {
+				return nil, fmt.Errorf("seal stream %s: %w", stream, err)
+			}
+			return m, nil
+		})
+}
+
+// deleted is the output of query delete.
+type deleted struct {
+	Stream  string `json:"stream"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (a *app) deleteCmd() *cobra.Command {
+	return a.streamCmd("delete --stream S", "Delete a stream and its rows",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			if err := b.Delete(ctx, stream); err != nil {
+				return nil, fmt.Errorf("delete stream %s: %w", stream, err)
+			}
+			return deleted{Stream: stream, Deleted: true}, nil
+		})
+}
+
+func (a *app) expireCmd() *cobra.Command {
+	var ttl time.Duration
+	cmd := a.streamCmd("expire --stream S --ttl DURATION", "Make a stream expire a duration from now; print its metadata after",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			m, err := b.Expire(ctx, stream, ttl)
+			if err != nil {
+				return nil, fmt.Errorf("expire stream %s: %w", stream, err)
+			}
+			return m, nil
+		})
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "time to live from now, like 90s or 24h; must be positive (required)")
+	_ = cmd.MarkFlagRequired("ttl")
+	return cmd
+}
+
+func (a *app) trimCmd() *cobra.Command {
+	var before timeValue
+	cmd := a.streamCmd("trim --stream S --before RFC3339", "Drop the rows appended before a time; print the stream's metadata after",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			m, err := b.Trim(ctx, stream, before.t)
+			if err != nil {
+				return nil, fmt.Errorf("trim stream %s: %w", stream, err)
+			}
+			return m, nil
+		})
+	cmd.Flags().Var(&before, "before", "drop the rows of appends made before this RFC 3339 time (required)")
+	_ = cmd.MarkFlagRequired("before")
+	return cmd
+}
+
+func (a *app) streamsCmd() *cobra.Command {
+	var kind string
+	cmd := &cobra.Command{
+		Use:   "streams [--kind K]",
+		Short: "Print the metadata of every live stream, one per line",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if kind != "" {
+				if err := recordstore.ValidateKindName(kind); err != nil {
+					return err
+				}
+			}
+			return a.quietly(ctx, func(b recordstore.Backend) error {
+				metas, err := b.Streams(ctx, kind)
+				if err != nil {
+					return fmt.Errorf("list streams: %w", err)
+				}
+				p := newPrinter(a.env.Stdout)
+				for _, m := range metas {
+					if err := p.line(m); err != nil {
+						return err
+					}
+				}
+				return p.flush()
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&kind, "kind", "", "only streams of this kind")
+	return cmd
+}
