@@ -1,0 +1,30 @@
+// Package recordstoretest is the conformance suite every recordstore.Backend
+// runs, plus the reference model it is checked against.
+//
+// A backend's test package registers the suite once, at package level, and
+// runs it with its own ginkgo RunSpecs:
+//
+//	var _ = recordstoretest.DescribeBackend("sqlite.Backend", recordstoretest.Harness{
+//		Open: func(ctx context.Context, clock *recordstoretest.Clock) (recordstore.Backend, error) {
+//			return sqlite.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"),
+//				sqlite.Options{Now: clock.Now, SweepInterval: -1})
+//		},
+//	})
+//
+// Every spec opens a fresh, empty backend driven by a fake Clock, so time
+// (retention, expiry, createdAt/updatedAt) is deterministic. The suite covers
+// appends and windows, kinds, every refusal (with "nothing changed" checks),
+// keys and conflict policies, value round trips, retention, seal/reopen,
+// expire, trim, delete and generations, follow (Wait, Tail), concurrency,
+// persistence across a reopen when the harness can reopen, and a randomized
+// test comparing the backend step by step with an in-memory model.
+//
+// The model (model.go) is a deliberately small implementation of the
+// Backend contract that favours obviousness over speed; the package's own
+// tests run the whole suite against it, which keeps the suite and the model
+// honest with each other.
+//
+// Concurrency: a Clock is safe for concurrent use. DescribeBackend must be
+// called while the ginkgo tree is built (at package level or inside a
+// container), never from inside a running spec.
+package recordstoretest
