@@ -1,0 +1,345 @@
+// The "ndjson" and "ndjson.gz" codecs: one JSON object per line, columns in
+// kind order, nulls omitted; gzip by github.com/klauspost/compress.
+
+package spool
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// The built-in format names.
+const (
+	FormatNDJSON   = "ndjson"
+	FormatNDJSONGz = "ndjson.gz"
+)
+
+func init() {
+	Register(ndjsonCodec{})
+	Register(ndjsonGzCodec{level: gzip.BestSpeed})
+}
+
+// readBufSize is the read buffer of the decoders and the flush threshold
+// of the encoders.
+const readBufSize = 64 << 10
+
+type ndjsonCodec struct{}
+
+func (ndjsonCodec) Name() string      { return FormatNDJSON }
+func (ndjsonCodec) Extension() string { return ".ndjson" }
+
+func (ndjsonCodec) NewEncoder(w io.Writer, kind *recordstore.Kind) (Encoder, error) {
+	return newLineEncoder(w, kind, nil), nil
+}
+
+func (ndjsonCodec) NewDecoder(r io.ReaderAt, size int64, kind *recordstore.Kind, lim Limits) (Decoder, error) {
+	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), readBufSize)
+	return newLineDecoder(src, kind, lim, nil), nil
+}
+
+type ndjsonGzCodec struct{ level int }
+
+func (ndjsonGzCodec) Name() string      { return FormatNDJSONGz }
+func (ndjsonGzCodec) Extension() string { return ".ndjson.gz" }
+
+func (c ndjsonGzCodec) NewEncoder(w io.Writer, kind *recordstore.Kind) (Encoder, error) {
+	gz, err := gzip.NewWriterLevel(w, c.level)
+	if err != nil {
+		return nil, fmt.Errorf("ndjson.gz encoder: %w", err)
+	}
+	return newLineEncoder(gz, kind, gz), nil
+}
+
+func (ndjsonGzCodec) NewDecoder(r io.ReaderAt, size int64, kind *recordstore.Kind, lim Limits) (Decoder, error) {
+	src := &ioErrReader{r: io.NewSectionReader(r, 0, size)}
+	gz, err := gzip.NewReader(bufio.NewReaderSize(src, readBufSize))
+	if err != nil {
+		return nil, gzipErr(err)
+	}
+	return newLineDecoder(bufio.NewReaderSize(gz, readBufSize), kind, lim, gz), nil
+}
+
+// ioErrReader marks errors of the underlying file so that the decoder can
+// tell an I/O failure from corrupt gzip data.
+type ioErrReader struct{ r io.Reader }
+
+type ioError struct{ err error }
+
+func (e *ioError) Error() string { return e.err.Error() }
+func (e *ioError) Unwrap() error { return e.err }
+
+func (r *ioErrReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &ioError{err}
+	}
+	return n, err
+}
+
+// gzipErr classifies an error of the gzip reader: I/O failures pass
+// through, anything else means the file is corrupt or truncated.
+func gzipErr(err error) error {
+	var ioe *ioError
+	if errors.As(err, &ioe) {
+		return fmt.Errorf("read gzip data: %w", ioe.err)
+	}
+	return recordstore.Invalidf("corrupt or truncated gzip data: %v", err)
+}
+
+// lineEncoder writes rows as JSON lines. Output is buffered up to
+// readBufSize; Close flushes it and closes the gzip stream, if any.
+type lineEncoder struct {
+	w    io.Writer
+	gz   *gzip.Writer
+	kind *recordstore.Kind
+	keys [][]byte // `"name":` per column
+	buf  []byte
+	err  error // sticky write error
+}
+
+func newLineEncoder(w io.Writer, kind *recordstore.Kind, gz *gzip.Writer) *lineEncoder {
+	keys := make([][]byte, len(kind.Columns))
+	for i, c := range kind.Columns {
+		keys[i] = append(strconv.AppendQuote(nil, c.Name), ':')
+	}
+	return &lineEncoder{w: w, gz: gz, kind: kind, keys: keys, buf: make([]byte, 0, readBufSize+4096)}
+}
+
+func (e *lineEncoder) Write(vals recordstore.Values) error {
+	if e.err != nil {
+		return e.err
+	}
+	if len(vals) != len(e.kind.Columns) {
+		return recordstore.Invalidf("kind %s: %d values for %d columns", e.kind.Name, len(vals), len(e.kind.Columns))
+	}
+	mark := len(e.buf)
+	e.buf = append(e.buf, '{')
+	first := true
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		e.buf = append(e.buf, e.keys[i]...)
+		var err error
+		if e.buf, err = appendValue(e.buf, e.kind.Columns[i].Type, v); err != nil {
+			e.buf = e.buf[:mark]
+			return recordstore.Invalidf("kind %s: column %s: %s", e.kind.Name, e.kind.Columns[i].Name, trimInvalid(err))
+		}
+	}
+	e.buf = append(e.buf, '}', '\n')
+	if len(e.buf) >= readBufSize {
+		return e.flush()
+	}
+	return nil
+}
+
+func (e *lineEncoder) flush() error {
+	if e.err != nil {
+		return e.err
+	}
+	if _, err := e.w.Write(e.buf); err != nil {
+		e.err = fmt.Errorf("write ndjson: %w", err)
+		return e.err
+	}
+	e.buf = e.buf[:0]
+	return nil
+}
+
+func (e *lineEncoder) Close() error {
+	if err := e.flush(); err != nil {
+		return err
+	}
+	if e.gz != nil {
+		if err := e.gz.Close(); err != nil {
+			e.err = fmt.Errorf("finish gzip stream: %w", err)
+			return e.err
+		}
+	}
+	e.err = errors.New("ndjson encoder closed")
+	return nil
+}
+
+// appendValue appends the JSON form of one stored value of type t.
+func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
+	switch t {
+	case recordstore.TypeString:
+		if s, ok := v.(string); ok {
+			return appendString(buf, s)
+		}
+	case recordstore.TypeDatetime:
+		if s, ok := v.(string); ok {
+			if tm, err := recordstore.ParseDatetime(s); err != nil || tm.Format(recordstore.DatetimeLayout) != s {
+				return buf, recordstore.Invalidf("datetime %q is not in the stored form %s", s, recordstore.DatetimeLayout)
+			}
+			return appendString(buf, s)
+		}
+	case recordstore.TypeInteger:
+		if n, ok := v.(int64); ok {
+			return strconv.AppendInt(buf, n, 10), nil
+		}
+	case recordstore.TypeNumber:
+		if f, ok := v.(float64); ok {
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				return buf, recordstore.Invalidf("%v is not a finite number", f)
+			}
+			return strconv.AppendFloat(buf, f, 'g', -1, 64), nil
+		}
+	case recordstore.TypeBool:
+		if n, ok := v.(int64); ok && (n == 0 || n == 1) {
+			return strconv.AppendBool(buf, n == 1), nil
+		}
+	case recordstore.TypeJSON:
+		if s, ok := v.(string); ok {
+			b := []byte(s)
+			if end, err := skipValue(b, skipWS(b, 0)); err != nil || skipWS(b, end) != len(b) {
+				return buf, recordstore.Invalidf("stored json value is not one JSON value")
+			}
+			return appendCompact(buf, b[skipWS(b, 0):]), nil
+		}
+	}
+	return buf, recordstore.Invalidf("%T is not a stored %s value", v, t)
+}
+
+// appendString appends s as a JSON string, escaping only what JSON
+// requires (quote, backslash, control characters).
+func appendString(buf []byte, s string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		return buf, recordstore.Invalidf("string is not valid UTF-8")
+	}
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			buf = append(buf, '\\', c)
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		case '\t':
+			buf = append(buf, '\\', 't')
+		default:
+			buf = append(buf, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xf])
+		}
+		start = i + 1
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"'), nil
+}
+
+const hexDigit = "0123456789abcdef"
+
+func trimInvalid(err error) string {
+	s := err.Error()
+	const p = "invalid: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// lineDecoder reads JSON lines. Lines holding only whitespace are skipped;
+// the last line may lack its newline.
+type lineDecoder struct {
+	r     *bufio.Reader
+	gz    *gzip.Reader
+	sc    *rowScanner
+	lim   Limits
+	rows  int64
+	bytes int64
+	line  int64
+	acc   []byte // a line longer than the read buffer
+	err   error  // sticky
+}
+
+func newLineDecoder(r *bufio.Reader, kind *recordstore.Kind, lim Limits, gz *gzip.Reader) *lineDecoder {
+	return &lineDecoder{r: r, gz: gz, sc: newRowScanner(kind), lim: lim}
+}
+
+func (d *lineDecoder) Next() (recordstore.Values, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	for {
+		line, err := d.readLine()
+		if err != nil {
+			d.err = err
+			return nil, err
+		}
+		if skipWS(line, 0) == len(line) {
+			continue
+		}
+		d.rows++
+		if d.lim.MaxRows > 0 && d.rows > d.lim.MaxRows {
+			d.err = fmt.Errorf("%w: more than %d rows", ErrTooManyRows, d.lim.MaxRows)
+			return nil, d.err
+		}
+		vals, err := d.sc.scan(line)
+		if err != nil {
+			d.err = fmt.Errorf("line %d: %w", d.line, err)
+			return nil, d.err
+		}
+		return vals, nil
+	}
+}
+
+// readLine returns the next line without its newline, io.EOF at the end.
+func (d *lineDecoder) readLine() ([]byte, error) {
+	d.acc = d.acc[:0]
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		d.bytes += int64(len(chunk))
+		if d.lim.MaxBytes > 0 && d.bytes > d.lim.MaxBytes {
+			return nil, fmt.Errorf("%w: more than %d bytes of rows", ErrTooLarge, d.lim.MaxBytes)
+		}
+		switch {
+		case err == nil:
+			d.line++
+			if len(d.acc) > 0 {
+				return append(d.acc, chunk[:len(chunk)-1]...), nil
+			}
+			return chunk[:len(chunk)-1], nil
+		case err == bufio.ErrBufferFull:
+			d.acc = append(d.acc, chunk...)
+		case err == io.EOF:
+			if len(d.acc)+len(chunk) == 0 {
+				return nil, io.EOF
+			}
+			d.line++
+			return append(d.acc, chunk...), nil
+		default:
+			if d.gz != nil {
+				return nil, gzipErr(err)
+			}
+			return nil, fmt.Errorf("read ndjson: %w", err)
+		}
+	}
+}
+
+func (d *lineDecoder) Close() error {
+	if d.err == nil {
+		d.err = errors.New("ndjson decoder closed")
+	}
+	if d.gz != nil {
+		return d.gz.Close()
+	}
+	return nil
+}

@@ -1,0 +1,10 @@
+// Test-only access to unexported parts of package spool.
+
+package spool
+
+import "github.com/fb46ecde/records/recordstore"
+
+// ScanLine parses one NDJSON line of kind with the schema-aware scanner.
+func ScanLine(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
+	return newRowScanner(kind).scan(line)
+}

@@ -1,0 +1,166 @@
+// Fuzz targets of package spool (listed in doc.go and FUZZ_TARGETS). Seed
+// corpora live in testdata/fuzz/<FuzzName>/.
+
+package spool_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// FuzzScanLine checks the schema-aware scanner differentially against
+// encoding/json plus Normalize: the same values, or both an error.
+func FuzzScanLine(f *testing.F) {
+	for _, s := range []string{`{}`, `{"s":"a","i":1,"n":1.5,"b":true,"d":"2024-01-02T03:04:05Z","j":{"a":[1,null]}}`,
+		`{"s":"\ud83d\ude00\u00e9","i":-9223372036854775808}`, `{"j":null}`, `{"i":1e3,"n":-0}`} {
+		f.Add([]byte(s))
+	}
+	kind := allTypes()
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, werr := referenceDecode(kind, line)
+		got, gerr := spool.ScanLine(kind, line)
+		if werr != nil {
+			if gerr == nil {
+				t.Fatalf("reference refused %q (%v); scanner returned %#v", line, werr, got)
+			}
+			if !errors.Is(gerr, recordstore.ErrInvalid) {
+				t.Fatalf("scanner error %v does not wrap ErrInvalid", gerr)
+			}
+			return
+		}
+		if gerr != nil {
+			t.Fatalf("reference accepted %q as %#v; scanner: %v", line, want, gerr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %q: scanner %#v, reference %#v", line, got, want)
+		}
+	})
+}
+
+// decodeAll reads every row of data with codec, within lim.
+func decodeAll(codec spool.Codec, kind *recordstore.Kind, data []byte, lim spool.Limits) ([]recordstore.Values, error) {
+	dec, err := codec.NewDecoder(bytes.NewReader(data), int64(len(data)), kind, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	var out []recordstore.Values
+	for {
+		v, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+}
+
+// encodeAll writes rows with codec.
+func encodeAll(codec spool.Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
+	var buf bytes.Buffer
+	enc, err := codec.NewEncoder(&buf, kind)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if err := enc.Write(r); err != nil {
+			return nil, err
+		}
+	}
+	err = enc.Close()
+	return buf.Bytes(), err
+}
+
+// FuzzNDJSONDecode decodes a whole ndjson file: it must never panic, must
+// fail only with ErrInvalid or ErrCapacity, and whatever it decodes must
+// encode and decode again to the same values.
+func FuzzNDJSONDecode(f *testing.F) {
+	f.Add([]byte("{\"s\":\"a\"}\n{\"i\":1}\n"))
+	f.Add([]byte("\n \n{\"j\":[1,2]}"))
+	f.Add([]byte("{\"s\":\"a\"}\r\n{\"b\":true}\r\n"))
+	fuzzCodec(f, spool.FormatNDJSON)
+}
+
+// FuzzNDJSONGzDecode decodes a whole ndjson.gz file under a byte cap: a
+// corrupt, truncated or inflating input must fail cleanly (ErrInvalid,
+// ErrCapacity) without reading past the cap.
+func FuzzNDJSONGzDecode(f *testing.F) {
+	for _, s := range []string{"{\"s\":\"a\"}\n{\"i\":1}\n", "", "{\"j\":[" + string(bytes.Repeat([]byte("1,"), 500)) + "1]}\n"} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write([]byte(s))
+		_ = zw.Close()
+		f.Add(buf.Bytes())
+	}
+	fuzzCodec(f, spool.FormatNDJSONGz)
+}
+
+func fuzzCodec(f *testing.F, format string) {
+	codec, err := spool.Lookup(format)
+	if err != nil {
+		f.Fatal(err)
+	}
+	kind := allTypes()
+	lim := spool.Limits{MaxRows: 1000, MaxBytes: 1 << 20}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := decodeAll(codec, kind, data, lim)
+		if err != nil {
+			if !errors.Is(err, recordstore.ErrInvalid) && !errors.Is(err, recordstore.ErrCapacity) {
+				t.Fatalf("decode error %v wraps neither ErrInvalid nor ErrCapacity", err)
+			}
+			return
+		}
+		again, err := encodeAll(codec, kind, rows)
+		if err != nil {
+			t.Fatalf("decoded rows do not encode: %v", err)
+		}
+		back, err := decodeAll(codec, kind, again, spool.Limits{})
+		if err != nil {
+			t.Fatalf("re-encoded rows do not decode: %v", err)
+		}
+		if len(rows) == 0 && len(back) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(back, rows) {
+			t.Fatalf("round trip changed rows:\n%#v\n%#v", rows, back)
+		}
+	})
+}
+
+// FuzzManifest decodes and validates a manifest: it must never panic,
+// must fail only with ErrInvalid, and an accepted manifest must encode
+// and decode to itself.
+func FuzzManifest(f *testing.F) {
+	f.Add([]byte(`{"format":2}`))
+	f.Add([]byte(`{"format":1,"id":"0123456789abcdef0123456789abcdef","producer":{"instance":"0123456789abcdef","seq":1,"pid":1,"host":"h","build":"b"},"created":"2024-01-02T03:04:05.000000006Z","schemas":[{"name":"kv","columns":[{"name":"k","type":"string"}]}],"entries":[{"op":"append","stream":"s","kind":"kv","rows":0,"bytes":0},{"op":"expire","stream":"s","ttl":"1h","rows":0,"bytes":0}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := spool.DecodeManifest(data)
+		if err != nil {
+			if !errors.Is(err, recordstore.ErrInvalid) {
+				t.Fatalf("manifest error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		enc, err := m.Encode()
+		if err != nil {
+			t.Fatalf("accepted manifest does not encode: %v", err)
+		}
+		m2, err := spool.DecodeManifest(enc)
+		if err != nil {
+			t.Fatalf("re-encoded manifest refused: %v\n%s", err, enc)
+		}
+		if !reflect.DeepEqual(m, m2) {
+			t.Fatalf("manifest changed in a round trip:\n%#v\n%#v", m, m2)
+		}
+	})
+}

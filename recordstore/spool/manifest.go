@@ -1,0 +1,304 @@
+// The manifest (format 1): the JSON document at the root of every batch
+// folder, its decoding and its validation rules.
+
+package spool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// ManifestFormat is the manifest format this build writes and reads.
+const ManifestFormat = 1
+
+// ManifestFile is the name of the manifest inside a batch folder.
+const ManifestFile = "manifest.json"
+
+// MaxManifestBytes bounds the size of a manifest a reader accepts.
+const MaxManifestBytes = 16 << 20
+
+// Op is what a manifest entry does to its stream.
+type Op string
+
+// The entry operations.
+const (
+	OpAppend Op = "append" // append the rows of File (maybe none) to Stream
+	OpSeal   Op = "seal"   // seal Stream
+	OpExpire Op = "expire" // make Stream expire TTL after ingest
+	OpTrim   Op = "trim"   // drop the rows of Stream appended before Before
+	OpDelete Op = "delete" // delete Stream
+	OpReopen Op = "reopen" // unseal Stream, fenced by Generation
+)
+
+func (o Op) valid() bool {
+	switch o {
+	case OpAppend, OpSeal, OpExpire, OpTrim, OpDelete, OpReopen:
+		return true
+	}
+	return false
+}
+
+// Producer identifies who published a batch. Instance and Seq order a
+// producer's batches; Pid, Host and Build are advisory.
+type Producer struct {
+	Instance string `json:"instance"`
+	Seq      int64  `json:"seq"`
+	Pid      int    `json:"pid"`
+	Host     string `json:"host"`
+	Build    string `json:"build"`
+}
+
+// Manifest is manifest.json. See docs/spool-format.md for every field.
+type Manifest struct {
+	Format   int                `json:"format"`
+	ID       string             `json:"id"`
+	Producer Producer           `json:"producer"`
+	Created  time.Time          `json:"created"`
+	Schemas  []recordstore.Kind `json:"schemas"`
+	Entries  []Entry            `json:"entries"`
+}
+
+// Entry is one operation of a batch, applied in order.
+type Entry struct {
+	Op     Op     `json:"op"`
+	Stream string `json:"stream"`
+	// Kind names a schema of the manifest (append only).
+	Kind string `json:"kind,omitempty"`
+	// File is the data file inside the batch folder, "" for a zero-row
+	// append without a file (append only).
+	File string `json:"file,omitempty"`
+	// Format is the codec of File.
+	Format string `json:"format,omitempty"`
+	// Rows is the number of rows in File.
+	Rows int64 `json:"rows"`
+	// Bytes is the size of File in bytes.
+	Bytes int64 `json:"bytes"`
+	// SHA256 is the lowercase hex SHA-256 of File.
+	SHA256 string `json:"sha256,omitempty"`
+	// Seal seals the stream after the rows are appended (append only).
+	Seal bool `json:"seal,omitempty"`
+	// Generation, when not 0, fences the entry: it applies only while the
+	// stream's current generation is this one. Required for reopen.
+	Generation int64 `json:"generation,omitempty"`
+	// TTL is the expiry delay of an expire entry.
+	TTL recordstore.Duration `json:"ttl,omitempty"`
+	// Before is the cut-off of a trim entry.
+	Before *time.Time `json:"before,omitempty"`
+}
+
+// Schema returns the manifest's schema named name, or nil.
+func (m *Manifest) Schema(name string) *recordstore.Kind {
+	for i := range m.Schemas {
+		if m.Schemas[i].Name == name {
+			return &m.Schemas[i]
+		}
+	}
+	return nil
+}
+
+// Name returns the batch folder name the manifest must be published under.
+func (m *Manifest) Name() BatchName {
+	return BatchName{Created: m.Created, Instance: m.Producer.Instance, Seq: m.Producer.Seq, ID: m.ID}
+}
+
+// Encode renders the manifest as indented JSON ending in a newline.
+func (m *Manifest) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeManifest parses and validates a manifest. A document that is not
+// JSON, has unknown fields or breaks a rule is ErrBadManifest; a format
+// other than 1 is ErrManifestFormat (checked first, so a newer format is
+// always reported as such).
+func DecodeManifest(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadManifest, MaxManifestBytes)
+	}
+	if err := checkFormat(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadManifest, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: data after the manifest object", ErrBadManifest)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func checkFormat(data []byte) error {
+	var probe struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return fmt.Errorf("%w: not a JSON object: %v", ErrBadManifest, err)
+	}
+	if probe.Format == nil {
+		return fmt.Errorf("%w: no format field", ErrBadManifest)
+	}
+	if string(probe.Format) != "1" {
+		return fmt.Errorf("%w %s (this build reads format %d)", ErrManifestFormat, probe.Format, ManifestFormat)
+	}
+	return nil
+}
+
+// Validate checks the rules of format 1 and normalizes the schemas (see
+// recordstore.Kind.Validate). It does not look at data files.
+func (m *Manifest) Validate() error {
+	if m.Format != ManifestFormat {
+		return fmt.Errorf("%w %d (this build reads format %d)", ErrManifestFormat, m.Format, ManifestFormat)
+	}
+	if !ValidID(m.ID) {
+		return badManifest("id %q is not 32 lowercase hex characters", m.ID)
+	}
+	if err := m.validateProducer(); err != nil {
+		return err
+	}
+	if m.Created.IsZero() || m.Created.UnixNano() <= 0 || m.Created.Year() > 2261 {
+		return badManifest("created %s is outside 1970..2261", m.Created)
+	}
+	if err := m.validateSchemas(); err != nil {
+		return err
+	}
+	if len(m.Entries) == 0 {
+		return badManifest("no entries")
+	}
+	files := map[string]bool{}
+	for i := range m.Entries {
+		if err := m.validateEntry(&m.Entries[i], files); err != nil {
+			return fmt.Errorf("entry %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func badManifest(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadManifest, fmt.Sprintf(format, args...))
+}
+
+func (m *Manifest) validateProducer() error {
+	p := m.Producer
+	if !ValidInstance(p.Instance) {
+		return badManifest("producer.instance %q is not 16 lowercase hex characters", p.Instance)
+	}
+	if p.Seq < 1 || p.Seq > MaxSeq {
+		return badManifest("producer.seq %d is outside 1..%d", p.Seq, int64(MaxSeq))
+	}
+	if p.Pid < 0 {
+		return badManifest("producer.pid %d is negative", p.Pid)
+	}
+	return nil
+}
+
+func (m *Manifest) validateSchemas() error {
+	seen := map[string]bool{}
+	for i := range m.Schemas {
+		k := &m.Schemas[i]
+		if err := k.Validate(); err != nil {
+			return fmt.Errorf("%w: schema %d: %w", ErrBadManifest, i, err)
+		}
+		if seen[k.Name] {
+			return badManifest("schema %s declared twice", k.Name)
+		}
+		seen[k.Name] = true
+	}
+	return nil
+}
+
+func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
+	if !e.Op.valid() {
+		return badManifest("unknown op %q", e.Op)
+	}
+	if err := recordstore.ValidateStreamID(e.Stream); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadManifest, err)
+	}
+	if e.Generation < 0 {
+		return badManifest("generation %d is negative", e.Generation)
+	}
+	if e.Op == OpAppend {
+		return m.validateAppend(e, files)
+	}
+	if e.Kind != "" || e.File != "" || e.Format != "" || e.Rows != 0 || e.Bytes != 0 || e.SHA256 != "" || e.Seal {
+		return badManifest("%s entry carries append fields (kind, file, format, rows, bytes, sha256, seal)", e.Op)
+	}
+	if (e.TTL != 0) != (e.Op == OpExpire) {
+		return badManifest("ttl is required on expire entries and allowed nowhere else")
+	}
+	if e.Op == OpExpire && e.TTL < 0 {
+		return badManifest("expire ttl %s is not positive", time.Duration(e.TTL))
+	}
+	if (e.Before != nil) != (e.Op == OpTrim) {
+		return badManifest("before is required on trim entries and allowed nowhere else")
+	}
+	if e.Op == OpReopen && e.Generation == 0 {
+		return badManifest("reopen needs a generation")
+	}
+	return nil
+}
+
+var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func (m *Manifest) validateAppend(e *Entry, files map[string]bool) error {
+	if m.Schema(e.Kind) == nil {
+		return badManifest("kind %q is not among the schemas", e.Kind)
+	}
+	if e.TTL != 0 || e.Before != nil {
+		return badManifest("append entry carries ttl or before")
+	}
+	if e.Rows < 0 || e.Bytes < 0 {
+		return badManifest("negative rows or bytes")
+	}
+	if e.File == "" {
+		if e.Format != "" || e.Rows != 0 || e.Bytes != 0 || e.SHA256 != "" {
+			return badManifest("append entry without a file carries format, rows, bytes or sha256")
+		}
+		return nil
+	}
+	if err := checkFileName(e.File); err != nil {
+		return err
+	}
+	if files[e.File] {
+		return badManifest("file %q is named by two entries", e.File)
+	}
+	files[e.File] = true
+	c, err := Lookup(e.Format)
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(e.File, c.Extension()) {
+		return badManifest("file %q does not end in %s (format %s)", e.File, c.Extension(), e.Format)
+	}
+	if !sha256RE.MatchString(e.SHA256) {
+		return badManifest("sha256 %q is not 64 lowercase hex characters", e.SHA256)
+	}
+	return nil
+}
+
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// checkFileName refuses (ErrUnsafePath) a data file name that is not one
+// plain name inside the batch folder.
+func checkFileName(name string) error {
+	if !fileNameRE.MatchString(name) || strings.Contains(name, "..") || name == ManifestFile || name == ErrorFile {
+		return fmt.Errorf("%w: file name %q: want ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ without \"..\"", ErrUnsafePath, name)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// The reference decoder the scanner is checked against: encoding/json
+// (UseNumber, json columns as RawMessage) followed by
+// recordstore.NormalizeValue, with duplicate keys and trailing data refused.
+
+package spool_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// referenceDecode decodes one line the slow, obviously correct way.
+func referenceDecode(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not an object")
+	}
+	vals := make(recordstore.Values, len(kind.Columns))
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.(string)
+		if seen[name] {
+			return nil, errors.New("duplicate key")
+		}
+		seen[name] = true
+		idx := kind.ColumnIndex(name)
+		if idx < 0 {
+			return nil, errors.New("unknown column")
+		}
+		col := kind.Columns[idx]
+		if col.Type == recordstore.TypeJSON {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, err
+			}
+			s, err := recordstore.CompactJSON(raw)
+			if err != nil {
+				return nil, err
+			}
+			vals[idx] = s
+			continue
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if vals[idx], err = recordstore.NormalizeValue(col, v); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the object")
+	}
+	if err := kind.CheckRequired(vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
