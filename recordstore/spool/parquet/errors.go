@@ -1,0 +1,33 @@
+// Sentinel errors of the Parquet codec. Both wrap recordstore.ErrInvalid;
+// limit errors are spool.ErrTooManyRows and spool.ErrTooLarge.
+
+package parquet
+
+import (
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// Sentinels.
+var (
+	// ErrCorrupt is returned for bytes that are not a well-formed Parquet
+	// file: bad magic, a footer or page that does not fit the file, counts
+	// that contradict each other, or a page arrow-go cannot decode.
+	ErrCorrupt = fmt.Errorf("%w: corrupt parquet file", recordstore.ErrInvalid)
+	// ErrSchemaMismatch is returned when a well-formed file does not fit the
+	// kind: a column the kind does not declare, a column of the wrong type,
+	// a nested or repeated column, a required column missing or null.
+	ErrSchemaMismatch = fmt.Errorf("%w: parquet schema does not fit the kind", recordstore.ErrInvalid)
+	// ErrUnsupported is returned for Parquet features the codec does not
+	// read: encrypted files.
+	ErrUnsupported = fmt.Errorf("%w: unsupported parquet feature", recordstore.ErrInvalid)
+)
+
+func corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+func mismatchf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSchemaMismatch, fmt.Sprintf(format, args...))
+}
