@@ -50,27 +50,46 @@ func (a *app) appendRows(ctx context.Context, stream, kind, src string) error {
 	if err := recordstore.ValidateKindName(kind); err != nil {
 		return err
 	}
-	rows, err := a.readRows(src)
+	in, err := a.readRows(src)
 	if err != nil {
 		return err
 	}
 	return a.quietly(ctx, func(b recordstore.Backend) error {
-		res, err := b.Append(ctx, stream, kind, rows)
+		if err := checkRows(ctx, b, kind, in); err != nil {
+			return err
+		}
+		res, err := b.Append(ctx, stream, kind, in.rows)
 		if err != nil {
-			return fmt.Errorf("append to stream %s: %w", stream, err)
+			return err
 		}
 		return a.printOne(res)
 	})
 }
 
+// checkRows normalizes every row against its kind before appending, so that
+// a bad row is reported by its input line rather than its index. The
+// backend checks again; this only makes the message point at the input.
+func checkRows(ctx context.Context, b recordstore.Backend, kind string, in rowsInput) error {
+	k, err := b.Kind(ctx, kind)
+	if err != nil {
+		return err
+	}
+	for i, row := range in.rows {
+		if _, err := k.Normalize(row); err != nil {
+			return fmt.Errorf("%s line %d: %w", in.name, in.lines[i], err)
+		}
+	}
+	return nil
+}
+
 // readRows decodes the rows of src, a file path or "-" for stdin.
-func (a *app) readRows(src string) ([]recordstore.Row, error) {
+func (a *app) readRows(src string) (rowsInput, error) {
 	var r io.Reader = a.env.Stdin
 	name := "stdin"
 	if src != "-" {
 		f, err := os.Open(src)
 		if err != nil {
-			return nil, inputErr(src, err)
+			return rowsInput{}, inputErr(src, err)
 		}
 		defer f.Close()
 		r, name = f, src

@@ -73,7 +73,7 @@ func (a *app) kindApply(ctx context.Context, src string) error {
 		for _, k := range file.Kinds {
 			st, err := b.DeclareKind(ctx, k)
 			if err != nil {
-				return errors.Join(fmt.Errorf("declare kind %s: %w", k.Name, err), p.flush())
+				return errors.Join(err, p.flush())
 			}
 			if err := p.line(kindStatusLine{Name: k.Name, Status: st}); err != nil {
 				return err
@@ -124,7 +124,7 @@ func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordsto
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read kind %s: %w", k.Name, err)
+			return err
 		}
 		if _, _, err := recordstore.Reconcile(stored, k, false); err != nil {
 			return err
@@ -137,7 +137,7 @@ func (a *app) kindList(ctx context.Context) error {
 	return a.quietly(ctx, func(b recordstore.Backend) error {
 		kinds, err := b.Kinds(ctx)
 		if err != nil {
-			return fmt.Errorf("list kinds: %w", err)
+			return err
 		}
 		p := newPrinter(a.env.Stdout)
 		for _, k := range kinds {

@@ -15,32 +15,41 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
+// rowsInput is decoded append input: the rows, and for each the line of
+// the input it came from, for error messages.
+type rowsInput struct {
+	name  string
+	rows  []recordstore.Row
+	lines []int
+}
+
 // decodeNDJSON reads every line of r as one row. Blank lines are skipped; a
 // line that is not exactly one JSON object is ErrInvalid naming its line
 // number, and so is input without any row. name is how errors call r.
-func decodeNDJSON(r io.Reader, name string) ([]recordstore.Row, error) {
+func decodeNDJSON(r io.Reader, name string) (rowsInput, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var rows []recordstore.Row
+	in := rowsInput{name: name}
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return rowsInput{}, fmt.Errorf("read %s: %w", name, err)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			row, derr := decodeRow(line)
 			if derr != nil {
-				return nil, fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, name, n, derr)
+				return rowsInput{}, fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, name, n, derr)
 			}
-			rows = append(rows, row)
+			in.rows = append(in.rows, row)
+			in.lines = append(in.lines, n)
 		}
 		if err != nil {
 			break
 		}
 	}
-	if len(rows) == 0 {
-		return nil, recordstore.Invalidf("%s: no rows (empty input)", name)
+	if len(in.rows) == 0 {
+		return rowsInput{}, recordstore.Invalidf("%s: no rows (empty input)", name)
 	}
-	return rows, nil
+	return in, nil
 }
 
 // decodeRow decodes one line holding exactly one JSON object.

@@ -14,32 +14,34 @@ var _ = Describe("decodeNDJSON", func() {
 	It("keeps integers exact, objects and arrays as written, and skips blank lines", func() {
 		in := `{"id": 9223372036854775807, "name": "a", "score": 1.5}` + "\n\n" +
 			`  {"payload": {"b": 1, "a": [2, 3]}, "tags": [1], "none": null, "ok": true}  ` + "\r\n"
-		rows, err := decodeNDJSON(strings.NewReader(in), "stdin")
+		got, err := decodeNDJSON(strings.NewReader(in), "stdin")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rows).To(Equal([]recordstore.Row{
+		Expect(got.name).To(Equal("stdin"))
+		Expect(got.lines).To(Equal([]int{1, 3}))
+		Expect(got.rows).To(Equal([]recordstore.Row{
 			{"id": json.Number("9223372036854775807"), "name": "a", "score": json.Number("1.5")},
 			{"payload": json.RawMessage(`{"b": 1, "a": [2, 3]}`), "tags": json.RawMessage(`[1]`), "none": nil, "ok": true},
 		}))
 	})
 
 	It("reads a last line without a newline", func() {
-		rows, err := decodeNDJSON(strings.NewReader(`{"a":1}`+"\n"+`{"a":2}`), "f.ndjson")
+		got, err := decodeNDJSON(strings.NewReader(`{"a":1}`+"\n"+`{"a":2}`), "f.ndjson")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rows).To(HaveLen(2))
-		Expect(rows[1]).To(Equal(recordstore.Row{"a": json.Number("2")}))
+		Expect(got.rows).To(HaveLen(2))
+		Expect(got.rows[1]).To(Equal(recordstore.Row{"a": json.Number("2")}))
 	})
 
 	It("reads lines longer than its buffer", func() {
 		long := strings.Repeat("x", 200<<10)
-		rows, err := decodeNDJSON(strings.NewReader(`{"s":"`+long+`"}`), "stdin")
+		got, err := decodeNDJSON(strings.NewReader(`{"s":"`+long+`"}`), "stdin")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rows[0]["s"]).To(Equal(long))
+		Expect(got.rows[0]["s"]).To(Equal(long))
 	})
 
 	DescribeTable("refuses bad input with ErrInvalid naming where",
 		func(in, want string) {
-			rows, err := decodeNDJSON(strings.NewReader(in), "in.ndjson")
-			Expect(rows).To(BeNil())
+			got, err := decodeNDJSON(strings.NewReader(in), "in.ndjson")
+			Expect(got.rows).To(BeNil())
 			Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "got %v", err)
 			Expect(err.Error()).To(ContainSubstring(want))
 		},

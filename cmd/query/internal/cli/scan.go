@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/spf13/cobra"
@@ -73,7 +72,7 @@ func scanPages(ctx context.Context, b recordstore.Backend, stream string, after 
 		}
 		recs, err := b.Scan(ctx, stream, recordstore.ScanOptions{After: after, Limit: page})
 		if err != nil {
-			return fmt.Errorf("scan stream %s: %w", stream, err)
+			return err
 		}
 		for _, r := range recs {
 			if err := emit(r); err != nil {

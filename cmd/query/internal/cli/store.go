@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -12,18 +11,19 @@ import (
 )
 
 // withStore opens the store with opts, runs fn on it and closes it. A
-// failure to close is reported when fn itself succeeded.
+// failure to close is reported when fn itself succeeded. Errors of the
+// backend are passed on as they are: they already say what was being done.
 func (a *app) withStore(ctx context.Context, opts sqlite.Options, fn func(recordstore.Backend) error) (err error) {
 	if a.storePath == "" {
 		return usagef("--store must not be empty")
 	}
 	b, err := sqlite.Open(ctx, a.storePath, opts)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", a.storePath, err)
+		return err
 	}
 	defer func() {
 		if cerr := b.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close store %s: %w", a.storePath, cerr)
+			err = cerr
 		}
 	}()
 	return fn(b)

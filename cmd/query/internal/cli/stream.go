@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -43,7 +42,7 @@ func (a *app) metaCmd() *cobra.Command {
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			m, err := b.Meta(ctx, stream)
 			if err != nil {
-				return nil, fmt.Errorf("read meta of stream %s: %w", stream, err)
+				return nil, err
 			}
 			return m, nil
 		})
@@ -54,7 +53,7 @@ func (a *app) sealCmd() *cobra.Command {
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			m, err := b.Seal(ctx, stream)
 			if err != nil {
-				return nil, fmt.Errorf("seal stream %s: %w", stream, err)
+				return nil, err
 			}
 			return m, nil
 		})
@@ -70,7 +69,7 @@ func (a *app) deleteCmd() *cobra.Command {
 	return a.streamCmd("delete --stream S", "Delete a stream and its rows",
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			if err := b.Delete(ctx, stream); err != nil {
-				return nil, fmt.Errorf("delete stream %s: %w", stream, err)
+				return nil, err
 			}
 			return deleted{Stream: stream, Deleted: true}, nil
 		})
@@ -82,7 +81,7 @@ func (a *app) expireCmd() *cobra.Command {
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			m, err := b.Expire(ctx, stream, ttl)
 			if err != nil {
-				return nil, fmt.Errorf("expire stream %s: %w", stream, err)
+				return nil, err
 			}
 			return m, nil
 		})
@@ -97,7 +96,7 @@ func (a *app) trimCmd() *cobra.Command {
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			m, err := b.Trim(ctx, stream, before.t)
 			if err != nil {
-				return nil, fmt.Errorf("trim stream %s: %w", stream, err)
+				return nil, err
 			}
 			return m, nil
 		})
@@ -122,7 +121,7 @@ func (a *app) streamsCmd() *cobra.Command {
 			return a.quietly(ctx, func(b recordstore.Backend) error {
 				metas, err := b.Streams(ctx, kind)
 				if err != nil {
-					return fmt.Errorf("list streams: %w", err)
+					return err
 				}
 				p := newPrinter(a.env.Stdout)
 				for _, m := range metas {

@@ -49,7 +49,7 @@ func (h *handler) streams(w http.ResponseWriter, r *http.Request) {
 	}
 	metas, err := h.b.Streams(r.Context(), kind)
 	if err != nil {
-		writeError(w, r, h.log, fmt.Errorf("list streams: %w", err))
+		writeError(w, r, h.log, err)
 		return
 	}
 	if metas == nil {
@@ -62,7 +62,7 @@ func (h *handler) meta(w http.ResponseWriter, r *http.Request) {
 	stream := r.PathValue("stream")
 	m, err := h.b.Meta(r.Context(), stream)
 	if err != nil {
-		writeError(w, r, h.log, fmt.Errorf("read meta of stream %s: %w", stream, err))
+		writeError(w, r, h.log, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, m)

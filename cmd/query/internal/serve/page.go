@@ -28,7 +28,7 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 func (h *handler) index(w http.ResponseWriter, r *http.Request) {
 	metas, err := h.b.Streams(r.Context(), "")
 	if err != nil {
-		writeError(w, r, h.log, fmt.Errorf("list streams: %w", err))
+		writeError(w, r, h.log, err)
 		return
 	}
 	var buf bytes.Buffer

@@ -32,12 +32,12 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 		limit = 0
 	}
 	if _, err := h.b.Meta(ctx, stream); err != nil {
-		writeError(w, r, h.log, fmt.Errorf("read meta of stream %s: %w", stream, err))
+		writeError(w, r, h.log, err)
 		return
 	}
 	page, err := h.b.Scan(ctx, stream, recordstore.ScanOptions{After: after, Limit: pageSize(int(limit), 0)})
 	if err != nil {
-		writeError(w, r, h.log, fmt.Errorf("scan stream %s: %w", stream, err))
+		writeError(w, r, h.log, err)
 		return
 	}
 	w.Header().Set("Content-Type", ContentTypeNDJSON)

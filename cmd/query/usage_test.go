@@ -1,0 +1,52 @@
+// Malformed command lines: exit 2 with one line "query: usage: ...".
+
+package main_test
+
+import (
+	"strings"
+
+	"github.com/fb46ecde/records/cmd/query/internal/cli"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("usage errors", func() {
+	DescribeTable("exit 2 with a usage line and no output",
+		func(says string, args ...string) {
+			s := newStore()
+			r := s.run("", args...)
+			Expect(r.code).To(Equal(cli.ExitUsage), "stderr %q", r.stderr)
+			Expect(r.stdout).To(BeEmpty())
+			Expect(r.stderr).To(HavePrefix("query: usage: "))
+			Expect(strings.Count(r.stderr, "\n")).To(Equal(1), "one line on stderr: %q", r.stderr)
+			Expect(r.stderr).To(ContainSubstring(says))
+		},
+		Entry("no command", "needs a subcommand"),
+		Entry("an unknown command", `unknown command "frobnicate"`, "frobnicate"),
+		Entry("a group without its verb", "query kind needs a subcommand", "kind"),
+		Entry("an unknown verb", `unknown command "drop"`, "kind", "drop"),
+		Entry("an unknown flag", "unknown flag: --colour", "scan", "--stream", "s1", "--colour"),
+		Entry("a missing required flag", `required flag(s) "stream" not set`, "meta"),
+		Entry("both required flags missing", `required flag(s) "kind", "stream" not set`, "append"),
+		Entry("a flag without its value", "flag needs an argument: --stream", "scan", "--stream"),
+		Entry("too many arguments", "accepts 1 arg(s), received 2", "kind", "apply", "a.json", "b.json"),
+		Entry("a missing argument", "accepts 1 arg(s), received 0", "kind", "apply"),
+		Entry("a stray argument", `unknown command "extra"`, "meta", "--stream", "s1", "extra"),
+		Entry("an unsupported format", `invalid argument "csv" for "--format"`, "append", "--stream", "s1", "--kind", "jobs", "--format", "csv"),
+		Entry("a ttl that is not a duration", `invalid argument "5" for "--ttl"`, "expire", "--stream", "s1", "--ttl", "5"),
+		Entry("a time that is not RFC 3339", `invalid argument "yesterday" for "--before"`, "trim", "--stream", "s1", "--before", "yesterday"),
+		Entry("a seq that is not a number", `invalid argument "x" for "--after"`, "scan", "--stream", "s1", "--after", "x"),
+		Entry("a negative seq", "--after must not be negative", "scan", "--stream", "s1", "--after", "-1"),
+		Entry("a negative limit", "--limit must not be negative", "scan", "--stream", "s1", "--limit", "-5"),
+		Entry("an empty store path", "--store must not be empty", "--store", "", "streams"),
+		Entry("an unknown log level", `invalid argument "loud" for "--log-level"`, "--log-level", "loud", "streams"),
+	)
+
+	It("prints help on stdout and exits 0 for --help", func() {
+		s := newStore()
+		r := s.run("", "scan", "--help")
+		Expect(r.code).To(Equal(cli.ExitOK))
+		Expect(r.stdout).To(ContainSubstring("--follow"))
+		Expect(r.stderr).To(BeEmpty())
+	})
+})
