@@ -5,8 +5,11 @@ package parquet_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -204,4 +207,77 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 func pqEncoderBudget(w io.Writer, kind *recordstore.Kind, rows int) (spool.Encoder, error) {
 	return pq.NewEncoderWithBudget(w, kind, rows, 1<<30)
+}
+
+// rawJSON is a JSON value passed through Normalize as raw text.
+type rawJSON = json.RawMessage
+
+// rawFromValues turns decoded values of kind back into raw arrow-go
+// columns with the types the codec writes, so other writer settings can
+// be tried on the same data.
+func rawFromValues(kind *recordstore.Kind, rows []recordstore.Values) []rawColumn {
+	out := make([]rawColumn, len(kind.Columns))
+	for ci, c := range kind.Columns {
+		req := c.Required || slices.Contains(kind.Key, c.Name)
+		var defs []int16
+		present := func(v any) bool {
+			if !req {
+				if v == nil {
+					defs = append(defs, 0)
+				} else {
+					defs = append(defs, 1)
+				}
+			}
+			return v != nil
+		}
+		mk := optional
+		if req {
+			mk = required
+		}
+		switch c.Type {
+		case recordstore.TypeString, recordstore.TypeJSON:
+			var vals []parquet.ByteArray
+			for _, r := range rows {
+				if present(r[ci]) {
+					vals = append(vals, parquet.ByteArray(r[ci].(string)))
+				}
+			}
+			out[ci] = column(mk(c.Name, schema.StringLogicalType{}, parquet.Types.ByteArray), vals, defs)
+		case recordstore.TypeInteger:
+			var vals []int64
+			for _, r := range rows {
+				if present(r[ci]) {
+					vals = append(vals, r[ci].(int64))
+				}
+			}
+			out[ci] = column(mk(c.Name, nil, parquet.Types.Int64), vals, defs)
+		case recordstore.TypeNumber:
+			var vals []float64
+			for _, r := range rows {
+				if present(r[ci]) {
+					vals = append(vals, r[ci].(float64))
+				}
+			}
+			out[ci] = column(mk(c.Name, nil, parquet.Types.Double), vals, defs)
+		case recordstore.TypeBool:
+			var vals []bool
+			for _, r := range rows {
+				if present(r[ci]) {
+					vals = append(vals, r[ci].(int64) == 1)
+				}
+			}
+			out[ci] = column(mk(c.Name, nil, parquet.Types.Boolean), vals, defs)
+		case recordstore.TypeDatetime:
+			var vals []int64
+			for _, r := range rows {
+				if present(r[ci]) {
+					t, err := time.Parse(time.RFC3339Nano, r[ci].(string))
+					Expect(err).NotTo(HaveOccurred())
+					vals = append(vals, t.UnixMicro())
+				}
+			}
+			out[ci] = column(mk(c.Name, schema.NewTimestampLogicalType(true, schema.TimeUnitMicros), parquet.Types.Int64), vals, defs)
+		}
+	}
+	return out
 }
