@@ -1,0 +1,205 @@
+// Append: normalizing rows outside the write lock, then one transaction
+// that opens the stream's generation, applies row retention, inserts the
+// rows under the kind's conflict policy and records the append.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// Append appends rows of kind to stream (see recordstore.Backend). Rows are
+// normalized before the write lock is taken; the append is one transaction,
+// so on error nothing of it is stored.
+func (b *Backend) Append(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
+	if err := recordstore.ValidateStreamID(stream); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if err := recordstore.ValidateKindName(kind); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if len(rows) == 0 {
+		return recordstore.AppendResult{}, recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	if err := b.enter(); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	defer b.leave()
+	t, err := b.table(ctx, kind)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	vals, err := t.normalize(rows)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	var res recordstore.AppendResult
+	err = b.writeTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		res, err = b.appendTx(ctx, tx, t, stream, vals, now)
+		return err
+	})
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	b.notifier.Notify(stream)
+	return res, nil
+}
+
+// normalize turns rows into stored values and refuses (ErrInvalid) a row
+// that does not fit the kind or a key repeated among rows.
+func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) {
+	out := make([]recordstore.Values, len(rows))
+	for i, r := range rows {
+		v, err := t.kind.Normalize(r)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	if len(t.keyIdx) > 0 {
+		if err := t.checkKeys(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkKeys refuses an append that repeats a key.
+func (t *table) checkKeys(vals []recordstore.Values) error {
+	if len(t.keyIdx) == 1 {
+		at := t.keyIdx[0]
+		seen := make(map[any]int, len(vals))
+		for i, v := range vals {
+			if j, dup := seen[v[at]]; dup {
+				return t.dupKey(j, i)
+			}
+			seen[v[at]] = i
+		}
+		return nil
+	}
+	seen := make(map[string]int, len(vals))
+	var buf []byte
+	for i, v := range vals {
+		buf = buf[:0]
+		for _, at := range t.keyIdx {
+			buf = appendKeyPart(buf, v[at])
+		}
+		if j, dup := seen[string(buf)]; dup {
+			return t.dupKey(j, i)
+		}
+		seen[string(buf)] = i
+	}
+	return nil
+}
+
+func (t *table) dupKey(first, second int) error {
+	return recordstore.Invalidf("kind %s: rows %d and %d have the same key", t.kind.Name, first, second)
+}
+
+// appendKeyPart encodes one stored key value unambiguously: a type byte,
+// then a fixed-width number or a length-prefixed string.
+func appendKeyPart(buf []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		buf = append(buf, 's')
+		buf = binary.AppendUvarint(buf, uint64(len(x)))
+		return append(buf, x...)
+	case int64:
+		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(x))
+	case float64:
+		if x == 0 {
+			x = 0 // -0 and +0 are the same key, as in SQLite
+		}
+		return binary.BigEndian.AppendUint64(append(buf, 'f'), math.Float64bits(x))
+	}
+	return append(buf, 'n')
+}
+
+// appendTx is the body of an append inside tx. It refuses a stream of
+// another kind (ErrSchemaConflict) or a sealed one (ErrSealed); a deleted
+// or expired stream gets its next generation. On error the caller rolls
+// tx back.
+func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream string, vals []recordstore.Values, now time.Time) (recordstore.AppendResult, error) {
+	s, fresh, err := b.openGenerationTx(ctx, tx, t, stream, now)
+	if err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	changed := fresh
+	if r := t.kind.Retention; r != nil && r.Mode == recordstore.RetainRows && !fresh {
+		cutoff := recordstore.FormatDatetime(now.Add(-time.Duration(r.TTL)))
+		trimmed, err := b.trimAppendsTx(ctx, tx, t, &s, cutoff)
+		if err != nil {
+			return recordstore.AppendResult{}, err
+		}
+		changed = changed || trimmed
+	}
+	res := recordstore.AppendResult{Stream: stream, Kind: t.kind.Name, From: s.high + 1}
+	if err := t.insertRows(ctx, tx, &s, vals, &res); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	res.To = s.high + res.Appended
+	if res.Appended > 0 {
+		if err := b.recordAppend(ctx, tx, t, &s, &res, now); err != nil {
+			return recordstore.AppendResult{}, err
+		}
+		changed = true
+	}
+	if !changed {
+		return res, nil
+	}
+	s.updated = recordstore.FormatDatetime(now)
+	if fresh {
+		return res, s.put(ctx, tx, b.ws)
+	}
+	return res, s.putCounters(ctx, tx, b.ws)
+}
+
+// openGenerationTx loads the stream for an append, starting its first or
+// next generation when it does not exist, was deleted or has expired (the
+// rows of an expired generation are purged first). fresh reports a new
+// generation, whose row is not stored yet.
+func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, stream string, now time.Time) (s streamRow, fresh bool, err error) {
+	s, found, err := loadStream(ctx, tx.StmtContext(ctx, b.ws.getStream), stream)
+	if err != nil {
+		return s, false, err
+	}
+	switch {
+	case !found:
+		return newGeneration(stream, &t.kind, 1, now), true, nil
+	case !s.live(recordstore.FormatDatetime(now)):
+		if !s.deleted {
+			if err := b.purgeTx(ctx, tx, &s); err != nil {
+				return s, false, err
+			}
+		}
+		return newGeneration(stream, &t.kind, s.generation+1, now), true, nil
+	case s.kind != t.kind.Name:
+		return s, false, schemaConflict("stream %s has kind %s, not %s", stream, s.kind, t.kind.Name)
+	case s.sealed:
+		return s, false, sealed(stream)
+	}
+	return s, false, nil
+}
+
+// recordAppend advances the stream past the appended window and records
+// the window in record_appends.
+func (b *Backend) recordAppend(ctx context.Context, tx *sql.Tx, t *table, s *streamRow, res *recordstore.AppendResult, now time.Time) error {
+	_, err := tx.StmtContext(ctx, b.ws.insertAppend).ExecContext(ctx, s.id, recordstore.FormatDatetime(now),
+		res.From, res.To, s.generation)
+	if err != nil {
+		return fmt.Errorf("record append: %w", err)
+	}
+	s.high = res.To
+	s.total += res.Appended - res.Replaced
+	if res.Replaced > 0 {
+		return t.lowSeqTx(ctx, tx, s)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+// The kind catalog (record_kinds): declaring a kind creates or alters its
+// table in the same transaction that records its schema.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// DeclareKind declares k or reconciles it additively with the stored
+// declaration (recordstore.Reconcile): a new kind gets its table, added
+// columns are added with ALTER TABLE (stored rows read them as null). A
+// kind whose name differs from a declared one only in case, or starts with
+// "record_" or "sqlite_", is refused (ErrSchemaConflict, ErrInvalid). On
+// error the catalog and the tables are unchanged.
+func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	if err := k.Validate(); err != nil {
+		return "", err
+	}
+	if reservedTable(k.Name) {
+		return "", recordstore.Invalidf("kind name %q: the prefixes record_ and sqlite_ are reserved", k.Name)
+	}
+	if err := b.enter(); err != nil {
+		return "", err
+	}
+	defer b.leave()
+	if err := b.lockWrite(ctx); err != nil {
+		return "", err
+	}
+	defer b.unlockWrite()
+	var (
+		final  recordstore.Kind
+		table  string
+		status recordstore.KindStatus
+	)
+	err := b.inTxLocked(ctx, func(tx *sql.Tx, now time.Time) error {
+		var err error
+		final, table, status, err = declareTx(ctx, tx, k, now)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("declare kind %s: %w", k.Name, err)
+	}
+	if status == recordstore.KindUnchanged && b.tables.get(k.Name) != nil {
+		return status, nil
+	}
+	// The write connection is free again: prepare the new table's statements.
+	t, err := newTable(ctx, b.w, b.r, final, table)
+	if err != nil {
+		// The declaration is committed; the table is reloaded from the
+		// catalog on its next use.
+		b.log.Warn("prepare declared kind", "kind", k.Name, "err", err)
+		b.tables.drop(k.Name)
+		return status, nil
+	}
+	b.tables.put(t, false)
+	return status, nil
+}
+
+// declareTx records k in the catalog inside tx, creating or altering its
+// table, and returns the kind as stored, its table and what changed.
+func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {
+	var name, table, schema string
+	err := tx.QueryRowContext(ctx, `SELECT name, table_name, schema FROM record_kinds WHERE name_fold = ?1`,
+		strings.ToLower(k.Name)).Scan(&name, &table, &schema)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return createKindTx(ctx, tx, k, now)
+	case err != nil:
+		return k, "", "", fmt.Errorf("read catalog: %w", err)
+	case name != k.Name:
+		return k, "", "", schemaConflict("kind %s differs only in case from the declared kind %s", k.Name, name)
+	}
+	stored, err := parseSchema(name, schema)
+	if err != nil {
+		return k, "", "", err
+	}
+	merged, status, err := recordstore.Reconcile(stored, k, false)
+	if err != nil || status == recordstore.KindUnchanged {
+		return stored, table, status, err
+	}
+	for _, c := range merged.Columns[len(stored.Columns):] {
+		if _, err := tx.ExecContext(ctx, addColumnDDL(table, c)); err != nil {
+			return k, "", "", fmt.Errorf("add column %s: %w", c.Name, err)
+		}
+	}
+	if err := storeSchema(ctx, tx, merged, now, false); err != nil {
+		return k, "", "", err
+	}
+	return merged, table, status, nil
+}
+
+func createKindTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {
+	table := k.Name
+	for _, ddl := range createTableDDL(&k, table) {
+		if _, err := tx.ExecContext(ctx, ddl); err != nil {
+			return k, "", "", fmt.Errorf("create table: %w", err)
+		}
+	}
+	if err := storeSchema(ctx, tx, k, now, true); err != nil {
+		return k, "", "", err
+	}
+	return k, table, recordstore.KindCreated, nil
+}
+
+func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time, create bool) error {
+	schema, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("encode schema: %w", err)
+	}
+	ns := recordstore.FormatDatetime(now)
+	if create {
+		_, err = tx.ExecContext(ctx, `INSERT INTO record_kinds (name, name_fold, table_name, schema, created_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?5)`, k.Name, strings.ToLower(k.Name), k.Name, string(schema), ns)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE record_kinds SET schema = ?2, updated_at = ?3 WHERE name = ?1`,
+			k.Name, string(schema), ns)
+	}
+	if err != nil {
+		return fmt.Errorf("record schema: %w", err)
+	}
+	return nil
+}
+
+// Kinds lists the declared kinds, sorted by name.
+func (b *Backend) Kinds(ctx context.Context) ([]recordstore.Kind, error) {
+	if err := b.enter(); err != nil {
+		return nil, err
+	}
+	defer b.leave()
+	rows, err := b.r.QueryContext(ctx, `SELECT name, schema FROM record_kinds ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list kinds: %w", err)
+	}
+	defer rows.Close()
+	out := []recordstore.Kind{}
+	for rows.Next() {
+		var name, schema string
+		if err := rows.Scan(&name, &schema); err != nil {
+			return nil, fmt.Errorf("list kinds: %w", err)
+		}
+		k, err := parseSchema(name, schema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list kinds: %w", err)
+	}
+	return out, nil
+}
+
+// Kind returns one declared kind (ErrNotFound if unknown, ErrInvalid if
+// the name is malformed).
+func (b *Backend) Kind(ctx context.Context, name string) (recordstore.Kind, error) {
+	if err := recordstore.ValidateKindName(name); err != nil {
+		return recordstore.Kind{}, err
+	}
+	if err := b.enter(); err != nil {
+		return recordstore.Kind{}, err
+	}
+	defer b.leave()
+	var schema string
+	err := b.r.QueryRowContext(ctx, `SELECT schema FROM record_kinds WHERE name = ?1`, name).Scan(&schema)
+	if errors.Is(err, sql.ErrNoRows) {
+		return recordstore.Kind{}, notFound("kind %s is not declared", name)
+	}
+	if err != nil {
+		return recordstore.Kind{}, fmt.Errorf("read kind %s: %w", name, err)
+	}
+	return parseSchema(name, schema)
+}

@@ -1,0 +1,150 @@
+// SQL text for kind tables: identifier quoting, column types, the table and
+// index DDL, and the statements each kind table is used through.
+
+package sqlite
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// The bookkeeping columns of every kind table. Kind column names may not
+// start with "_seq" (recordstore.Kind.Validate), so these never collide.
+const (
+	colStream = `"_seq_stream"`
+	colSeq    = `"_seq"`
+)
+
+// quote returns id as a quoted SQL identifier.
+func quote(id string) string {
+	return `"` + strings.ReplaceAll(id, `"`, `""`) + `"`
+}
+
+// sqlType is the declared SQLite type of a column type. Datetimes are TEXT
+// (not DATETIME) so that the driver hands them back as the stored text.
+func sqlType(t recordstore.ColumnType) string {
+	switch t {
+	case recordstore.TypeInteger, recordstore.TypeBool:
+		return "INTEGER"
+	case recordstore.TypeNumber:
+		return "REAL"
+	}
+	return "TEXT"
+}
+
+// reservedTable reports whether a kind name would collide with SQLite's
+// own tables or the bookkeeping tables (compared case-insensitively, as
+// SQLite compares table names).
+func reservedTable(name string) bool {
+	low := strings.ToLower(name)
+	return strings.HasPrefix(low, "record_") || strings.HasPrefix(low, "sqlite_")
+}
+
+// keyIndexName and indexName name a kind table's indexes. Kind names never
+// contain ':', so these cannot collide with a kind table.
+func keyIndexName(table string) string { return quote(table + ":key") }
+
+func indexName(table string, i int) string {
+	return quote(table + ":ix" + strconv.Itoa(i+1))
+}
+
+// createTableDDL returns the statements creating the table of kind k: the
+// rows keyed by (stream, seq), a UNIQUE index on (stream, key...) when the
+// kind has a key, and the kind's declared indexes.
+func createTableDDL(k *recordstore.Kind, table string) []string {
+	var sb strings.Builder
+	sb.WriteString("CREATE TABLE " + quote(table) + " (\n\t" + colStream + " TEXT NOT NULL,\n\t" + colSeq + " INTEGER NOT NULL")
+	for _, c := range k.Columns {
+		sb.WriteString(",\n\t" + quote(c.Name) + " " + sqlType(c.Type))
+	}
+	sb.WriteString(",\n\tPRIMARY KEY (" + colStream + ", " + colSeq + ")\n) WITHOUT ROWID")
+	out := []string{sb.String()}
+	if len(k.Key) > 0 {
+		out = append(out, "CREATE UNIQUE INDEX "+keyIndexName(table)+" ON "+quote(table)+
+			" ("+colStream+", "+quoteList(k.Key)+")")
+	}
+	for i, idx := range k.Indexes {
+		out = append(out, "CREATE INDEX "+indexName(table, i)+" ON "+quote(table)+" ("+quoteList(idx)+")")
+	}
+	return out
+}
+
+// addColumnDDL returns the statement adding column c to table.
+func addColumnDDL(table string, c recordstore.Column) string {
+	return "ALTER TABLE " + quote(table) + " ADD COLUMN " + quote(c.Name) + " " + sqlType(c.Type)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func columnNames(k *recordstore.Kind) []string {
+	out := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// params returns "?from, ?from+1, ... ?to" (numbered parameters).
+func params(from, to int) string {
+	var sb strings.Builder
+	for i := from; i <= to; i++ {
+		if i > from {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("?" + strconv.Itoa(i))
+	}
+	return sb.String()
+}
+
+// tableSQL is the text of every statement a kind table is used through.
+type tableSQL struct {
+	insert, deleteKey, deleteLoser, minSeq, deleteRange, deleteStream, scan string
+}
+
+func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
+	q := quote(table)
+	n := len(k.Columns)
+	var s tableSQL
+	s.insert = "INSERT INTO " + q + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) +
+		") VALUES (" + params(1, n+2) + ")"
+	if len(k.Key) > 0 {
+		s.insert += " ON CONFLICT (" + colStream + ", " + quoteList(k.Key) + ") DO NOTHING"
+		s.deleteKey = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
+		for i, name := range k.Key {
+			s.deleteKey += " AND " + quote(name) + " = ?" + strconv.Itoa(i+2)
+		}
+		if k.Policy() == recordstore.ConflictLWW {
+			s.deleteLoser = s.deleteKey + " AND " + lwwLoses(k, len(k.Key)+2)
+		}
+	}
+	s.minSeq = "SELECT min(" + colSeq + ") FROM " + q + " WHERE " + colStream + " = ?1"
+	s.deleteRange = "DELETE FROM " + q + " WHERE " + colStream + " = ?1 AND " + colSeq + " BETWEEN ?2 AND ?3"
+	s.deleteStream = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
+	s.scan = "SELECT " + colSeq + ", " + quoteList(columnNames(k)) + " FROM " + q +
+		" WHERE " + colStream + " = ?1 AND " + colSeq + " > ?2 ORDER BY " + colSeq + " LIMIT ?3"
+	return s
+}
+
+// lwwLoses is the condition under which the stored row loses to the
+// incoming one (version in parameter p, tiebreak in p+1): the incoming
+// version is strictly greater, or equal with a smaller tiebreak. NULL
+// sorts before every value, as in ORDER BY.
+func lwwLoses(k *recordstore.Kind, p int) string {
+	v := quote(k.LWW.Version)
+	pv := "?" + strconv.Itoa(p)
+	cond := "((" + v + " IS NULL AND " + pv + " IS NOT NULL) OR " + v + " < " + pv
+	if k.LWW.Tiebreak != "" {
+		t := quote(k.LWW.Tiebreak)
+		pt := "?" + strconv.Itoa(p+1)
+		cond += " OR (" + v + " IS " + pv + " AND ((" + pt + " IS NULL AND " + t + " IS NOT NULL) OR " + pt + " < " + t + "))"
+	}
+	return cond + ")"
+}

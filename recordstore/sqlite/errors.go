@@ -1,0 +1,43 @@
+// Errors of the SQLite backend. API errors wrap the recordstore sentinels;
+// the ones here describe the file itself.
+
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+var (
+	// ErrCatalogVersion is returned by Open when the live file records a
+	// catalog version other than CatalogVersion: it was written by a build
+	// with a different file layout and this build must not touch it.
+	ErrCatalogVersion = errors.New("catalog version mismatch")
+	// ErrCorrupt is returned when the bookkeeping tables contradict
+	// themselves (a stream of a kind the catalog does not know, a schema
+	// that does not parse). Nothing is written when it is returned.
+	ErrCorrupt = errors.New("corrupt catalog")
+)
+
+// closedErr is what every call returns after Close.
+func closedErr(path string) error {
+	return fmt.Errorf("records sqlite %s: %w", path, recordstore.ErrClosed)
+}
+
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", recordstore.ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+func schemaConflict(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", recordstore.ErrSchemaConflict, fmt.Sprintf(format, args...))
+}
+
+func sealed(stream string) error {
+	return fmt.Errorf("%w: stream %s is sealed", recordstore.ErrSealed, stream)
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,118 @@
+// Files on disk: where the live file lives, creating it with the right
+// modes, and the connection strings of the writer and the reader pool.
+
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+)
+
+// CatalogVersion is the layout version of the live file: the bookkeeping
+// tables and how kinds map to tables. It is part of the live file's path,
+// so a build with another layout opens another file.
+const CatalogVersion = 1
+
+// liveName is the file name of the live database inside its version folder.
+const liveName = "records.sqlite"
+
+// LivePath maps the configured store path P (e.g. data/records.sqlite) to
+// the live file <dir(P)>/v1/records.sqlite.
+func LivePath(path string) string {
+	return filepath.Join(filepath.Dir(path), "v"+strconv.Itoa(CatalogVersion), liveName)
+}
+
+// checkPath refuses configured paths the driver cannot take: empty, or
+// holding '?' (the driver splits its connection string there).
+func checkPath(path string) (string, error) {
+	if path == "" {
+		return "", recordstore.Invalidf("store path is empty")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return "", recordstore.Invalidf("store path %q: '?' and '#' are not allowed", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("resolve store path %s: %w", path, err)
+	}
+	return abs, nil
+}
+
+// createLive makes the live file's folders (0700) and the file itself
+// (0600) before SQLite opens it, so that SQLite never creates it with
+// umask-derived modes. The -wal and -shm files take the mode of the
+// database file; fixModes enforces it afterwards anyway.
+func createLive(live string) error {
+	dir := filepath.Dir(live)
+	if err := fsutil.MkdirAll(dir); err != nil {
+		return fmt.Errorf("create store folder: %w", err)
+	}
+	f, err := os.OpenFile(live, os.O_RDWR|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create live file: %w", err)
+	}
+	err = f.Chmod(fsutil.FileMode) // the umask may have cleared bits of 0600
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("create live file: %w", err)
+	}
+	return fsutil.SyncDir(dir)
+}
+
+// fixModes makes the live file and its -wal and -shm companions 0600
+// whatever the umask was when SQLite created them.
+func fixModes(live string) error {
+	for _, p := range []string{live, live + "-wal", live + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", p, err)
+		}
+		if fi.Mode().Perm() != fsutil.FileMode {
+			if err := os.Chmod(p, fsutil.FileMode); err != nil {
+				return fmt.Errorf("chmod %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writerDSN is the connection string of the single writer connection:
+// WAL, synchronous=NORMAL, busy_timeout, and BEGIN IMMEDIATE for every
+// transaction so that a second writer waits instead of failing on upgrade.
+func writerDSN(live string, busy time.Duration) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return live + "?" + q.Encode()
+}
+
+// readerDSN is the connection string of the reader pool: query_only, so a
+// reader can never write, and deferred transactions so readers never take
+// the write lock.
+func readerDSN(live string, busy time.Duration) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "query_only(1)")
+	return live + "?" + q.Encode()
+}

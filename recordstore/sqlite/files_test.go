@@ -1,0 +1,98 @@
+// Specs for the file layout: paths, modes, WAL, the catalog version row,
+// and what a reopen keeps.
+
+package sqlite_test
+
+import (
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+var _ = Describe("files on disk", func() {
+	It("maps the configured path to <dir>/v1/records.sqlite", func() {
+		Expect(sqlite.LivePath("data/records.sqlite")).To(Equal(filepath.Join("data", "v1", "records.sqlite")))
+		Expect(sqlite.LivePath("/x/y/store.db")).To(Equal("/x/y/v1/records.sqlite"))
+	})
+
+	It("creates folders 0700 and the live, -wal and -shm files 0600 whatever the umask", func() {
+		old := syscall.Umask(0)
+		defer syscall.Umask(old)
+		path := storePath()
+		b := openAt(path, sqlite.Options{})
+		declare(b, eventsKind())
+		mustAppend(b, "s", "events", recordstore.Row{"name": "a"})
+		Expect(b.Path()).To(Equal(path))
+		Expect(b.LivePath()).To(Equal(filepath.Join(filepath.Dir(path), "v1", "records.sqlite")))
+		for _, dir := range []string{filepath.Dir(path), filepath.Dir(b.LivePath())} {
+			fi, err := os.Stat(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o700)), dir)
+		}
+		for _, f := range []string{"", "-wal", "-shm"} {
+			fi, err := os.Stat(b.LivePath() + f)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)), f)
+		}
+	})
+
+	It("puts the file in WAL mode", func() {
+		b := openStore(newClock())
+		var mode string
+		Expect(rawDB(b).QueryRow("PRAGMA journal_mode").Scan(&mode)).To(Succeed())
+		Expect(mode).To(Equal("wal"))
+	})
+
+	It("records the catalog version and refuses a file with another one", func() {
+		path := storePath()
+		b := openAt(path, sqlite.Options{})
+		Expect(rawCount(rawDB(b), `SELECT value FROM record_meta WHERE key = 'catalog_version'`)).To(BeEquivalentTo(sqlite.CatalogVersion))
+		Expect(b.Close()).To(Succeed())
+
+		db, err := sql.Open("sqlite", sqlite.LivePath(path))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = db.Exec(`UPDATE record_meta SET value = 99 WHERE key = 'catalog_version'`)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(db.Close()).To(Succeed())
+		_, err = sqlite.Open(ctx, path, sqlite.Options{SweepInterval: -1})
+		Expect(errors.Is(err, sqlite.ErrCatalogVersion)).To(BeTrue(), "%v", err)
+	})
+
+	It("refuses a path the driver cannot take", func() {
+		_, err := sqlite.Open(ctx, "", sqlite.Options{})
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
+		_, err = sqlite.Open(ctx, filepath.Join(GinkgoT().TempDir(), "a?b", "r.sqlite"), sqlite.Options{})
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
+	})
+
+	It("keeps rows, kinds and generations across a reopen", func() {
+		path := storePath()
+		b := openAt(path, sqlite.Options{})
+		declare(b, eventsKind())
+		mustAppend(b, "s", "events", recordstore.Row{"name": "a"})
+		Expect(b.Delete(ctx, "s")).To(Succeed())
+		mustAppend(b, "s", "events", recordstore.Row{"name": "b"}, recordstore.Row{"name": "c"})
+		Expect(b.Close()).To(Succeed())
+
+		b = openAt(path, sqlite.Options{})
+		m := mustMeta(b, "s")
+		Expect(m.Generation).To(BeEquivalentTo(2))
+		Expect(m.HighSeq).To(BeEquivalentTo(2))
+		recs := mustScan(b, "s")
+		Expect(recs).To(HaveLen(2))
+		Expect(recs[1].Values["name"]).To(Equal("c"))
+		Expect(declare(b, eventsKind())).To(Equal(recordstore.KindUnchanged))
+		Expect(b.Delete(ctx, "s")).To(Succeed())
+		res := mustAppend(b, "s", "events", recordstore.Row{"name": "d"})
+		Expect(res.From).To(BeEquivalentTo(1))
+		Expect(mustMeta(b, "s").Generation).To(BeEquivalentTo(3))
+	})
+})

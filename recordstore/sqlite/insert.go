@@ -1,0 +1,141 @@
+// Inserting an append's rows under the kind's conflict policy: a plain
+// INSERT without a key; with a key, INSERT ... ON CONFLICT DO NOTHING and,
+// on a conflict, skip, replace, or last-writer-wins.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// ctxCheckEvery is how many rows are inserted between checks of ctx: rows
+// are executed with a context that cannot be cancelled, because the driver
+// starts a watcher goroutine per statement for one that can.
+const ctxCheckEvery = 256
+
+// insertRows inserts vals into the stream's current generation at seqs
+// s.high+1..., counting in res what was appended, skipped and replaced. It
+// does not advance s.
+func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals []recordstore.Values, res *recordstore.AppendResult) error {
+	ins := tx.StmtContext(ctx, t.insert)
+	var c *conflicts
+	if len(t.keyIdx) > 0 {
+		c = t.newConflicts(ctx, tx, s.id)
+	}
+	bg := context.WithoutCancel(ctx)
+	args := make([]any, 2+len(t.kind.Columns))
+	args[0] = s.id
+	for i, v := range vals {
+		if i%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		args[1] = s.high + res.Appended + 1
+		copy(args[2:], v)
+		r, err := ins.ExecContext(bg, args...)
+		if err != nil {
+			return fmt.Errorf("insert row %d: %w", i, err)
+		}
+		if c == nil {
+			res.Appended++
+			continue
+		}
+		if err := c.settle(bg, r, ins, args, v, res); err != nil {
+			return fmt.Errorf("insert row %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// conflicts resolves key conflicts of one append.
+type conflicts struct {
+	t      *table
+	policy recordstore.OnConflict
+	del    *sql.Stmt // deletes the stored row with the key (replace), or only when it loses (lww)
+	args   []any     // stream, key values..., [version, tiebreak]
+}
+
+func (t *table) newConflicts(ctx context.Context, tx *sql.Tx, stream string) *conflicts {
+	c := &conflicts{t: t, policy: t.kind.Policy()}
+	switch c.policy {
+	case recordstore.ConflictReplace:
+		c.del = tx.StmtContext(ctx, t.deleteKey)
+	case recordstore.ConflictLWW:
+		c.del = tx.StmtContext(ctx, t.deleteLoser)
+	}
+	n := 1 + len(t.keyIdx)
+	if t.verIdx >= 0 {
+		n++
+		if t.tieIdx >= 0 {
+			n++
+		}
+	}
+	c.args = make([]any, n)
+	c.args[0] = stream
+	return c
+}
+
+// settle looks at the result of an INSERT ... ON CONFLICT DO NOTHING: a
+// row was stored (appended), or its key is stored already, and the policy
+// decides: skip it, or delete the stored row (replace, or lww when the
+// stored one loses) and insert again at the same seq.
+func (c *conflicts) settle(ctx context.Context, r sql.Result, ins *sql.Stmt, insArgs []any, v recordstore.Values, res *recordstore.AppendResult) error {
+	n, err := r.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		res.Appended++
+		return nil
+	}
+	if c.policy == recordstore.ConflictSkip {
+		res.Skipped++
+		return nil
+	}
+	for i, at := range c.t.keyIdx {
+		c.args[1+i] = v[at]
+	}
+	if c.t.verIdx >= 0 {
+		c.args[1+len(c.t.keyIdx)] = v[c.t.verIdx]
+		if c.t.tieIdx >= 0 {
+			c.args[2+len(c.t.keyIdx)] = v[c.t.tieIdx]
+		}
+	}
+	dr, err := c.del.ExecContext(ctx, c.args...)
+	if err != nil {
+		return err
+	}
+	if n, err = dr.RowsAffected(); err != nil {
+		return err
+	}
+	if n == 0 { // lww: the stored row wins
+		res.Skipped++
+		return nil
+	}
+	if _, err := ins.ExecContext(ctx, insArgs...); err != nil {
+		return err
+	}
+	res.Replaced += n
+	res.Appended++
+	return nil
+}
+
+// lowSeqTx recomputes the stream's lowest stored seq (HighSeq+1 when no
+// row is stored).
+func (t *table) lowSeqTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
+	var low sql.NullInt64
+	if err := tx.StmtContext(ctx, t.minSeq).QueryRowContext(ctx, s.id).Scan(&low); err != nil {
+		return fmt.Errorf("read lowest seq of %s: %w", s.id, err)
+	}
+	if low.Valid {
+		s.low = low.Int64
+	} else {
+		s.low = s.high + 1
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+// The per-kind table cache: each declared kind with its table name and the
+// statements it is written and read through, prepared once.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// table is one kind bound to its SQLite table. It is immutable once built;
+// a kind that gains columns gets a new table value.
+type table struct {
+	kind   recordstore.Kind
+	name   string // SQLite table name (unquoted)
+	keyIdx []int  // positions of the key columns in kind.Columns
+	verIdx int    // lww version column position, or -1
+	tieIdx int    // lww tiebreak column position, or -1
+
+	// Statements on the writer connection (used inside write transactions
+	// through tx.StmtContext, which reuses the connection's preparation).
+	insert, deleteKey, deleteLoser, minSeq, deleteRange *sql.Stmt
+	// Statements on the reader pool.
+	scan *sql.Stmt
+}
+
+// newTable binds kind k to its table and prepares its statements. It must
+// not be called while the caller holds a write transaction: preparing on
+// the writer needs its only connection.
+func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string) (*table, error) {
+	t := &table{kind: k, name: name, keyIdx: k.KeyIndexes(), verIdx: -1, tieIdx: -1}
+	if k.LWW != nil {
+		t.verIdx = k.ColumnIndex(k.LWW.Version)
+		if k.LWW.Tiebreak != "" {
+			t.tieIdx = k.ColumnIndex(k.LWW.Tiebreak)
+		}
+	}
+	s := buildTableSQL(&t.kind, name)
+	prep := []struct {
+		db  *sql.DB
+		sql string
+		dst **sql.Stmt
+	}{
+		{w, s.insert, &t.insert},
+		{w, s.deleteKey, &t.deleteKey},
+		{w, s.deleteLoser, &t.deleteLoser},
+		{w, s.minSeq, &t.minSeq},
+		{w, s.deleteRange, &t.deleteRange},
+		{r, s.scan, &t.scan},
+	}
+	for _, p := range prep {
+		if p.sql == "" {
+			continue
+		}
+		st, err := p.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			_ = t.close()
+			return nil, fmt.Errorf("prepare statements of kind %s: %w", k.Name, err)
+		}
+		*p.dst = st
+	}
+	return t, nil
+}
+
+func (t *table) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{t.insert, t.deleteKey, t.deleteLoser, t.minSeq, t.deleteRange, t.scan} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tableCache holds the table of every kind this process knows.
+type tableCache struct {
+	mu      sync.Mutex
+	m       map[string]*table // by exact kind name; guarded by mu
+	retired []*table          // replaced tables, closed at Close (a call may still use one); guarded by mu
+}
+
+func (c *tableCache) init() { c.m = map[string]*table{} }
+
+func (c *tableCache) get(name string) *table {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[name]
+}
+
+// put installs t, retiring the table it replaces. When keepExisting is set
+// and a table is already cached, t is closed and the cached one returned.
+func (c *tableCache) put(t *table, keepExisting bool) *table {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[t.kind.Name]; ok {
+		if keepExisting {
+			_ = t.close()
+			return old
+		}
+		c.retired = append(c.retired, old)
+	}
+	c.m[t.kind.Name] = t
+	return t
+}
+
+// drop forgets a kind so that its next use reloads it from the catalog.
+func (c *tableCache) drop(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[name]; ok {
+		c.retired = append(c.retired, old)
+		delete(c.m, name)
+	}
+}
+
+// rowRetention returns the tables of kinds with row retention.
+func (c *tableCache) rowRetention() []*table {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*table
+	for _, t := range c.m {
+		if r := t.kind.Retention; r != nil && r.Mode == recordstore.RetainRows {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (c *tableCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, t := range c.m {
+		errs = append(errs, t.close())
+	}
+	for _, t := range c.retired {
+		errs = append(errs, t.close())
+	}
+	c.m, c.retired = map[string]*table{}, nil
+	return errors.Join(errs...)
+}
+
+// table returns the table of a declared kind, loading it from the catalog
+// when this process has not seen it yet (ErrNotFound when undeclared). The
+// caller must not hold a write transaction.
+func (b *Backend) table(ctx context.Context, kind string) (*table, error) {
+	if t := b.tables.get(kind); t != nil {
+		return t, nil
+	}
+	var name, schema string
+	err := b.r.QueryRowContext(ctx, `SELECT table_name, schema FROM record_kinds WHERE name = ?`, kind).Scan(&name, &schema)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("kind %s is not declared", kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read kind %s: %w", kind, err)
+	}
+	k, err := parseSchema(kind, schema)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTable(ctx, b.w, b.r, k, name)
+	if err != nil {
+		return nil, err
+	}
+	return b.tables.put(t, true), nil
+}
+
+// parseSchema reads a kind's stored declaration.
+func parseSchema(name, schema string) (recordstore.Kind, error) {
+	var k recordstore.Kind
+	if err := json.Unmarshal([]byte(schema), &k); err != nil {
+		return k, corrupt("kind %s: stored schema: %v", name, err)
+	}
+	if err := k.Validate(); err != nil {
+		return k, corrupt("kind %s: stored schema: %v", name, err)
+	}
+	return k, nil
+}
+
+// loadKinds caches every kind of the catalog; Open calls it.
+func (b *Backend) loadKinds(ctx context.Context) error {
+	rows, err := b.r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("read kinds: %w", err)
+	}
+	type entry struct{ name, table, schema string }
+	var all []entry
+	for rows.Next() {
+		var e entry
+		if err := rows.Scan(&e.name, &e.table, &e.schema); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("read kinds: %w", err)
+		}
+		all = append(all, e)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("read kinds: %w", err)
+	}
+	for _, e := range all {
+		k, err := parseSchema(e.name, e.schema)
+		if err != nil {
+			return err
+		}
+		t, err := newTable(ctx, b.w, b.r, k, e.table)
+		if err != nil {
+			return err
+		}
+		b.tables.put(t, false)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+// Write transactions: one at a time on the single writer connection, with
+// BEGIN IMMEDIATE, and the bookkeeping statements they use.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// lockWrite waits for the right to run a write transaction, or for ctx.
+func (b *Backend) lockWrite(ctx context.Context) error {
+	select {
+	case b.wsem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *Backend) unlockWrite() { <-b.wsem }
+
+// inTxLocked runs fn in one write transaction; the caller holds the write
+// lock. fn gets the clock's time, read once. When fn or the commit fails the
+// transaction is rolled back and nothing fn wrote is stored.
+func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) (err error) {
+	tx, err := b.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx, b.now()); err != nil {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			b.log.Warn("rollback failed", "err", rerr)
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// writeTx takes the write lock and runs fn in one write transaction (see
+// inTxLocked).
+func (b *Backend) writeTx(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
+	if err := b.lockWrite(ctx); err != nil {
+		return err
+	}
+	defer b.unlockWrite()
+	return b.inTxLocked(ctx, fn)
+}
+
+// writeStmts are the bookkeeping statements of write transactions,
+// prepared on the writer connection.
+type writeStmts struct {
+	getStream, putStream, updateCounters                            *sql.Stmt
+	insertAppend, appendsBefore, deleteAppendsBefore, deleteAppends *sql.Stmt
+}
+
+const (
+	sqlGetStream = `SELECT kind, generation, high_seq, low_seq, total, sealed, deleted,
+		created_at, updated_at, expires_at FROM record_streams WHERE id = ?1`
+	sqlPutStream = `INSERT INTO record_streams (id, kind, generation, high_seq, low_seq, total,
+		sealed, deleted, created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+		ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation,
+		high_seq = excluded.high_seq, low_seq = excluded.low_seq, total = excluded.total,
+		sealed = excluded.sealed, deleted = excluded.deleted, created_at = excluded.created_at,
+		updated_at = excluded.updated_at, expires_at = excluded.expires_at`
+	sqlUpdateCounters = `UPDATE record_streams SET high_seq = ?2, low_seq = ?3, total = ?4, updated_at = ?5
+		WHERE id = ?1`
+	sqlInsertAppend = `INSERT INTO record_appends (stream, appended_at, from_seq, to_seq, generation)
+		VALUES (?1, ?2, ?3, ?4, ?5)`
+	sqlAppendsBefore       = `SELECT from_seq, to_seq FROM record_appends WHERE stream = ?1 AND appended_at < ?2`
+	sqlDeleteAppendsBefore = `DELETE FROM record_appends WHERE stream = ?1 AND appended_at < ?2`
+	sqlDeleteAppends       = `DELETE FROM record_appends WHERE stream = ?1`
+)
+
+func prepareWriteStmts(ctx context.Context, w *sql.DB) (*writeStmts, error) {
+	s := &writeStmts{}
+	for _, p := range []struct {
+		sql string
+		dst **sql.Stmt
+	}{
+		{sqlGetStream, &s.getStream},
+		{sqlPutStream, &s.putStream},
+		{sqlUpdateCounters, &s.updateCounters},
+		{sqlInsertAppend, &s.insertAppend},
+		{sqlAppendsBefore, &s.appendsBefore},
+		{sqlDeleteAppendsBefore, &s.deleteAppendsBefore},
+		{sqlDeleteAppends, &s.deleteAppends},
+	} {
+		st, err := w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			_ = s.close()
+			return nil, fmt.Errorf("prepare bookkeeping statements: %w", err)
+		}
+		*p.dst = st
+	}
+	return s, nil
+}
+
+func (s *writeStmts) close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range []*sql.Stmt{s.getStream, s.putStream, s.updateCounters, s.insertAppend,
+		s.appendsBefore, s.deleteAppendsBefore, s.deleteAppends} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readStmts are the statements of reads, prepared on the reader pool.
+type readStmts struct {
+	getStream *sql.Stmt
+}
+
+func prepareReadStmts(ctx context.Context, r *sql.DB) (*readStmts, error) {
+	st, err := r.PrepareContext(ctx, sqlGetStream)
+	if err != nil {
+		return nil, fmt.Errorf("prepare read statements: %w", err)
+	}
+	return &readStmts{getStream: st}, nil
+}
+
+func (s *readStmts) close() error {
+	if s == nil || s.getStream == nil {
+		return nil
+	}
+	return s.getStream.Close()
+}
