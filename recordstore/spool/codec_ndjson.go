@@ -318,7 +318,7 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 			}
 			return chunk[:len(chunk)-1], nil
 		case err == bufio.ErrBufferFull:
-			d.acc = append(d.acc, chunk...)
+			d.acc = growAppend(d.acc, chunk)
 		case err == io.EOF:
 			if len(d.acc)+len(chunk) == 0 {
 				return nil, io.EOF
@@ -332,6 +332,17 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 			return nil, fmt.Errorf("read ndjson: %w", err)
 		}
 	}
+}
+
+// growAppend appends chunk to acc, doubling the capacity when it grows so
+// that a long line costs at most about twice its length in allocations.
+func growAppend(acc, chunk []byte) []byte {
+	if need := len(acc) + len(chunk); need > cap(acc) {
+		grown := make([]byte, len(acc), max(2*cap(acc), need, readBufSize))
+		copy(grown, acc)
+		acc = grown
+	}
+	return append(acc, chunk...)
 }
 
 func (d *lineDecoder) Close() error {

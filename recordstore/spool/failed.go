@@ -1,4 +1,211 @@
+// Moving batches between folders: to failed/ with error.json, back to
+// incoming/ for a retry, and to trash/ after ingest.
+
 package spool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+)
 
 // ErrorFile is the name of the failure record inside a failed batch folder.
 const ErrorFile = "error.json"
+
+// Failure is the content of failed/<batch>/error.json.
+type Failure struct {
+	// Format is 1.
+	Format int `json:"format"`
+	// Batch is the batch folder name.
+	Batch string `json:"batch"`
+	// FailedAt is when the batch was moved to failed/.
+	FailedAt time.Time `json:"failedAt"`
+	// Code is recordstore.Code of the error ("invalid", "capacity", ...).
+	Code string `json:"code"`
+	// Error is the error text.
+	Error string `json:"error"`
+}
+
+// MoveToFailed moves batch name from incoming/ to failed/, recording
+// reason in failed/<name>/error.json. A failed/<name> left by an earlier
+// failure of the same batch is moved to trash/ first. An entry that is not
+// a folder (a stray file) is moved as is, without error.json.
+//
+// On disk when it returns an error: the batch is still in incoming/
+// (perhaps with error.json written inside, which loading ignores), or —
+// after an fsync error (fsutil.ErrSync) — in failed/ but perhaps not
+// durably.
+func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error {
+	if err := checkEntryName(name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	src := d.Path(StateIncoming, name)
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("move batch %s to failed: %w", name, err)
+	}
+	if fi.IsDir() {
+		if err := d.writeFailure(src, name, reason); err != nil {
+			return fmt.Errorf("move batch %s to failed: %w", name, err)
+		}
+	}
+	dst := d.Path(StateFailed, name)
+	if err := d.clearDestination(dst, name); err != nil {
+		return fmt.Errorf("move batch %s to failed: %w", name, err)
+	}
+	if err := d.fs.Rename(src, dst); err != nil {
+		return fmt.Errorf("move batch %s to failed: %w", name, err)
+	}
+	d.log.Debug("spool batch failed", "batch", name, "code", recordstore.Code(reason), "error", reason)
+	return nil
+}
+
+func (d *Dir) writeFailure(dir, name string, reason error) error {
+	f := Failure{Format: 1, Batch: name, FailedAt: d.now().UTC(), Code: recordstore.Code(reason)}
+	if reason != nil {
+		f.Error = reason.Error()
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return d.fs.WriteFile(filepath.Join(dir, ErrorFile), append(data, '\n'), fsutil.FileMode)
+}
+
+// clearDestination moves an existing dst out of the way, into trash/.
+func (d *Dir) clearDestination(dst, name string) error {
+	ok, err := exists(dst)
+	if err != nil || !ok {
+		return err
+	}
+	return d.fs.Rename(dst, d.trashPath(name))
+}
+
+var trashSeq atomic.Int64
+
+// trashPath returns a trash/ path for name that is not taken.
+func (d *Dir) trashPath(name string) string {
+	p := d.Path(StateTrash, name)
+	for {
+		ok, err := exists(p)
+		if err != nil || !ok {
+			return p
+		}
+		p = d.Path(StateTrash, name+"."+strconv.FormatInt(d.now().UnixNano(), 10)+"-"+strconv.FormatInt(trashSeq.Add(1), 10))
+	}
+}
+
+// ReadFailure returns the error.json of failed batch name
+// (fs.ErrNotExist when the batch has none, e.g. a stray file).
+func (d *Dir) ReadFailure(ctx context.Context, name string) (*Failure, error) {
+	if err := checkEntryName(name); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(d.Path(StateFailed, name), ErrorFile)
+	if _, err := os.Lstat(path); err != nil {
+		return nil, fmt.Errorf("read failure of %s: %w", name, err)
+	}
+	f, err := openPlain(path)
+	if err != nil {
+		return nil, fmt.Errorf("read failure of %s: %w", name, err)
+	}
+	defer f.Close()
+	var out Failure
+	dec := json.NewDecoder(&limitedReader{f, 1 << 20})
+	if err := dec.Decode(&out); err != nil {
+		return nil, recordstore.Invalidf("read failure of %s: %v", name, err)
+	}
+	return &out, nil
+}
+
+type limitedReader struct {
+	f *os.File
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("error.json is larger than 1 MiB")
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.f.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// Retry moves failed batch name back to incoming/ so the owner tries it
+// again; its error.json is removed first. It fails (fs.ErrExist) when
+// incoming/ already holds that name.
+//
+// On disk when it returns an error: the batch is still in failed/
+// (perhaps without its error.json), or — after an fsync error — in
+// incoming/ but perhaps not durably.
+func (d *Dir) Retry(ctx context.Context, name string) error {
+	if err := checkEntryName(name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	src, dst := d.Path(StateFailed, name), d.Path(StateIncoming, name)
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("retry batch %s: %w", name, err)
+	}
+	if ok, err := exists(dst); err != nil || ok {
+		return fmt.Errorf("retry batch %s: %w", name, errors.Join(err, fs.ErrExist))
+	}
+	if fi.IsDir() {
+		if err := os.Remove(filepath.Join(src, ErrorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("retry batch %s: %w", name, err)
+		}
+		if err := d.fs.SyncDir(src); err != nil {
+			return fmt.Errorf("retry batch %s: %w", name, err)
+		}
+	}
+	if err := d.fs.Rename(src, dst); err != nil {
+		return fmt.Errorf("retry batch %s: %w", name, err)
+	}
+	return nil
+}
+
+// MoveToTrash moves batch name of folder s (incoming or failed) to trash/,
+// where GC removes it. The owner calls it after the batch's ledger row is
+// committed. When trash/ already holds that name, a numeric suffix is
+// added.
+//
+// On disk when it returns an error: the batch is still in s, or — after
+// an fsync error — in trash/ but perhaps not durably.
+func (d *Dir) MoveToTrash(ctx context.Context, s State, name string) error {
+	if err := checkEntryName(name); err != nil {
+		return err
+	}
+	if s != StateIncoming && s != StateFailed {
+		return recordstore.Invalidf("spool: cannot trash from folder %q", s)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.fs.Rename(d.Path(s, name), d.trashPath(name)); err != nil {
+		return fmt.Errorf("trash batch %s: %w", name, err)
+	}
+	return nil
+}

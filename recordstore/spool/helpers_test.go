@@ -4,11 +4,17 @@
 package spool_test
 
 import (
+	"context"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 // allTypes returns a valid kind with one column of every type.
@@ -64,4 +70,26 @@ func normalizeAll(kind *recordstore.Kind, rows []recordstore.Row) []recordstore.
 		out[i] = v
 	}
 	return out
+}
+
+// newDir opens a spool beside a store path in a fresh temp folder.
+func newDir(opts spool.Options) *spool.Dir {
+	GinkgoHelper()
+	d, err := spool.Open(context.Background(), filepath.Join(GinkgoT().TempDir(), "records.sqlite"), opts)
+	Expect(err).NotTo(HaveOccurred())
+	return d
+}
+
+// sampleDelivery returns a delivery of one producer with an append of
+// rows of allTypes, a zero-row append and a seal.
+func sampleDelivery(id *spool.Identity, rows []recordstore.Values) *spool.Delivery {
+	return &spool.Delivery{
+		ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now().UTC(),
+		Schemas: []recordstore.Kind{*allTypes()},
+		Entries: []spool.DeliveryEntry{
+			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s1", Kind: "all"}, Values: rows},
+			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s2", Kind: "all"}},
+			{Entry: spool.Entry{Op: spool.OpSeal, Stream: "s1"}},
+		},
+	}
 }

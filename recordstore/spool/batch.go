@@ -1,0 +1,373 @@
+// Loading a committed batch: the manifest and file checks, and streaming
+// its rows under the row and byte caps.
+
+package spool
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// Batch is a loaded batch: its manifest has been decoded and validated,
+// its name matches the manifest, and every data file is a plain file of
+// the declared size. Checksums and rows are checked as entries are read.
+// A Batch is not safe for concurrent use.
+type Batch struct {
+	// Name is the parsed folder name.
+	Name BatchName
+	// Path is the batch folder.
+	Path string
+	// Manifest is the decoded manifest.
+	Manifest *Manifest
+
+	limits Limits
+}
+
+// Load loads batch name of folder s (incoming or failed). Every error is a
+// *ValidationError naming the batch, wrapping ErrBadBatchName,
+// ErrManifestFormat, ErrBadManifest, ErrUnsafePath, ErrChecksum,
+// ErrUnknownCodec or ErrTooManyRows — or an I/O error (which wraps no
+// recordstore sentinel) when the folder could not be read. Load changes
+// nothing on disk.
+func (d *Dir) Load(ctx context.Context, s State, name string) (*Batch, error) {
+	if err := checkEntryName(name); err != nil {
+		return nil, &ValidationError{Batch: name, Reason: err}
+	}
+	return LoadPath(ctx, d.Path(s, name), d.limits)
+}
+
+// LoadPath loads the batch folder at path (see Dir.Load), holding it to
+// lim (0 = unlimited).
+func LoadPath(ctx context.Context, path string, lim Limits) (*Batch, error) {
+	base := filepath.Base(path)
+	b, err := loadPath(ctx, path, base, lim)
+	if err != nil {
+		return nil, &ValidationError{Batch: base, Reason: err}
+	}
+	return b, nil
+}
+
+func loadPath(ctx context.Context, path, base string, lim Limits) (*Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name, err := ParseBatchName(base)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, fmt.Errorf("stat batch: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: batch %s is not a folder (%s)", ErrUnsafePath, base, fi.Mode().Type())
+	}
+	m, err := readManifest(filepath.Join(path, ManifestFile))
+	if err != nil {
+		return nil, err
+	}
+	if m.Name().String() != base {
+		return nil, fmt.Errorf("%w: folder name %s does not match the manifest (%s)", ErrBadManifest, base, m.Name())
+	}
+	b := &Batch{Name: name, Path: path, Manifest: m, limits: lim}
+	if err := b.checkFiles(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readManifest reads and decodes a manifest file, never reading more than
+// MaxManifestBytes+1 bytes.
+func readManifest(path string) (*Manifest, error) {
+	f, err := openPlain(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	return DecodeManifest(data)
+}
+
+// openPlain opens path for reading, refusing (ErrUnsafePath) a symlink or
+// anything but a plain file. A missing file is ErrBadManifest-worthy for
+// the caller and reported as ErrUnsafePath with the cause.
+func openPlain(path string) (*os.File, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafePath, filepath.Base(path))
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s is missing", ErrBadManifest, filepath.Base(path))
+		}
+		return nil, fmt.Errorf("open %s: %w", filepath.Base(path), err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", filepath.Base(path), err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not a plain file (%s)", ErrUnsafePath, filepath.Base(path), fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// checkFiles checks the row total and that every data file is a plain file
+// of the declared size, without reading them.
+func (b *Batch) checkFiles() error {
+	var rows int64
+	for i, e := range b.Manifest.Entries {
+		rows += e.Rows
+		if b.limits.MaxRows > 0 && rows > b.limits.MaxRows {
+			return fmt.Errorf("%w: the batch declares more than %d rows", ErrTooManyRows, b.limits.MaxRows)
+		}
+		if e.File == "" {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(b.Path, e.File))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("entry %d: %w: data file %s is missing", i, ErrChecksum, e.File)
+			}
+			return fmt.Errorf("entry %d: stat %s: %w", i, e.File, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("entry %d: %w: data file %s is not a plain file (%s)", i, ErrUnsafePath, e.File, fi.Mode().Type())
+		}
+		if fi.Size() != e.Bytes {
+			return fmt.Errorf("entry %d: %w: data file %s has %d bytes, the manifest says %d", i, ErrChecksum, e.File, fi.Size(), e.Bytes)
+		}
+	}
+	return nil
+}
+
+// Kind returns the manifest schema of entry i (nil for entries that carry
+// no rows).
+func (b *Batch) Kind(i int) *recordstore.Kind {
+	return b.Manifest.Schema(b.Manifest.Entries[i].Kind)
+}
+
+// Verify reads every data file once and checks its size and SHA-256.
+// Errors are *ValidationError wrapping ErrChecksum or ErrUnsafePath, or I/O
+// errors.
+func (b *Batch) Verify(ctx context.Context) error {
+	for i, e := range b.Manifest.Entries {
+		if e.File == "" {
+			continue
+		}
+		f, err := b.openVerified(ctx, i)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// openVerified opens the data file of entry i and checks its size and
+// SHA-256 by reading it once.
+func (b *Batch) openVerified(ctx context.Context, i int) (*os.File, error) {
+	e := b.Manifest.Entries[i]
+	f, err := openPlain(filepath.Join(b.Path, e.File))
+	if err != nil {
+		return nil, b.invalid(i, err)
+	}
+	if err := checkSum(ctx, f, e); err != nil {
+		f.Close()
+		return nil, b.invalid(i, err)
+	}
+	return f, nil
+}
+
+func checkSum(ctx context.Context, f *os.File, e Entry) error {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k, err := f.ReadAt(buf, n)
+		h.Write(buf[:k])
+		n += int64(k)
+		if n > e.Bytes {
+			return fmt.Errorf("%w: data file %s is larger than %d bytes", ErrChecksum, e.File, e.Bytes)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", e.File, err)
+		}
+	}
+	if n != e.Bytes {
+		return fmt.Errorf("%w: data file %s has %d bytes, the manifest says %d", ErrChecksum, e.File, n, e.Bytes)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != e.SHA256 {
+		return fmt.Errorf("%w: data file %s has SHA-256 %s, the manifest says %s", ErrChecksum, e.File, sum, e.SHA256)
+	}
+	return nil
+}
+
+func (b *Batch) invalid(i int, err error) error {
+	return &ValidationError{Batch: b.Name.String(), Reason: fmt.Errorf("entry %d: %w", i, err)}
+}
+
+// Open returns a reader of the rows of append entry i. It first checks the
+// file's size and SHA-256 (reading it once), then decodes it as a stream:
+// rows are checked against the entry's schema, the row count against the
+// manifest (ErrRowCount as soon as one row too many is read, or at the end)
+// and the batch limits while reading. An entry without a file reads as
+// zero rows. Errors are *ValidationError.
+func (b *Batch) Open(ctx context.Context, i int) (*EntryReader, error) {
+	if i < 0 || i >= len(b.Manifest.Entries) {
+		return nil, recordstore.Invalidf("spool: batch %s has no entry %d", b.Name, i)
+	}
+	e := b.Manifest.Entries[i]
+	r := &EntryReader{batch: b, index: i, entry: e, ctx: ctx}
+	if e.Op != OpAppend || e.File == "" {
+		return r, nil
+	}
+	codec, err := Lookup(e.Format)
+	if err != nil {
+		return nil, b.invalid(i, err)
+	}
+	f, err := b.openVerified(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	lim := b.limits
+	lim.MaxRows = e.Rows // checkFiles saw e.Rows within the batch cap; a row more is a mismatch
+	dec, err := codec.NewDecoder(f, e.Bytes, b.Kind(i), lim)
+	if err != nil {
+		f.Close()
+		return nil, b.invalid(i, err)
+	}
+	r.file, r.dec = f, dec
+	return r, nil
+}
+
+// Rows returns the rows of entry i as an iterator; iteration stops after
+// the first error, which is yielded with a nil row.
+func (b *Batch) Rows(ctx context.Context, i int) iter.Seq2[recordstore.Values, error] {
+	return func(yield func(recordstore.Values, error) bool) {
+		r, err := b.Open(ctx, i)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer r.Close()
+		for {
+			v, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ReadAll reads and checks every entry and returns the batch in memory.
+// Nothing is returned unless the whole batch is valid.
+func (b *Batch) ReadAll(ctx context.Context) (*Delivery, error) {
+	m := b.Manifest
+	del := &Delivery{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
+		Entries: make([]DeliveryEntry, len(m.Entries))}
+	for i, e := range m.Entries {
+		del.Entries[i].Entry = e
+		if e.Op != OpAppend {
+			continue
+		}
+		vals := make([]recordstore.Values, 0, e.Rows)
+		for v, err := range b.Rows(ctx, i) {
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, v)
+		}
+		del.Entries[i].Values = vals
+	}
+	return del, nil
+}
+
+// EntryReader streams the rows of one entry (see Batch.Open).
+type EntryReader struct {
+	batch *Batch
+	index int
+	entry Entry
+	ctx   context.Context
+	file  *os.File
+	dec   Decoder
+	rows  int64
+	done  bool
+}
+
+// Entry returns the manifest entry being read.
+func (r *EntryReader) Entry() Entry { return r.entry }
+
+// Next returns the next row, io.EOF after the last one, or a
+// *ValidationError (a row that does not fit the schema: ErrInvalid; a row
+// count that differs from the manifest: ErrRowCount; a limit: ErrTooLarge,
+// ErrTooManyRows).
+func (r *EntryReader) Next() (recordstore.Values, error) {
+	if r.dec == nil || r.done {
+		return nil, io.EOF
+	}
+	if r.rows%1024 == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	v, err := r.dec.Next()
+	switch {
+	case err == io.EOF:
+		r.done = true
+		if r.rows != r.entry.Rows {
+			return nil, r.batch.invalid(r.index, fmt.Errorf("%w: data file %s holds %d rows, the manifest says %d", ErrRowCount, r.entry.File, r.rows, r.entry.Rows))
+		}
+		return nil, io.EOF
+	case errors.Is(err, ErrTooManyRows):
+		r.done = true
+		return nil, r.tooMany()
+	case err != nil:
+		r.done = true
+		return nil, r.batch.invalid(r.index, err)
+	}
+	if r.rows == r.entry.Rows {
+		r.done = true
+		return nil, r.tooMany()
+	}
+	r.rows++
+	return v, nil
+}
+
+func (r *EntryReader) tooMany() error {
+	return r.batch.invalid(r.index, fmt.Errorf("%w: data file %s holds more than the %d rows the manifest says", ErrRowCount, r.entry.File, r.entry.Rows))
+}
+
+// Close releases the data file.
+func (r *EntryReader) Close() error {
+	if r.dec == nil {
+		return nil
+	}
+	err := r.dec.Close()
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	r.dec = nil
+	return err
+}

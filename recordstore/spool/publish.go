@@ -1,0 +1,174 @@
+// Publish: write a batch under tmp/, make it durable, and commit it with
+// one rename into incoming/.
+
+package spool
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+)
+
+// The publish steps a Failpoint hook is called with, in order.
+const (
+	StepTmpCreated      = "publish:tmp-created"      // tmp/<instance>-<id>/ exists
+	StepDataWritten     = "publish:data-written"     // every data file written and fsynced
+	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced
+	StepTmpSynced       = "publish:tmp-synced"       // the batch folder fsynced
+	StepCommitted       = "publish:committed"        // renamed into incoming/, incoming fsynced
+)
+
+// PublishSteps lists the steps in order.
+var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten, StepTmpSynced, StepCommitted}
+
+// Publish writes del as a batch encoded with the codec named format and
+// commits it: the data files and manifest.json are written into
+// tmp/<instance>-<id>/ and fsynced, the folder is fsynced, then renamed to
+// incoming/<name> (the single commit point) and incoming is fsynced.
+//
+// On error nothing is in incoming and the tmp folder has been removed,
+// with one exception: an fsync error (fsutil.ErrSync) of the final rename
+// means the batch may or may not be in incoming; the caller must treat
+// it as fatal for the writer. Publishing the same delivery again (same id)
+// first removes a tmp folder left by an earlier attempt.
+func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchName, error) {
+	codec, err := Lookup(format)
+	if err != nil {
+		return BatchName{}, err
+	}
+	m, err := buildManifest(del)
+	if err != nil {
+		return BatchName{}, err
+	}
+	name := m.Name()
+	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
+	if err := d.writeTmp(ctx, tmp, del, m, codec); err != nil {
+		_ = os.RemoveAll(tmp)
+		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
+	}
+	if err := d.fs.Rename(tmp, d.Path(StateIncoming, name.String())); err != nil {
+		if !isSyncErr(err) {
+			_ = os.RemoveAll(tmp)
+		}
+		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
+	}
+	d.fail(StepCommitted)
+	d.log.Debug("spool batch published", "batch", name.String(), "entries", len(m.Entries), "rows", del.Rows())
+	return name, nil
+}
+
+// buildManifest checks the delivery's header and entries and returns its
+// manifest without the data file fields.
+func buildManifest(del *Delivery) (*Manifest, error) {
+	m := &Manifest{Format: ManifestFormat, ID: del.ID, Producer: del.Producer, Created: del.Created.UTC(),
+		Schemas: del.Schemas, Entries: make([]Entry, len(del.Entries))}
+	for i, e := range del.Entries {
+		m.Entries[i] = e.Entry
+		m.Entries[i].File, m.Entries[i].Format, m.Entries[i].Bytes, m.Entries[i].SHA256 = "", "", 0, ""
+		m.Entries[i].Rows = 0
+		if e.Op != OpAppend && len(e.Values) > 0 {
+			return nil, recordstore.Invalidf("spool: entry %d (%s) carries rows", i, e.Op)
+		}
+	}
+	if err := m.Validate(); err != nil { // with every append entry still file-less
+		return nil, err
+	}
+	return m, nil
+}
+
+func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manifest, codec Codec) error {
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("remove earlier attempt: %w", err)
+	}
+	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); err != nil {
+		return fmt.Errorf("create tmp folder: %w", err)
+	}
+	d.fail(StepTmpCreated)
+	for i := range del.Entries {
+		e := &del.Entries[i]
+		if e.Op != OpAppend || len(e.Values) == 0 {
+			continue
+		}
+		file := fmt.Sprintf("e%05d%s", i+1, codec.Extension())
+		n, sum, err := d.writeData(ctx, filepath.Join(tmp, file), codec, m.Schema(e.Kind), e.Values)
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", i, err)
+		}
+		me := &m.Entries[i]
+		me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Values)), n, sum
+	}
+	d.fail(StepDataWritten)
+	data, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	if err := d.fs.CreateFile(filepath.Join(tmp, ManifestFile), fsutil.FileMode, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
+		return err
+	}
+	d.fail(StepManifestWritten)
+	if err := d.fs.SyncDir(tmp); err != nil {
+		return err
+	}
+	d.fail(StepTmpSynced)
+	return nil
+}
+
+// writeData encodes rows into a new file at path and fsyncs it, returning
+// its size and SHA-256.
+func (d *Dir) writeData(ctx context.Context, path string, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) (int64, string, error) {
+	hw := &hashWriter{h: sha256.New()}
+	err := d.fs.CreateFile(path, fsutil.FileMode, func(w io.Writer) error {
+		hw.w = w
+		enc, err := codec.NewEncoder(hw, kind)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			if i%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := enc.Write(r); err != nil {
+				return fmt.Errorf("row %d: %w", i+1, err)
+			}
+		}
+		return enc.Close()
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	return hw.n, hex.EncodeToString(hw.h.Sum(nil)), nil
+}
+
+// hashWriter counts and hashes what it passes on.
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (hw *hashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+func isSyncErr(err error) bool { return errors.Is(err, fsutil.ErrSync) }

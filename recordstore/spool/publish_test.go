@@ -1,0 +1,225 @@
+// Publishing, listing and loading batches.
+
+package spool_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+var _ = Describe("publishing and loading", func() {
+	var (
+		ctx context.Context
+		d   *spool.Dir
+		id  *spool.Identity
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		d = newDir(spool.Options{})
+		id = spool.NewIdentity("test-build")
+	})
+
+	It("creates the four folders beside the store with mode 0700", func() {
+		Expect(d.Root()).To(HaveSuffix("records.sqlite.spool"))
+		for _, s := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
+			fi, err := os.Stat(d.Path(s, ""))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o700)), string(s))
+		}
+	})
+
+	for _, format := range []string{spool.FormatNDJSON, spool.FormatNDJSONGz} {
+		It("round trips every column type through a published "+format+" batch", func() {
+			kind := allTypes()
+			want := normalizeAll(kind, edgeRows())
+			del := sampleDelivery(id, want)
+			name, err := d.Publish(ctx, del, format)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(name.ID).To(Equal(del.ID))
+
+			b, err := d.Load(ctx, spool.StateIncoming, name.String())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b.Manifest.Producer).To(Equal(spool.Producer{Instance: id.Instance, Seq: 1, Pid: os.Getpid(), Host: id.Host, Build: "test-build"}))
+			e := b.Manifest.Entries[0]
+			Expect(e.Format).To(Equal(format))
+			Expect(e.Rows).To(Equal(int64(len(want))))
+			Expect(e.File).To(HaveSuffix("." + format))
+			Expect(b.Manifest.Entries[1].File).To(BeEmpty(), "a zero-row append has no data file")
+			Expect(b.Verify(ctx)).To(Succeed())
+
+			got, err := b.ReadAll(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.Entries[0].Values).To(Equal(want))
+			Expect(got.Entries[1].Values).To(BeEmpty())
+			Expect(got.Entries[2].Op).To(Equal(spool.OpSeal))
+			Expect(got.Schemas).To(Equal([]recordstore.Kind{*kind}))
+		})
+	}
+
+	It("writes files 0600 and leaves nothing in tmp", func() {
+		name, err := d.Publish(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		ents, err := os.ReadDir(d.Path(spool.StateIncoming, name.String()))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ents).To(HaveLen(2))
+		for _, e := range ents {
+			fi, err := e.Info()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)), e.Name())
+		}
+		tmp, err := os.ReadDir(d.Path(spool.StateTmp, ""))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tmp).To(BeEmpty())
+	})
+
+	It("lists batches oldest first, parsed, and never lists tmp", func() {
+		var want []spool.BatchName
+		base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range 5 {
+			del := sampleDelivery(id, nil)
+			del.Created = base.Add(time.Duration(5-i) * time.Second) // later seqs, earlier times
+			name, err := d.Publish(ctx, del, spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			want = append([]spool.BatchName{name}, want...)
+		}
+		Expect(os.MkdirAll(d.Path(spool.StateTmp, id.Instance+"-"+spool.NewID()), 0o700)).To(Succeed())
+		Expect(os.WriteFile(d.Path(spool.StateIncoming, "stray.txt"), []byte("x"), 0o600)).To(Succeed())
+
+		got, err := d.List(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(got)).To(Equal(names(want)))
+		Expect(got[0].Created.Equal(base.Add(time.Second))).To(BeTrue())
+		Expect(got[0].Seq).To(Equal(int64(5)))
+		Expect(got[0].Instance).To(Equal(id.Instance))
+
+		strays, err := d.Strays(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strays).To(Equal([]string{"stray.txt"}))
+
+		_, err = d.List(ctx, spool.StateTmp)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+	})
+
+	It("keeps publish order for batches of one producer", func() {
+		var want []string
+		for range 20 {
+			name, err := d.Publish(ctx, sampleDelivery(id, nil), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			want = append(want, name.String())
+		}
+		got, err := d.List(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names(got)).To(Equal(want))
+		for i, n := range got {
+			Expect(n.Seq).To(Equal(int64(i + 1)))
+		}
+	})
+
+	It("refuses an invalid delivery before writing anything", func() {
+		del := sampleDelivery(id, nil)
+		del.Entries[0].Stream = "../escape"
+		_, err := d.Publish(ctx, del, spool.FormatNDJSON)
+		Expect(err).To(MatchError(spool.ErrBadManifest))
+		del = sampleDelivery(id, []recordstore.Values{{int64(1), nil, nil, nil, nil, nil}})
+		_, err = d.Publish(ctx, del, spool.FormatNDJSON)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		_, err = d.Publish(ctx, sampleDelivery(id, nil), "csv")
+		Expect(err).To(MatchError(spool.ErrUnknownCodec))
+		expectEmpty(d, spool.StateIncoming)
+		expectEmpty(d, spool.StateTmp)
+	})
+
+	It("publishes again with the same id after a failed attempt left a tmp folder", func() {
+		del := sampleDelivery(id, normalizeAll(allTypes(), edgeRows()))
+		leftover := d.Path(spool.StateTmp, del.Producer.Instance+"-"+del.ID)
+		Expect(os.MkdirAll(leftover, 0o700)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(leftover, "manifest.json"), []byte("{torn"), 0o600)).To(Succeed())
+		name, err := d.Publish(ctx, del, spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		expectEmpty(d, spool.StateTmp)
+	})
+
+	It("streams rows with an iterator and stops at the first error", func() {
+		rows := normalizeAll(allTypes(), edgeRows())
+		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		n := 0
+		for v, err := range b.Rows(ctx, 0) {
+			Expect(err).NotTo(HaveOccurred())
+			Expect(v).To(Equal(rows[n]))
+			n++
+		}
+		Expect(n).To(Equal(len(rows)))
+
+		// the same rows under a smaller batch cap
+		small, err := spool.LoadPath(ctx, b.Path, spool.Limits{MaxRows: 2})
+		Expect(err).To(MatchError(spool.ErrTooManyRows))
+		Expect(small).To(BeNil())
+	})
+
+	It("reads an entry through Open with io.EOF at the end", func() {
+		rows := normalizeAll(allTypes(), edgeRows())
+		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSONGz)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		r, err := b.Open(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		defer r.Close()
+		for range rows {
+			_, err := r.Next()
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, err = r.Next()
+		Expect(err).To(Equal(io.EOF))
+		z, err := b.Open(ctx, 1)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = z.Next()
+		Expect(err).To(Equal(io.EOF))
+	})
+
+	It("refuses a batch whose data file grew after publishing (streaming size check)", func() {
+		name, err := d.Publish(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		f, err := os.OpenFile(filepath.Join(b.Path, b.Manifest.Entries[0].File), os.O_APPEND|os.O_WRONLY, 0)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.WriteString(strings.Repeat("{}\n", 100))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.Close()).To(Succeed())
+		_, err = b.ReadAll(ctx)
+		Expect(err).To(MatchError(spool.ErrChecksum))
+		var ve *spool.ValidationError
+		Expect(err).To(BeAssignableToTypeOf(ve))
+	})
+})
+
+func names(bs []spool.BatchName) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.String()
+	}
+	return out
+}
+
+func expectEmpty(d *spool.Dir, s spool.State) {
+	GinkgoHelper()
+	ents, err := os.ReadDir(d.Path(s, ""))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(ents).To(BeEmpty(), string(s))
+}
