@@ -107,12 +107,12 @@ func (p *pageScan) checkSizes(h pageHeader, body int64) error {
 	if h.compressed < 0 || h.uncompressed < 0 {
 		return corruptf("column %s: page header has a negative size", p.column)
 	}
+	if int64(h.compressed) > p.dataEnd-body {
+		return corruptf("column %s: a page of %d bytes at %d runs past the data", p.column, h.compressed, body)
+	}
 	if int64(h.uncompressed) > p.pageCap || int64(h.compressed) > p.pageCap {
 		return fmt.Errorf("%w: column %s: page of %d bytes (%d compressed) exceeds the page limit of %d",
 			spool.ErrTooLarge, p.column, h.uncompressed, h.compressed, p.pageCap)
-	}
-	if body+int64(h.compressed) > p.dataEnd {
-		return corruptf("column %s: a page of %d bytes at %d runs past the data", p.column, h.compressed, body)
 	}
 	return nil
 }
