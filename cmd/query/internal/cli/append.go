@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -66,20 +67,43 @@ func (a *app) appendRows(ctx context.Context, stream, kind, src string) error {
 	})
 }
 
-// checkRows normalizes every row against its kind before appending, so that
-// a bad row is reported by its input line rather than its index. The
-// backend checks again; this only makes the message point at the input.
+// checkRows normalizes every row against its kind, and looks for a key
+// given twice, before appending, so that a bad row is reported by its input
+// line rather than its index. The backend checks again; this only makes the
+// message point at the input.
 func checkRows(ctx context.Context, b recordstore.Backend, kind string, in rowsInput) error {
 	k, err := b.Kind(ctx, kind)
 	if err != nil {
 		return err
 	}
+	keyIdx := k.KeyIndexes()
+	seen := map[string]int{} // key of a row -> its line
 	for i, row := range in.rows {
-		if _, err := k.Normalize(row); err != nil {
+		vals, err := k.Normalize(row)
+		if err != nil {
 			return fmt.Errorf("%s line %d: %w", in.name, in.lines[i], err)
 		}
+		if len(keyIdx) == 0 {
+			continue
+		}
+		key := keyOf(vals, keyIdx)
+		if first, dup := seen[key]; dup {
+			return recordstore.Invalidf("%s lines %d and %d: kind %s: the same key %s", in.name, first, in.lines[i], k.Name, key)
+		}
+		seen[key] = in.lines[i]
 	}
 	return nil
+}
+
+// keyOf renders the key columns of normalized values (nil, string, int64
+// or float64) as JSON, which tells any two different keys apart.
+func keyOf(vals recordstore.Values, keyIdx []int) string {
+	key := make([]any, len(keyIdx))
+	for j, i := range keyIdx {
+		key[j] = vals[i]
+	}
+	b, _ := json.Marshal(key)
+	return string(b)
 }
 
 // readRows decodes the rows of src, a file path or "-" for stdin.
