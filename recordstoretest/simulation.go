@@ -7,7 +7,9 @@ package recordstoretest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,9 +100,11 @@ func (sim *simulation) do(op simOp) {
 	if op.run != nil {
 		got := op.run(ctx, sim.s.b)
 		want := op.run(ctx, sim.model)
-		Expect(got).To(Equal(want), sim.failure("the backend answered differently from the model"))
+		Expect(got == want).To(BeTrue(), sim.failure(fmt.Sprintf(
+			"the backend answered differently from the model\n  backend: %s\n  model:   %s", got, want)))
 	}
-	Expect(sim.state(sim.s.b)).To(Equal(sim.state(sim.model)), sim.failure("the backend's state differs from the model's"))
+	diff := sim.state(sim.s.b).diff(sim.state(sim.model))
+	Expect(diff).To(BeEmpty(), sim.failure("the backend's state differs from the model's\n"+diff))
 }
 
 // failure describes where a run went wrong and how to replay it.
@@ -117,6 +121,40 @@ func (sim *simulation) failure(what string) string {
 type simState struct {
 	Snapshot storeSnapshot
 	Metas    []string // Meta outcome of every pool stream, live or not
+}
+
+// diff describes every line where got differs from want ("" when none).
+func (got simState) diff(want simState) string {
+	var out []string
+	cmp := func(what, g, w string) {
+		if g != w {
+			out = append(out, fmt.Sprintf("%s\n  backend: %s\n  model:   %s", what, g, w))
+		}
+	}
+	cmp("kinds", strings.Join(got.Snapshot.Kinds, "\n           "), strings.Join(want.Snapshot.Kinds, "\n           "))
+	cmp("streams", strings.Join(got.Snapshot.Streams, "\n           "), strings.Join(want.Snapshot.Streams, "\n           "))
+	for i := range max(len(got.Metas), len(want.Metas)) {
+		cmp("meta", nth(got.Metas, i), nth(want.Metas, i))
+	}
+	ids := map[string]bool{}
+	for id := range got.Snapshot.Rows {
+		ids[id] = true
+	}
+	for id := range want.Snapshot.Rows {
+		ids[id] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		cmp("rows of "+id, got.Snapshot.Rows[id], want.Snapshot.Rows[id])
+	}
+	return strings.Join(out, "\n")
+}
+
+// nth returns xs[i], or "(none)" past its end.
+func nth(xs []string, i int) string {
+	if i < len(xs) {
+		return xs[i]
+	}
+	return "(none)"
 }
 
 // state reads b's whole state.

@@ -137,6 +137,21 @@ func (s *suite) describeTrim() {
 			Expect(m.Total).To(Equal(int64(3)))
 		})
 
+		It("changes nothing when the only appends that old had all their rows replaced", func() {
+			s.requirePolicy(recordstore.ConflictReplace)
+			s.declare(itemKind(recordstore.ConflictReplace))
+			s.clock.Set(t0)
+			s.append("r", "item_replace", row{"id": "a"})
+			s.clock.Set(t1)
+			s.append("r", "item_replace", row{"id": "a", "v": 2})
+			before := s.snapshot()
+			s.clock.Set(t2)
+			m, err := s.b.Trim(s.ctx, "r", t1)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(m.UpdatedAt).To(BeTemporally("==", t1), "no row went, so updatedAt stays")
+			s.expectUnchanged(before)
+		})
+
 		It("trims a replaced row by the time of the append that replaced it", func() {
 			s.requirePolicy(recordstore.ConflictReplace)
 			s.declare(itemKind(recordstore.ConflictReplace))
