@@ -1,0 +1,22 @@
+// Package owner elects, among all processes that open one store, the single
+// owner that writes it, and lets every other process write through the
+// spool and get its exact result back.
+//
+// Files beside the configured path P (see Paths):
+//
+//	P.lock        flock held by the owner for its whole tenure; the only
+//	              liveness truth (the kernel drops it when the owner dies)
+//	P.owner.json  the owner's advisory State, replaced atomically
+//	P.sock        the control socket (protocol 1), or a hashed name in the
+//	              temp folder when P.sock is too long; the real path is in
+//	              the state file
+//	P.spool/      tmp, incoming, failed, trash (see package spool)
+//
+// Correctness rests on files and SQLite alone: the flock, rename-committed
+// spool folders, and a ledger row committed in the same transaction as the
+// data. The socket only makes things fast: a dead or missing socket never
+// loses or duplicates data, it only sends waiters back to polling.
+//
+// The package is generic over its target backend and never imports a
+// concrete one; recordresults wires it to recordstore/sqlite.
+package owner

@@ -1,0 +1,79 @@
+// The owner's answers to control requests.
+
+package owner
+
+import (
+	"context"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// controlStatus reports the owner's live state.
+func (s *Store[T]) controlStatus(context.Context) Status {
+	s.mu.Lock()
+	st := s.mu.state
+	st.Backlog, st.Failed, st.LastError = s.mu.backlog, s.mu.failed, s.mu.lastErr
+	role := s.mu.role
+	s.mu.Unlock()
+	return Status{State: st, Role: role, SocketAlive: true,
+		HeartbeatAgeMS: time.Since(st.HeartbeatAt).Milliseconds()}
+}
+
+// controlIngest wakes the ingest loop for ids and, with wait, answers with
+// each batch's outcome as soon as it is in the ledger (or not done when the
+// request's deadline comes first).
+func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome {
+	out := make([]IngestOutcome, len(ids))
+	chans := make([]<-chan recordstore.BatchResult, len(ids))
+	for i, id := range ids {
+		out[i].ID = id
+		if !spool.ValidID(id) {
+			continue
+		}
+		if wait {
+			ch, cancel := s.waiters.add(id)
+			defer cancel()
+			chans[i] = ch
+		}
+		if res, ok, _ := s.ledger(ctx, id); ok {
+			out[i].Done, out[i].Result = true, &res
+		}
+	}
+	s.wake()
+	if !wait {
+		return out
+	}
+	for i := range out {
+		if out[i].Done || chans[i] == nil {
+			continue
+		}
+		select {
+		case res := <-chans[i]:
+			out[i].Done, out[i].Result = true, &res
+		case <-ctx.Done():
+			return out
+		}
+	}
+	return out
+}
+
+// controlSpool lists incoming and failed batches.
+func (s *Store[T]) controlSpool(ctx context.Context) (SpoolListing, error) {
+	var l SpoolListing
+	for _, part := range []struct {
+		state spool.State
+		dst   *[]BatchRef
+	}{{spool.StateIncoming, &l.Incoming}, {spool.StateFailed, &l.Failed}} {
+		names, err := s.spool.List(ctx, part.state)
+		if err != nil {
+			return l, err
+		}
+		*part.dst = make([]BatchRef, 0, len(names))
+		for _, n := range names {
+			*part.dst = append(*part.dst, BatchRef{Batch: n.String(), Producer: n.Instance, Seq: n.Seq, Created: n.Created})
+		}
+	}
+	return l, nil
+}

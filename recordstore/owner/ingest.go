@@ -1,0 +1,377 @@
+// The owner's ingest: drain incoming/ oldest first, keep each producer's
+// batches in order, apply many batches per transaction (group commit), send
+// a batch that can never load to failed/ at once, back off on transient
+// errors, and answer waiters the moment their batch commits.
+
+package owner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// Group commit bounds: how many batches and rows one transaction takes.
+const (
+	groupBatches = 256
+	groupRows    = 200_000
+)
+
+// Transient failure policy: back off from retryMin to retryMax; fail the
+// batch after retryAttempts tries or retryFor.
+const (
+	retryMin      = 100 * time.Millisecond
+	retryMax      = 30 * time.Second
+	retryAttempts = 20
+	retryFor      = 10 * time.Minute
+)
+
+// ingestState is the drain's memory. Guarded by Store.drainMu.
+type ingestState struct {
+	hw       map[string]int64     // producer instance → highest seq in the ledger
+	gapSince map[string]time.Time // batch name → when it was first held back by a gap
+	retries  map[string]*retry    // batch name → transient failures so far
+	single   bool                 // apply one batch per transaction (a group just failed)
+}
+
+type retry struct {
+	first    time.Time
+	attempts int
+	next     time.Time
+	last     error
+}
+
+func (st *ingestState) init() { st.reset() }
+
+// reset forgets everything; called when this process becomes the owner.
+func (st *ingestState) reset() {
+	st.hw = map[string]int64{}
+	st.gapSince = map[string]time.Time{}
+	st.retries = map[string]*retry{}
+	st.single = false
+}
+
+// due reports whether a batch that failed transiently may be tried again.
+func (st *ingestState) due(name string, now time.Time) bool {
+	r := st.retries[name]
+	return r == nil || !now.Before(r.next)
+}
+
+// transient records a transient failure and reports whether the batch has
+// now used up its tries.
+func (st *ingestState) transient(name string, err error, now time.Time) (exhausted bool) {
+	r := st.retries[name]
+	if r == nil {
+		r = &retry{first: now}
+		st.retries[name] = r
+	}
+	r.attempts++
+	r.last = err
+	delay := retryMin << min(r.attempts-1, 12)
+	r.next = now.Add(min(delay, retryMax))
+	return r.attempts >= retryAttempts || now.Sub(r.first) >= retryFor
+}
+
+func (st *ingestState) done(name string) {
+	delete(st.retries, name)
+	delete(st.gapSince, name)
+}
+
+// loaded is a batch read from incoming/, ready to apply.
+type loaded struct {
+	name  spool.BatchName
+	batch recordstore.Batch
+	rows  int
+}
+
+// ingestLoop drains at start, then whenever poked, polling with a backoff
+// from PollMin to PollMax in between.
+func (s *Store[T]) ingestLoop(ctx context.Context) {
+	defer s.ownerWG.Done()
+	delay := s.opts.PollMin
+	for {
+		n, err := s.drainOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			if f := s.fatal(); f != nil {
+				s.log.Error("writer stopped: fsync failed; reopen the store", "error", f)
+				return
+			}
+			s.log.Warn("drain", "error", err)
+		}
+		if n > 0 {
+			delay = s.opts.PollMin
+			continue
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.poke:
+			delay = s.opts.PollMin
+		case <-t.C:
+			delay = min(2*delay, s.opts.PollMax)
+		}
+		t.Stop()
+	}
+}
+
+// wake pokes the ingest loop without blocking.
+func (s *Store[T]) wake() {
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
+}
+
+// finalDrain drains until nothing more can be applied or DrainOnClose ends,
+// and returns how many batches it applied or failed.
+func (s *Store[T]) finalDrain() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.DrainOnClose)
+	defer cancel()
+	total := 0
+	for {
+		n, err := s.drainOnce(ctx)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// drainOnce applies one group of incoming batches and returns how many
+// batches it applied or failed.
+func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	if err := s.fatal(); err != nil {
+		return 0, err
+	}
+	names, err := s.spool.List(ctx, spool.StateIncoming)
+	if err != nil {
+		return 0, err
+	}
+	s.moveStrays(ctx)
+	s.setBacklog(len(names))
+	group, failed, err := s.pickGroup(ctx, names)
+	if err != nil || len(group) == 0 {
+		return failed, err
+	}
+	n, err := s.commitGroup(ctx, group)
+	return n + failed, err
+}
+
+// pickGroup loads the next batches to apply, in order, failing at once
+// those that can never load.
+func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]loaded, int, error) {
+	var group []loaded
+	rows, failed := 0, 0
+	taken := map[string]int64{} // producer → seq taken into this group
+	limit := groupBatches
+	if s.ing.single {
+		limit = 1
+	}
+	var failedNames map[string]bool // lazily listed
+	for _, n := range names {
+		if len(group) >= limit || rows >= groupRows {
+			break
+		}
+		key := n.String()
+		now := time.Now()
+		if !s.ing.due(key, now) {
+			continue
+		}
+		if !s.inOrder(ctx, n, taken, &failedNames) {
+			continue
+		}
+		b, err := s.load(ctx, n)
+		if err == nil {
+			group = append(group, b)
+			taken[n.Instance] = n.Seq
+			rows += b.rows
+			continue
+		}
+		if !deterministic(err) && !s.ing.transient(key, err, now) {
+			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
+			continue
+		}
+		if ferr := s.failBatch(ctx, n, err); ferr != nil {
+			return group, failed, ferr
+		}
+		taken[n.Instance] = n.Seq
+		failed++
+	}
+	return group, failed, nil
+}
+
+// inOrder reports whether n may be applied now: its producer is new to the
+// ledger, or n is the next seq after the producer's high-water mark, or the
+// gap before it was waited out (GapWait) or its predecessor is in failed/.
+func (s *Store[T]) inOrder(ctx context.Context, n spool.BatchName, taken map[string]int64, failedNames *map[string]bool) bool {
+	prev, ok := taken[n.Instance]
+	if !ok {
+		prev = s.highWater(ctx, n.Instance)
+	}
+	key := n.String()
+	if prev == 0 || n.Seq <= prev+1 {
+		delete(s.ing.gapSince, key)
+		return true
+	}
+	first, ok := s.ing.gapSince[key]
+	if !ok {
+		first = time.Now()
+		s.ing.gapSince[key] = first
+	}
+	if time.Since(first) >= s.opts.GapWait {
+		s.log.Error("producer gap waited out; applying out of order", "batch", key, "after_seq", prev)
+		return true
+	}
+	if *failedNames == nil {
+		*failedNames = map[string]bool{}
+		if fl, err := s.spool.List(ctx, spool.StateFailed); err == nil {
+			for _, f := range fl {
+				(*failedNames)[f.Instance+"/"+itoa(f.Seq)] = true
+			}
+		}
+	}
+	return (*failedNames)[n.Instance+"/"+itoa(n.Seq-1)]
+}
+
+// highWater returns the producer's highest seq in the ledger (cached).
+func (s *Store[T]) highWater(ctx context.Context, instance string) int64 {
+	if hw, ok := s.ing.hw[instance]; ok {
+		return hw
+	}
+	hw, err := s.backend.ProducerSeq(ctx, instance)
+	if err != nil {
+		return 0
+	}
+	s.ing.hw[instance] = hw
+	return hw
+}
+
+func (s *Store[T]) raiseHighWater(instance string, seq int64) {
+	if seq > s.ing.hw[instance] {
+		s.ing.hw[instance] = seq
+	}
+}
+
+// load reads and validates one batch, rows included.
+func (s *Store[T]) load(ctx context.Context, n spool.BatchName) (loaded, error) {
+	b, err := s.spool.Load(ctx, spool.StateIncoming, n.String())
+	if err != nil {
+		return loaded{}, err
+	}
+	d, err := b.ReadAll(ctx)
+	if err != nil {
+		return loaded{}, err
+	}
+	return loaded{name: n, batch: toBatch(d), rows: int(d.Rows())}, nil
+}
+
+// deterministic reports whether a load error will recur on every try (the
+// batch itself is bad) rather than being an I/O hiccup.
+func deterministic(err error) bool {
+	return recordstore.Code(err) != recordstore.CodeInternal
+}
+
+// commitGroup applies a group in one transaction, answers its waiters, and
+// moves its folders to trash/.
+func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error) {
+	batches := make([]recordstore.Batch, len(group))
+	for i, g := range group {
+		batches[i] = g.batch
+	}
+	results, err := s.backend.AppendBatch(ctx, batches...)
+	if err != nil {
+		s.setLastError(err)
+		if ctx.Err() == nil && !errors.Is(err, recordstore.ErrClosed) {
+			s.ing.single = len(group) > 1
+			now := time.Now()
+			for _, g := range group {
+				s.ing.transient(g.name.String(), err, now)
+			}
+		}
+		return 0, err
+	}
+	s.ing.single = false
+	for i, res := range results {
+		g := group[i]
+		s.ing.done(g.name.String())
+		s.raiseHighWater(g.name.Instance, g.name.Seq)
+		s.announce(res)
+	}
+	s.opts.Failpoint(FailAfterLedger)
+	for _, g := range group {
+		s.opts.Failpoint(FailBeforeTrash)
+		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, g.name.String()); err != nil {
+			s.setLastError(err)
+			return len(group), err
+		}
+	}
+	return len(group), nil
+}
+
+// failBatch records a batch that cannot be applied as failed in the ledger
+// (so waiters fail at once and its producer's successors are not held
+// back), then moves it to failed/ with error.json.
+func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error) error {
+	key := n.String()
+	if r := s.ing.retries[key]; r != nil && r.last != nil && !deterministic(cause) {
+		cause = r.last
+	}
+	b := recordstore.Batch{ID: n.ID, Created: n.Created,
+		Producer: recordstore.Producer{Instance: n.Instance, Seq: n.Seq},
+		Failure:  recordstore.AsBatchError(cause)}
+	results, err := s.backend.AppendBatch(ctx, b)
+	if err != nil {
+		s.setLastError(err)
+		return err
+	}
+	s.ing.done(key)
+	s.raiseHighWater(n.Instance, n.Seq)
+	if err := s.spool.MoveToFailed(ctx, key, cause); err != nil {
+		s.setLastError(err)
+		return err
+	}
+	s.log.Warn("batch failed", "batch", key, "error", cause)
+	s.mu.Lock()
+	s.mu.failed++
+	s.mu.lastErr = key + ": " + cause.Error()
+	s.mu.Unlock()
+	for _, res := range results {
+		s.announce(res)
+	}
+	return nil
+}
+
+// announce answers the waiters of a batch and reports it.
+func (s *Store[T]) announce(res recordstore.BatchResult) {
+	s.waiters.resolve(res)
+	if s.opts.Events.Batch != nil {
+		s.opts.Events.Batch(res)
+	}
+}
+
+// moveStrays moves entries of incoming/ that are not batch names to
+// failed/, so they are seen rather than silently ignored.
+func (s *Store[T]) moveStrays(ctx context.Context) {
+	strays, err := s.spool.Strays(ctx, spool.StateIncoming)
+	if err != nil {
+		return
+	}
+	for _, name := range strays {
+		if err := s.spool.MoveToFailed(ctx, name, errors.New("not a batch name")); err != nil {
+			s.log.Warn("move stray", "entry", name, "error", err)
+		}
+	}
+}
+
+func (s *Store[T]) setBacklog(n int) {
+	s.mu.Lock()
+	s.mu.backlog = n
+	s.mu.Unlock()
+}

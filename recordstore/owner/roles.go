@@ -1,0 +1,279 @@
+// Roles: becoming the owner (at open or by promotion), waiting as a
+// non-owner, and leaving either role on Close.
+
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// ErrStartTimeout is returned by Open when the owner did not become ready
+// within StartWait.
+var ErrStartTimeout = errors.New("owner did not become ready")
+
+// CatalogVersionError is returned by Open in a non-owner whose owner runs a
+// build with another catalog version (errors.Is ErrCatalogVersion).
+type CatalogVersionError struct {
+	Owner, Build int
+}
+
+// ErrCatalogVersion is the sentinel of CatalogVersionError.
+var ErrCatalogVersion = errors.New("catalog version mismatch")
+
+func (e *CatalogVersionError) Error() string {
+	return fmt.Sprintf("the owner uses catalog version %d, this build %d", e.Owner, e.Build)
+}
+
+// Unwrap makes errors.Is(err, ErrCatalogVersion) true.
+func (e *CatalogVersionError) Unwrap() error { return ErrCatalogVersion }
+
+// waitReady waits until the owner's state says ready, or until this process
+// takes the lock itself (the owner went away), bounded by StartWait.
+func (s *Store[T]) waitReady(ctx context.Context) (State, bool, error) {
+	deadline := time.Now().Add(s.opts.StartWait)
+	var last State
+	for {
+		if won, err := s.lock.try(); err != nil || won {
+			return State{}, won, err
+		}
+		st, err := ReadState(s.paths.State)
+		if err == nil && st.Phase == PhaseReady {
+			return st, false, nil
+		}
+		if err == nil {
+			last = st
+		}
+		if time.Now().After(deadline) {
+			return State{}, false, fmt.Errorf("%w within %s (phase %q, pid %d)", ErrStartTimeout, s.opts.StartWait, last.Phase, last.PID)
+		}
+		select {
+		case <-ctx.Done():
+			return State{}, false, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// startOwner runs the owner's start-up with the lock held: state
+// starting, backend writable, socket, state ready, loops.
+func (s *Store[T]) startOwner(ctx context.Context) error {
+	if err := s.writeState(PhaseStarting); err != nil {
+		return err
+	}
+	s.opts.Failpoint(FailDuringStarting)
+	b, err := s.opts.Open(ctx, false, nil)
+	if err != nil {
+		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+		return err
+	}
+	s.backend = b
+	if err := s.serveAsOwner(); err != nil {
+		_ = b.Close()
+		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+		return err
+	}
+	return nil
+}
+
+// startNonOwner opens the backend read-only and starts the promoter.
+func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
+	if s.opts.CatalogVersion != 0 && st.CatalogVersion != 0 && st.CatalogVersion != s.opts.CatalogVersion {
+		return &CatalogVersionError{Owner: st.CatalogVersion, Build: s.opts.CatalogVersion}
+	}
+	s.mu.Lock()
+	s.mu.state = st
+	s.mu.Unlock()
+	b, err := s.opts.Open(ctx, true, s.submit)
+	if err != nil {
+		return err
+	}
+	s.backend = b
+	s.setRole(RoleNonOwner)
+	s.wg.Add(1)
+	go s.promoter()
+	return nil
+}
+
+// promoter keeps trying the lock and promotes this process when it gets it.
+func (s *Store[T]) promoter() {
+	defer s.wg.Done()
+	for {
+		won, err := s.lock.wait(s.ctx, 100*time.Millisecond)
+		if !won || s.ctx.Err() != nil {
+			if won {
+				_ = s.lock.unlock()
+			}
+			return
+		}
+		if err == nil {
+			if err = s.promote(s.ctx); err == nil {
+				return
+			}
+		}
+		s.log.Error("promotion failed", "error", err)
+		s.setLastError(err)
+		_ = s.lock.unlock()
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// promote switches this process to owner with the lock held.
+func (s *Store[T]) promote(ctx context.Context) error {
+	start := time.Now()
+	if err := s.writeState(PhaseStarting); err != nil {
+		return err
+	}
+	s.opts.Failpoint(FailDuringStarting)
+	if err := s.backend.Promote(ctx); err != nil {
+		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+		return fmt.Errorf("promote backend: %w", err)
+	}
+	if err := s.serveAsOwner(); err != nil {
+		return err
+	}
+	s.log.Info("promoted", "epoch", s.backend.Epoch(), "took", time.Since(start))
+	return nil
+}
+
+// serveAsOwner binds the socket, writes state ready and starts the loops.
+func (s *Store[T]) serveAsOwner() error {
+	ctrl, err := listenControl(s.paths.Socket, s, s.log)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.mu.ctrl = ctrl
+	s.mu.Unlock()
+	s.ing.reset()
+	s.opts.Failpoint(FailBeforeStateReady)
+	if err := s.writeState(PhaseReady); err != nil {
+		ctrl.close(s.id.Instance)
+		return err
+	}
+	s.setRole(RoleOwner)
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.ownerCancel = cancel
+	s.ownerWG.Add(3)
+	go s.ingestLoop(ctx)
+	go s.heartbeatLoop(ctx)
+	go s.gcLoop(ctx)
+	return nil
+}
+
+// writeState writes this owner's state with the given phase.
+func (s *Store[T]) writeState(phase Phase) error {
+	st := s.ownState(phase)
+	if err := WriteState(s.paths.State, st); err != nil {
+		s.setLastError(err)
+		return fmt.Errorf("write state: %w", err)
+	}
+	s.mu.Lock()
+	s.mu.state = st
+	s.mu.Unlock()
+	return nil
+}
+
+// ownState builds the state this process publishes as owner.
+func (s *Store[T]) ownState(phase Phase) State {
+	host, _ := os.Hostname()
+	now := time.Now().UTC()
+	s.mu.Lock()
+	prev := s.mu.state
+	st := State{
+		Instance: s.id.Instance, PID: os.Getpid(), Host: host, Build: s.opts.Build,
+		Phase: phase, StartedAt: prev.StartedAt, HeartbeatAt: now,
+		CatalogVersion: s.opts.CatalogVersion,
+		Spool:          SpoolInfo{Dir: s.spool.Root(), ManifestFormat: spool.ManifestFormat, Formats: spool.Formats()},
+		Socket:         s.paths.Socket,
+		Backlog:        s.mu.backlog, Failed: s.mu.failed, LastError: s.mu.lastErr,
+	}
+	s.mu.Unlock()
+	if prev.Instance != s.id.Instance || st.StartedAt.IsZero() {
+		st.StartedAt = now
+	}
+	if phase != PhaseStarting {
+		st.Epoch = s.backend.Epoch()
+		st.Store = s.backend.LivePath()
+	}
+	return st
+}
+
+// closeOwner stops the socket and loops, drains, removes the state, unlocks
+// and drains again while batches keep arriving and the lock is free.
+func (s *Store[T]) closeOwner() error {
+	s.mu.Lock()
+	ctrl := s.mu.ctrl
+	s.mu.ctrl = nil
+	s.mu.Unlock()
+	if ctrl != nil {
+		ctrl.close(s.id.Instance)
+	}
+	if s.ownerCancel != nil {
+		s.ownerCancel()
+	}
+	s.ownerWG.Wait()
+	_ = s.writeState(PhaseDraining)
+	_, err := s.finalDrain()
+	s.opts.Failpoint(FailAfterFinalDrain)
+	if rerr := removeStateIfOurs(s.paths.State, s.id.Instance); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	if uerr := s.lock.unlock(); uerr != nil {
+		err = errors.Join(err, uerr)
+	}
+	return errors.Join(err, s.recheck())
+}
+
+// closeNonOwner drains the spool when DrainOnClose asks for it and the lock
+// is free (the owner vanished and nobody took over).
+func (s *Store[T]) closeNonOwner() error {
+	if s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
+		return nil
+	}
+	won, err := s.lock.try()
+	if err != nil || !won {
+		return err
+	}
+	defer func() { _ = s.lock.unlock() }()
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.DrainOnClose)
+	defer cancel()
+	if err := s.backend.Promote(ctx); err != nil {
+		return fmt.Errorf("promote to drain on close: %w", err)
+	}
+	_, err = s.finalDrain()
+	return err
+}
+
+// recheck closes the publish-after-final-drain race: a producer may have
+// published after our last drain but before it saw the lock free. It stops
+// when incoming is empty, another process holds the lock, or a drain makes
+// no progress (what is left waits, durable, for the next owner).
+func (s *Store[T]) recheck() error {
+	for s.spoolHasIncoming() {
+		won, err := s.lock.try()
+		if err != nil || !won {
+			return err
+		}
+		n, derr := s.finalDrain()
+		_ = s.lock.unlock()
+		if derr != nil || n == 0 {
+			return derr
+		}
+	}
+	return nil
+}
+
+func (s *Store[T]) spoolHasIncoming() bool {
+	names, err := s.spool.List(context.Background(), spool.StateIncoming)
+	return err == nil && len(names) > 0
+}

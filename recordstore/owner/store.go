@@ -1,0 +1,342 @@
+// Store: one process's handle on a store — its role, its backend, its
+// background loops — and Open/Close.
+
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// Target is what the owner needs of a backend: the record store, exactly-once
+// batches, and a switch from read-only to writable in place.
+type Target interface {
+	recordstore.Backend
+	recordstore.BatchAppender
+	// Promote makes a read-only backend writable in place (a new epoch).
+	Promote(ctx context.Context) error
+	// Epoch is the writer epoch stored in the live file.
+	Epoch() int64
+	// LivePath is the live file's path.
+	LivePath() string
+}
+
+// Submitter hands a read-only backend's mutation to the owner and returns
+// the ledger's result for it. Batch ID and Producer are filled in by the
+// submitter.
+type Submitter func(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error)
+
+// Events are callbacks for what tests and metrics care about. They are
+// called from the store's goroutines and must not block.
+type Events struct {
+	// Role is called after every role change.
+	Role func(Role)
+	// Batch is called after a spooled batch committed or failed.
+	Batch func(recordstore.BatchResult)
+}
+
+// Options configure Open. Path and Open are required.
+type Options[T Target] struct {
+	// Path is the configured store path P.
+	Path string
+	// Open opens the backend: writable (submit nil) for the owner,
+	// read-only with submit for everyone else.
+	Open func(ctx context.Context, readOnly bool, submit Submitter) (T, error)
+	// CatalogVersion is this build's catalog version; a non-owner whose
+	// owner runs another one refuses to open (ErrCatalogVersion).
+	CatalogVersion int
+	// Build names this build in the state file and manifests.
+	Build string
+	// Format is the spool codec non-owner writes use; default "ndjson".
+	Format string
+	// StartWait bounds how long a non-owner waits for the owner to be
+	// ready; default 60s.
+	StartWait time.Duration
+	// DrainOnClose bounds the owner's final drain; default 10s. A
+	// non-owner with DrainOnClose > 0 drains the spool on Close when it
+	// can take the lock (the owner vanished).
+	DrainOnClose time.Duration
+	// PollMin and PollMax bound the ingest loop's polling fallback
+	// (defaults 50ms and 500ms); a socket poke wakes it at once.
+	PollMin, PollMax time.Duration
+	// Heartbeat is the state file refresh period; default 5s.
+	Heartbeat time.Duration
+	// GapWait is how long a producer's out-of-order batch waits for its
+	// predecessor; default 60s.
+	GapWait time.Duration
+	// GCInterval is the spool GC and ledger sweep period; default 1m.
+	GCInterval time.Duration
+	// GC holds the spool GC ages.
+	GC spool.GCOptions
+	// LedgerRetention is how long ledger rows are kept; default 7 days.
+	LedgerRetention time.Duration
+	// Spool configures the spool folder (limits, clock, fault injection).
+	Spool spool.Options
+	// Logger receives the store's log lines; default: discard.
+	Logger *slog.Logger
+	// Events are callbacks.
+	Events Events
+	// Failpoint, when set, is called at named points (see the Failpoint
+	// constants); crash tests kill or pause the process there.
+	Failpoint func(name string)
+}
+
+// The failpoints Options.Failpoint is called with.
+const (
+	FailDuringStarting   = "during-starting"
+	FailAfterLedger      = "after-ledger-commit"
+	FailBeforeTrash      = "before-trash"
+	FailAfterFinalDrain  = "after-final-drain"
+	FailAfterPublish     = "after-publish"
+	FailBeforeStateReady = "before-state-ready"
+)
+
+func (o Options[T]) withDefaults() Options[T] {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.StartWait, 60*time.Second)
+	def(&o.DrainOnClose, 10*time.Second)
+	def(&o.PollMin, 50*time.Millisecond)
+	def(&o.PollMax, 500*time.Millisecond)
+	def(&o.Heartbeat, DefaultHeartbeat)
+	def(&o.GapWait, 60*time.Second)
+	def(&o.GCInterval, time.Minute)
+	def(&o.LedgerRetention, 7*24*time.Hour)
+	if o.Format == "" {
+		o.Format = spool.FormatNDJSON
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Failpoint == nil {
+		o.Failpoint = func(string) {}
+	}
+	return o
+}
+
+// Store is one process's handle on a store. It is safe for concurrent use.
+// The backend it returns is the same value for the store's whole life in
+// this process, whatever the role: a promotion switches it in place.
+type Store[T Target] struct {
+	opts    Options[T]
+	paths   Paths
+	log     *slog.Logger
+	spool   *spool.Dir
+	lock    *lockFile
+	id      *spool.Identity
+	backend T
+	waiters *waiters
+	poke    chan struct{}
+
+	// pub serializes this process's publishes so that its producer seqs
+	// reach incoming/ in order and a failed publish leaves no gap.
+	pub struct {
+		sync.Mutex
+		seq int64 // last seq published
+	}
+
+	mu struct {
+		sync.Mutex
+		role    Role
+		state   State          // what this process last wrote (owner) or read
+		ctrl    *controlServer // owner only
+		lastErr string
+		fatal   error // an fsync failure: the writer stopped
+		failed  int
+		backlog int
+		refs    int
+		closed  bool
+	}
+
+	ing ingestState // used by the goroutine that drains (under drainMu)
+
+	// drainMu admits one drain at a time (loop, final drain, recheck).
+	drainMu sync.Mutex
+
+	ctx         context.Context // the store's life; cancelled by Close
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup // the promoter
+	ownerCancel context.CancelFunc
+	ownerWG     sync.WaitGroup // the owner's loops
+}
+
+// Open opens the store at opts.Path in this process. The first process to
+// take the lock becomes the owner: it opens the backend writable, serves the
+// socket and ingests the spool. Every other process waits for the owner to
+// be ready (StartWait), opens the backend read-only and keeps trying the
+// lock to promote itself when the owner goes away. Opening the same path
+// twice in one process returns the same Store (reference counted; each Open
+// needs its Close).
+//
+// On error nothing is held: no lock, no socket, no open backend. Folders
+// (the store's and the spool's) may have been created.
+func Open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
+	if opts.Path == "" || opts.Open == nil {
+		return nil, fmt.Errorf("%w: owner.Options needs Path and Open", recordstore.ErrInvalid)
+	}
+	abs, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("store path: %w", err)
+	}
+	opts.Path = abs
+	return shared(abs, func() (*Store[T], error) { return open(ctx, opts.withDefaults()) })
+}
+
+func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
+	if err := fsutil.MkdirAll(filepath.Dir(opts.Path)); err != nil {
+		return nil, err
+	}
+	if err := CheckFileSystem(filepath.Dir(opts.Path)); err != nil {
+		return nil, err
+	}
+	s := &Store[T]{
+		opts:    opts,
+		paths:   PathsFor(opts.Path),
+		log:     opts.Logger.With("component", "recordstore_owner", "store", opts.Path),
+		id:      spool.NewIdentity(opts.Build),
+		waiters: newWaiters(),
+		poke:    make(chan struct{}, 1),
+	}
+	s.ing.init()
+	s.mu.role = RoleNonOwner
+	var err error
+	if s.spool, err = spool.Open(ctx, opts.Path, opts.Spool); err != nil {
+		return nil, err
+	}
+	if s.lock, err = newLockFile(s.paths.Lock); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.start(ctx); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start takes the owner role or the non-owner role.
+func (s *Store[T]) start(ctx context.Context) error {
+	won, err := s.lock.try()
+	if err != nil {
+		return err
+	}
+	if !won {
+		st, owned, err := s.waitReady(ctx)
+		if err != nil {
+			return err
+		}
+		won = owned
+		if !won {
+			return s.startNonOwner(ctx, st)
+		}
+	}
+	if err := s.startOwner(ctx); err != nil {
+		_ = s.lock.unlock()
+		return err
+	}
+	return nil
+}
+
+// Backend returns the store's backend. The value never changes.
+func (s *Store[T]) Backend() T { return s.backend }
+
+// Role returns this process's current role.
+func (s *Store[T]) Role() Role {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.role
+}
+
+// Paths returns the store's files.
+func (s *Store[T]) Paths() Paths { return s.paths }
+
+// Spool returns the store's spool folder.
+func (s *Store[T]) Spool() *spool.Dir { return s.spool }
+
+// Status reports on the store as this process sees it: the live state when
+// this process owns it, else what ReadStatus observes.
+func (s *Store[T]) Status(ctx context.Context) (Status, error) {
+	if s.Role() == RoleOwner {
+		return s.controlStatus(ctx), nil
+	}
+	st, err := ReadStatus(ctx, s.opts.Path, s.opts.Heartbeat)
+	if err != nil {
+		return st, err
+	}
+	st.Role = s.Role()
+	return st, nil
+}
+
+func (s *Store[T]) setRole(r Role) {
+	s.mu.Lock()
+	s.mu.role = r
+	s.mu.Unlock()
+	s.log.Info("role", "role", string(r))
+	if s.opts.Events.Role != nil {
+		s.opts.Events.Role(r)
+	}
+}
+
+func (s *Store[T]) setLastError(err error) {
+	s.mu.Lock()
+	s.mu.lastErr = err.Error()
+	if errors.Is(err, fsutil.ErrSync) && s.mu.fatal == nil {
+		s.mu.fatal = err
+	}
+	s.mu.Unlock()
+}
+
+// fatal returns the fsync failure that stopped this writer, if any.
+func (s *Store[T]) fatal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.fatal
+}
+
+// Close releases this Open. The last Close of the process stops the store:
+// as owner it stops the socket, drains the spool (bounded by DrainOnClose),
+// removes its state file, unlocks, then drains again for as long as
+// batches keep arriving and the lock is free (so a batch published during
+// the final drain is not stranded), and closes the backend.
+//
+// On error the lock is released and the backend closed all the same; the
+// error says what could not be finished (batches still in incoming stay
+// there, durable, for the next owner).
+func (s *Store[T]) Close() error {
+	return release(s.opts.Path, s, s.close)
+}
+
+func (s *Store[T]) close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	role := s.mu.role
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait() // the promoter
+	var errs []error
+	if role == RoleOwner {
+		errs = append(errs, s.closeOwner())
+	} else {
+		errs = append(errs, s.closeNonOwner())
+	}
+	s.setRole(RoleClosed)
+	errs = append(errs, s.backend.Close())
+	return errors.Join(errs...)
+}

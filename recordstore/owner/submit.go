@@ -1,0 +1,187 @@
+// Writing as a non-owner: publish a batch into the spool, poke the owner,
+// and await the batch's outcome — pushed over the socket when the owner
+// answers, read from the ledger otherwise.
+
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// ErrPending is the sentinel of PendingError.
+var ErrPending = errors.New("pending")
+
+// PendingError is returned when the caller's context ended before the
+// owner applied a published batch. The batch is durable in the spool and
+// will be applied exactly once; Store.Await resumes waiting for it. Do not
+// blindly retry a write to an unkeyed kind: it would be applied twice.
+type PendingError struct {
+	BatchID string
+}
+
+func (e *PendingError) Error() string {
+	return "batch " + e.BatchID + " is spooled and not applied yet"
+}
+
+// Unwrap makes errors.Is(err, ErrPending) true.
+func (e *PendingError) Unwrap() error { return ErrPending }
+
+// ErrorCode is "pending", the code the CLI prints.
+func (e *PendingError) ErrorCode() string { return "pending" }
+
+// awaitPoll is the ledger polling period when the socket cannot help.
+const awaitPoll = 25 * time.Millisecond
+
+// submit is the Submitter this store hands its read-only backend.
+func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
+	id, err := s.Publish(ctx, b)
+	if err != nil {
+		return recordstore.BatchResult{}, err
+	}
+	return s.Await(ctx, id)
+}
+
+// Publish writes b into the spool as one batch of this process's producer
+// (its ID, Producer and Created are set here), pokes the owner without
+// waiting, and returns the batch id. Publishes of one process are
+// serialized so that its producer seqs reach incoming/ in order and a
+// failed publish leaves no gap. On error nothing was published (an fsync
+// error of the commit, wrapping fsutil.ErrSync, is the exception: the batch
+// may be there; the error is fatal for this writer).
+func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, error) {
+	s.pub.Lock()
+	seq := s.pub.seq + 1
+	b.ID = spool.NewID()
+	b.Created = time.Now().UTC()
+	host := s.id.Host
+	b.Producer = recordstore.Producer{Instance: s.id.Instance, Seq: seq, PID: s.id.Pid, Host: host, Build: s.opts.Build}
+	_, err := s.spool.Publish(ctx, toDelivery(b), s.opts.Format)
+	if err == nil || errors.Is(err, fsutil.ErrSync) {
+		s.pub.seq = seq
+	}
+	s.pub.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("publish batch: %w", err)
+	}
+	s.opts.Failpoint(FailAfterPublish)
+	s.nudge(ctx, b.ID)
+	return b.ID, nil
+}
+
+// nudge tells the owner (this process or another) that a batch is waiting.
+func (s *Store[T]) nudge(ctx context.Context, id string) {
+	if s.Role() == RoleOwner {
+		s.wake()
+		return
+	}
+	if sock := s.ownerSocket(); sock != "" {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, _ = Call(cctx, sock, Request{Action: ActionIngest, IDs: []string{id}})
+		cancel()
+	}
+}
+
+// ownerSocket returns the owner's socket path from the state file.
+func (s *Store[T]) ownerSocket() string {
+	st, err := ReadState(s.paths.State)
+	if err != nil {
+		return ""
+	}
+	return st.Socket
+}
+
+// Await waits for the outcome of a published batch: the ledger's result,
+// whose Err() (or entry errors) carry the exact sentinel errors. When ctx
+// ends first it returns a *PendingError. It works in either role and
+// across a promotion of this process: the ledger is the truth.
+func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	if !spool.ValidID(id) {
+		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
+	}
+	for {
+		if res, ok, err := s.ledger(ctx, id); ok || err != nil {
+			return res, err
+		}
+		var res recordstore.BatchResult
+		var done bool
+		if s.Role() == RoleOwner {
+			res, done = s.awaitLocal(ctx, id)
+		} else {
+			res, done = s.awaitSocket(ctx, id)
+		}
+		if done {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return recordstore.BatchResult{}, &PendingError{BatchID: id}
+		}
+	}
+}
+
+// ledger reads the batch's outcome; ok is false while it is not there.
+func (s *Store[T]) ledger(ctx context.Context, id string) (recordstore.BatchResult, bool, error) {
+	res, err := s.backend.BatchOutcome(ctx, id)
+	switch {
+	case err == nil:
+		return res, true, nil
+	case ctx.Err() != nil:
+		return res, false, &PendingError{BatchID: id}
+	case errors.Is(err, recordstore.ErrNotFound):
+		return res, false, nil
+	case errors.Is(err, recordstore.ErrClosed):
+		return res, false, err
+	default:
+		s.log.Debug("await: ledger read failed", "batch", id, "error", err)
+		return res, false, nil
+	}
+}
+
+// awaitLocal waits for this process's own ingest loop to apply id.
+func (s *Store[T]) awaitLocal(ctx context.Context, id string) (recordstore.BatchResult, bool) {
+	ch, cancel := s.waiters.add(id)
+	defer cancel()
+	if res, ok, _ := s.ledger(ctx, id); ok {
+		return res, true
+	}
+	s.wake()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res, true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return recordstore.BatchResult{}, false
+}
+
+// awaitSocket asks the owner to push id's outcome; when the socket is gone
+// it falls back to waiting for a change of the live file (or a short poll).
+func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.BatchResult, bool) {
+	if sock := s.ownerSocket(); sock != "" {
+		resp, err := Call(ctx, sock, Request{Action: ActionIngest, IDs: []string{id}, Wait: true})
+		if err == nil && len(resp.Results) == 1 && resp.Results[0].Done && resp.Results[0].Result != nil {
+			return *resp.Results[0].Result, true
+		}
+		if err == nil {
+			return recordstore.BatchResult{}, false // the owner is still working on it; ask again
+		}
+	}
+	t := time.NewTimer(awaitPoll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return recordstore.BatchResult{}, false
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
