@@ -106,15 +106,13 @@ func params(from, to int) string {
 
 // tableSQL is the text of every statement a kind table is used through.
 type tableSQL struct {
-	insert, deleteKey, deleteLoser, minSeq, deleteRange, deleteStream, scan string
+	insert, deleteKey, deleteLoser, minSeq, deleteRange, scan string
 }
 
 func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 	q := quote(table)
-	n := len(k.Columns)
 	var s tableSQL
-	s.insert = "INSERT INTO " + q + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) +
-		") VALUES (" + params(1, n+2) + ")"
+	s.insert = insertSQL(k, table, 1)
 	if len(k.Key) > 0 {
 		s.insert += " ON CONFLICT (" + colStream + ", " + quoteList(k.Key) + ") DO NOTHING"
 		s.deleteKey = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
@@ -127,10 +125,45 @@ func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 	}
 	s.minSeq = "SELECT min(" + colSeq + ") FROM " + q + " WHERE " + colStream + " = ?1"
 	s.deleteRange = "DELETE FROM " + q + " WHERE " + colStream + " = ?1 AND " + colSeq + " BETWEEN ?2 AND ?3"
-	s.deleteStream = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
 	s.scan = "SELECT " + colSeq + ", " + quoteList(columnNames(k)) + " FROM " + q +
 		" WHERE " + colStream + " = ?1 AND " + colSeq + " > ?2 ORDER BY " + colSeq + " LIMIT ?3"
 	return s
+}
+
+// insertSQL returns an INSERT of rows rows into table, with anonymous
+// parameters (stream, seq, columns...) per row: the driver binds those
+// without parsing parameter names.
+func insertSQL(k *recordstore.Kind, table string, rows int) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO " + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(one)
+	}
+	return sb.String()
+}
+
+// maxParams is SQLite's default limit on parameters per statement
+// (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
+const maxParams = 32766
+
+// batchSizes returns the row counts of the multi-row INSERTs a kind
+// without a key is written through, largest first; single rows use the
+// plain insert. Each statement executed costs a fixed overhead in the
+// driver and in SQLite (binding setup, opening the table cursor), so
+// larger appends go through as few statements as possible.
+func batchSizes(k *recordstore.Kind) []int {
+	big := min(64, maxParams/(len(k.Columns)+2))
+	var out []int
+	for _, n := range []int{big, 16, 4} {
+		if n > 1 && (len(out) == 0 || n < out[len(out)-1]) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // lwwLoses is the condition under which the stored row loses to the

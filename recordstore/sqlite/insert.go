@@ -21,6 +21,14 @@ const ctxCheckEvery = 256
 // s.high+1..., counting in res what was appended, skipped and replaced. It
 // does not advance s.
 func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals []recordstore.Values, res *recordstore.AppendResult) error {
+	if len(t.keyIdx) == 0 {
+		done, err := t.insertBatches(ctx, tx, s, vals)
+		if err != nil {
+			return err
+		}
+		res.Appended = int64(done)
+		vals = vals[done:]
+	}
 	ins := tx.StmtContext(ctx, t.insert)
 	var c *conflicts
 	if len(t.keyIdx) > 0 {
@@ -50,6 +58,42 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals [
 		}
 	}
 	return nil
+}
+
+// insertBatches inserts as many leading rows of vals as fit the multi-row
+// INSERTs (a kind without a key: every row is stored) and returns how many
+// it inserted; the rest is left for the single-row insert.
+func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, vals []recordstore.Values) (int, error) {
+	width := 2 + len(t.kind.Columns)
+	done := 0
+	var args []any
+	bg := context.WithoutCancel(ctx)
+	for _, b := range t.batch {
+		if len(vals)-done < b.rows {
+			continue
+		}
+		if args == nil {
+			args = make([]any, width*b.rows)
+		}
+		st := tx.StmtContext(ctx, b.st)
+		for len(vals)-done >= b.rows {
+			if err := ctx.Err(); err != nil {
+				return done, err
+			}
+			a := args[:width*b.rows]
+			for r := 0; r < b.rows; r++ {
+				row := a[r*width : (r+1)*width]
+				row[0] = s.id
+				row[1] = s.high + int64(done+r) + 1
+				copy(row[2:], vals[done+r])
+			}
+			if _, err := st.ExecContext(bg, a...); err != nil {
+				return done, fmt.Errorf("insert rows %d-%d: %w", done, done+b.rows-1, err)
+			}
+			done += b.rows
+		}
+	}
+	return done, nil
 }
 
 // conflicts resolves key conflicts of one append.

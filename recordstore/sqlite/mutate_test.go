@@ -98,7 +98,8 @@ var _ = Describe("stream mutations", func() {
 		}
 		Expect(ids("")).To(Equal([]string{"a", "b", "u"}))
 		Expect(ids("events")).To(Equal([]string{"a", "b"}))
-		Expect(ids("nope")).To(BeEmpty())
+		_, err := b.Streams(ctx, "nope")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue())
 	})
 
 	It("notifies followers after each commit", func() {

@@ -33,7 +33,7 @@ func (b *Backend) Meta(ctx context.Context, stream string) (recordstore.Meta, er
 }
 
 // Streams lists live streams, of one kind when kind is not "", sorted by
-// stream id. An undeclared kind has no streams.
+// stream id. An undeclared kind is ErrNotFound.
 func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta, error) {
 	if kind != "" {
 		if err := recordstore.ValidateKindName(kind); err != nil {
@@ -44,6 +44,11 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 		return nil, err
 	}
 	defer b.leave()
+	if kind != "" && b.tables.get(kind) == nil {
+		if _, err := b.table(ctx, kind); err != nil {
+			return nil, fmt.Errorf("list streams: %w", err)
+		}
+	}
 	q := `SELECT id, kind, generation, high_seq, low_seq, total, sealed, deleted, created_at, updated_at, expires_at
 		FROM record_streams WHERE deleted = 0 AND (expires_at IS NULL OR expires_at > ?1)`
 	args := []any{recordstore.FormatDatetime(b.now())}
@@ -78,8 +83,8 @@ func (b *Backend) Scan(ctx context.Context, stream string, opts recordstore.Scan
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return nil, err
 	}
-	if opts.Limit < 0 {
-		return nil, recordstore.Invalidf("scan %s: negative limit %d", stream, opts.Limit)
+	if opts.Limit < 0 || opts.After < 0 {
+		return nil, recordstore.Invalidf("scan %s: negative limit %d or after %d", stream, opts.Limit, opts.After)
 	}
 	if err := b.enter(); err != nil {
 		return nil, err

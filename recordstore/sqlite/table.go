@@ -26,8 +26,16 @@ type table struct {
 	// Statements on the writer connection (used inside write transactions
 	// through tx.StmtContext, which reuses the connection's preparation).
 	insert, deleteKey, deleteLoser, minSeq, deleteRange *sql.Stmt
+	// batch are multi-row INSERTs, largest first (kinds without a key).
+	batch []batchInsert
 	// Statements on the reader pool.
 	scan *sql.Stmt
+}
+
+// batchInsert is an INSERT of a fixed number of rows.
+type batchInsert struct {
+	rows int
+	st   *sql.Stmt
 }
 
 // newTable binds kind k to its table and prepares its statements. It must
@@ -54,6 +62,18 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 		{w, s.deleteRange, &t.deleteRange},
 		{r, s.scan, &t.scan},
 	}
+	if len(t.keyIdx) == 0 {
+		sizes := batchSizes(&t.kind)
+		t.batch = make([]batchInsert, len(sizes))
+		for i, n := range sizes {
+			t.batch[i].rows = n
+			prep = append(prep, struct {
+				db  *sql.DB
+				sql string
+				dst **sql.Stmt
+			}{w, insertSQL(&t.kind, name, n), &t.batch[i].st})
+		}
+	}
 	for _, p := range prep {
 		if p.sql == "" {
 			continue
@@ -70,7 +90,11 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 
 func (t *table) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{t.insert, t.deleteKey, t.deleteLoser, t.minSeq, t.deleteRange, t.scan} {
+	all := []*sql.Stmt{t.insert, t.deleteKey, t.deleteLoser, t.minSeq, t.deleteRange, t.scan}
+	for _, b := range t.batch {
+		all = append(all, b.st)
+	}
+	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -12,13 +12,15 @@ import (
 
 // trimAppendsTx deletes the rows of the stream's appends made before the
 // cut-off (stored text) and those appends, and updates s's total and low
-// seq (not written). trimmed reports whether any append was removed.
+// seq (not written). trimmed reports whether any row was removed: appends
+// whose rows were all replaced since go without changing the stream.
 func (b *Backend) trimAppendsTx(ctx context.Context, tx *sql.Tx, t *table, s *streamRow, before string) (trimmed bool, err error) {
 	ranges, err := appendsBefore(ctx, tx.StmtContext(ctx, b.ws.appendsBefore), s.id, before)
 	if err != nil || len(ranges) == 0 {
 		return false, err
 	}
 	del := tx.StmtContext(ctx, t.deleteRange)
+	var removed int64
 	for _, r := range ranges {
 		res, err := del.ExecContext(ctx, s.id, r.from, r.to)
 		if err != nil {
@@ -28,11 +30,15 @@ func (b *Backend) trimAppendsTx(ctx context.Context, tx *sql.Tx, t *table, s *st
 		if err != nil {
 			return false, fmt.Errorf("trim rows of %s: %w", s.id, err)
 		}
-		s.total -= n
+		removed += n
 	}
 	if _, err := tx.StmtContext(ctx, b.ws.deleteAppendsBefore).ExecContext(ctx, s.id, before); err != nil {
 		return false, fmt.Errorf("trim appends of %s: %w", s.id, err)
 	}
+	if removed == 0 {
+		return false, nil
+	}
+	s.total -= removed
 	return true, t.lowSeqTx(ctx, tx, s)
 }
 
