@@ -181,7 +181,7 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 		}
 	case recordstore.TypeDatetime:
 		if s, ok := v.(string); ok {
-			if tm, err := recordstore.ParseDatetime(s); err != nil || tm.Format(recordstore.DatetimeLayout) != s {
+			if !storedDatetime(s) {
 				return buf, recordstore.Invalidf("datetime %q is not in the stored form %s", s, recordstore.DatetimeLayout)
 			}
 			return appendString(buf, s)
@@ -211,6 +211,50 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 		}
 	}
 	return buf, recordstore.Invalidf("%T is not a stored %s value", v, t)
+}
+
+// storedDatetime reports whether s is a datetime in the stored form
+// (recordstore.DatetimeLayout, a real calendar instant): exactly the
+// strings that recordstore.ParseDatetime parses and Format reproduces.
+func storedDatetime(s string) bool {
+	const pattern = "dddd-dd-ddTdd:dd:dd.ddddddZ"
+	if len(s) != len(pattern) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if p := pattern[i]; p == 'd' {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		} else if s[i] != p {
+			return false
+		}
+	}
+	num := func(i, j int) int {
+		n := 0
+		for ; i < j; i++ {
+			n = n*10 + int(s[i]-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
+		return false
+	}
+	return num(11, 13) < 24 && num(14, 16) < 60 && num(17, 19) < 60
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // appendString appends s as a JSON string, escaping only what JSON

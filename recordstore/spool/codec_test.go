@@ -4,9 +4,11 @@ package spool_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -207,3 +209,46 @@ func flipByte(b []byte, i int) []byte {
 	out[i] ^= 0xff
 	return out
 }
+
+var _ = Describe("the encoder's datetime check", func() {
+	// reference: what ParseDatetime parses and Format reproduces
+	reference := func(s string) bool {
+		t, err := recordstore.ParseDatetime(s)
+		return err == nil && t.Format(recordstore.DatetimeLayout) == s
+	}
+
+	DescribeTable("agrees with ParseDatetime + Format",
+		func(s string) { Expect(spool.StoredDatetime(s)).To(Equal(reference(s)), s) },
+		Entry("a plain instant", "2024-01-02T03:04:05.123456Z"),
+		Entry("year 0000", "0000-01-01T00:00:00.000000Z"),
+		Entry("year 9999 end", "9999-12-31T23:59:59.999999Z"),
+		Entry("a leap day", "2024-02-29T00:00:00.000000Z"),
+		Entry("a leap day in 2000", "2000-02-29T00:00:00.000000Z"),
+		Entry("no leap day in 1900", "1900-02-29T00:00:00.000000Z"),
+		Entry("no leap day in 2023", "2023-02-29T00:00:00.000000Z"),
+		Entry("day 31 of a 30-day month", "2024-04-31T00:00:00.000000Z"),
+		Entry("month 13", "2024-13-01T00:00:00.000000Z"),
+		Entry("month 00", "2024-00-01T00:00:00.000000Z"),
+		Entry("day 00", "2024-01-00T00:00:00.000000Z"),
+		Entry("hour 24", "2024-01-01T24:00:00.000000Z"),
+		Entry("minute 60", "2024-01-01T00:60:00.000000Z"),
+		Entry("second 60", "2024-01-01T00:00:60.000000Z"),
+		Entry("nanoseconds", "2024-01-01T00:00:00.000000000Z"),
+		Entry("an offset", "2024-01-01T00:00:00.000000+00:00"),
+		Entry("no fraction", "2024-01-01T00:00:00Z"),
+		Entry("a lowercase z", "2024-01-01T00:00:00.000000z"),
+		Entry("a space for T", "2024-01-01 00:00:00.000000Z"),
+		Entry("empty", ""),
+	)
+
+	It("agrees on every day of a leap cycle", func() {
+		start := time.Date(1999, 12, 25, 0, 0, 0, 0, time.UTC)
+		for d := 0; d < 4*366+10; d++ {
+			t := start.AddDate(0, 0, d)
+			for _, day := range []int{t.Day(), 29, 30, 31} {
+				s := fmt.Sprintf("%04d-%02d-%02dT12:34:56.000001Z", t.Year(), int(t.Month()), day)
+				Expect(spool.StoredDatetime(s)).To(Equal(reference(s)), s)
+			}
+		}
+	})
+})

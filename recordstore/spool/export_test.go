@@ -8,3 +8,6 @@ import "github.com/fb46ecde/records/recordstore"
 func ScanLine(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
 	return newRowScanner(kind).scan(line)
 }
+
+// StoredDatetime is the encoder's check of the stored datetime form.
+func StoredDatetime(s string) bool { return storedDatetime(s) }

@@ -4,6 +4,7 @@
 package spool
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
@@ -22,7 +24,7 @@ import (
 const (
 	StepTmpCreated      = "publish:tmp-created"      // tmp/<instance>-<id>/ exists
 	StepDataWritten     = "publish:data-written"     // every data file written and fsynced
-	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced
+	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced (small data files and the manifest are written together, so both steps fire after both)
 	StepTmpSynced       = "publish:tmp-synced"       // the batch folder fsynced
 	StepCommitted       = "publish:committed"        // renamed into incoming/, incoming fsynced
 )
@@ -97,36 +99,124 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
 	d.fail(StepTmpCreated)
+	var small []smallFile // encoded in memory, written together with the manifest
+	var buffered int64
 	for i := range del.Entries {
 		e := &del.Entries[i]
 		if e.Op != OpAppend || len(e.Values) == 0 {
 			continue
 		}
 		file := fmt.Sprintf("e%05d%s", i+1, codec.Extension())
-		n, sum, err := d.writeData(ctx, filepath.Join(tmp, file), codec, m.Schema(e.Kind), e.Values)
+		path, kind := filepath.Join(tmp, file), m.Schema(e.Kind)
+		var n int64
+		var sum string
+		var err error
+		if est := estimateSize(kind, e.Values); buffered+est <= smallBudget {
+			var data []byte
+			data, err = encodeRows(ctx, codec, kind, e.Values)
+			n, sum = int64(len(data)), sha256Hex(data)
+			buffered += n
+			small = append(small, smallFile{path, data})
+		} else {
+			n, sum, err = d.writeData(ctx, path, codec, kind, e.Values)
+		}
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", i, err)
 		}
 		me := &m.Entries[i]
 		me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Values)), n, sum
 	}
-	d.fail(StepDataWritten)
 	data, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	if err := d.fs.CreateFile(filepath.Join(tmp, ManifestFile), fsutil.FileMode, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}); err != nil {
+	small = append(small, smallFile{filepath.Join(tmp, ManifestFile), data})
+	if err := d.createConcurrently(small); err != nil {
 		return err
 	}
+	d.fail(StepDataWritten)
 	d.fail(StepManifestWritten)
 	if err := d.fs.SyncDir(tmp); err != nil {
 		return err
 	}
 	d.fail(StepTmpSynced)
 	return nil
+}
+
+// smallBudget bounds the encoded bytes of data files a publish holds in
+// memory to write them concurrently with the manifest; larger entries are
+// streamed to disk one by one.
+const smallBudget = 4 << 20
+
+type smallFile struct {
+	path string
+	data []byte
+}
+
+// createConcurrently writes and fsyncs each file with fsutil.CreateFile,
+// in parallel: concurrent fsyncs share journal commits, which makes a
+// small publish cost little more than one fsync. Every file is attempted;
+// the first error is returned.
+func (d *Dir) createConcurrently(files []smallFile) error {
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.fs.CreateFile(f.path, fsutil.FileMode, func(w io.Writer) error {
+				_, err := w.Write(f.data)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// estimateSize is the Writer's size estimate of rows (see rowSize).
+func estimateSize(kind *recordstore.Kind, rows []recordstore.Values) int64 {
+	var n int64
+	for _, v := range rows {
+		s, _ := rowSize(kind, v)
+		n += s
+		if n > smallBudget {
+			break
+		}
+	}
+	return n
+}
+
+// encodeRows encodes rows into memory.
+func encodeRows(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
+	var buf bytes.Buffer
+	enc, err := codec.NewEncoder(&buf, kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, enc, rows); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) error {
+	for i, r := range rows {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := enc.Write(r); err != nil {
+			return fmt.Errorf("row %d: %w", i+1, err)
+		}
+	}
+	return enc.Close()
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // writeData encodes rows into a new file at path and fsyncs it, returning
@@ -139,17 +229,7 @@ func (d *Dir) writeData(ctx context.Context, path string, codec Codec, kind *rec
 		if err != nil {
 			return err
 		}
-		for i, r := range rows {
-			if i%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if err := enc.Write(r); err != nil {
-				return fmt.Errorf("row %d: %w", i+1, err)
-			}
-		}
-		return enc.Close()
+		return writeRows(ctx, enc, rows)
 	})
 	if err != nil {
 		return 0, "", err

@@ -1,0 +1,242 @@
+// Benchmarks with a baseline measured in the same run, interleaved with
+// the measured code: vs_raw = baseline time / our time (above 1 = faster
+// than the baseline).
+//
+//	BenchmarkCodec: the ndjson codecs against encoding/json on the same
+//	rows (decode: one json.Unmarshal into map[string]any per line of the
+//	uncompressed text; encode: one json.Marshal of the row's
+//	map[string]any per line).
+//	BenchmarkPublish: a whole Publish against a bare write + fsync +
+//	rename + fsync of the same bytes.
+
+package spool_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+const benchRows = 10_000
+
+// benchKind is a ten-column kind of every type, like an event log row.
+func benchKind() *recordstore.Kind {
+	k := &recordstore.Kind{Name: "event", Columns: []recordstore.Column{
+		{Name: "id", Type: recordstore.TypeString},
+		{Name: "n", Type: recordstore.TypeInteger},
+		{Name: "x", Type: recordstore.TypeNumber},
+		{Name: "ok", Type: recordstore.TypeBool},
+		{Name: "at", Type: recordstore.TypeDatetime},
+		{Name: "doc", Type: recordstore.TypeJSON},
+		{Name: "host", Type: recordstore.TypeString},
+		{Name: "count", Type: recordstore.TypeInteger},
+		{Name: "score", Type: recordstore.TypeNumber},
+		{Name: "msg", Type: recordstore.TypeString},
+	}}
+	if err := k.Validate(); err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func benchRowsOf(n int) []recordstore.Row {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	rows := make([]recordstore.Row, n)
+	for i := range rows {
+		rows[i] = recordstore.Row{
+			"id": fmt.Sprintf("evt-%08d", i), "n": int64(i) << 20, "x": float64(i) * 0.25, "ok": i%3 == 0,
+			"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":"v","list":[1,2,3]}`),
+			"host": "worker-7.example.org", "count": int64(i * 13), "score": 98.6,
+			"msg": "request served in 12ms \"ok\"",
+		}
+	}
+	return rows
+}
+
+// rawLines is the baseline's text: one json.Marshal of each row's map.
+func rawLines(rows []recordstore.Row) [][]byte {
+	out := make([][]byte, len(rows))
+	for i, r := range rows {
+		m := map[string]any(r)
+		b, err := json.Marshal(m)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+func BenchmarkCodec(b *testing.B) {
+	kind := benchKind()
+	rows := benchRowsOf(benchRows)
+	vals := normalizeAll(kind, rows)
+	lines := rawLines(rows)
+	for _, format := range []string{spool.FormatNDJSON, spool.FormatNDJSONGz} {
+		codec, err := spool.Lookup(format)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := encodeAll(codec, kind, vals)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("format="+format+"/op=encode", func(b *testing.B) {
+			measure(b, func() {
+				if _, err := encodeAll(codec, kind, vals); err != nil {
+					b.Fatal(err)
+				}
+			}, func() { rawEncode(b, rows) })
+		})
+		b.Run("format="+format+"/op=decode", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			measure(b, func() {
+				got, err := decodeAll(codec, kind, data, spool.Limits{})
+				if err != nil || len(got) != benchRows {
+					b.Fatal(len(got), err)
+				}
+			}, func() { rawDecode(b, lines) })
+		})
+	}
+}
+
+// measure runs ours and raw alternately b.N times and reports rows/s of
+// ours and vs_raw = raw time / our time.
+func measure(b *testing.B, ours, raw func()) {
+	var tOurs, tRaw time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		ours()
+		t1 := time.Now()
+		raw()
+		tRaw += time.Since(t1)
+		tOurs += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(benchRows*b.N)/tOurs.Seconds(), "rows/s")
+	b.ReportMetric(tRaw.Seconds()/tOurs.Seconds(), "vs_raw")
+}
+
+func rawEncode(b *testing.B, rows []recordstore.Row) {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	for _, r := range rows {
+		line, err := json.Marshal(map[string]any(r))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Write(line)
+		w.WriteByte('\n')
+	}
+	w.Flush()
+}
+
+func rawDecode(b *testing.B, lines [][]byte) {
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPublish(b *testing.B) {
+	kind := benchKind()
+	for _, n := range []int{1, 1000, benchRows} {
+		vals := normalizeAll(kind, benchRowsOf(n))
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			root := b.TempDir()
+			d, err := spool.OpenRoot(ctx, filepath.Join(root, "spool"), spool.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := spool.NewIdentity("bench")
+			delivery := func() *spool.Delivery {
+				return &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+					Schemas: []recordstore.Kind{*kind},
+					Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: kind.Name}, Values: vals}}}
+			}
+			payload := publishedBytes(b, d, delivery())
+			rawDir := filepath.Join(root, "raw")
+			if err := os.Mkdir(rawDir, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			var tOurs, tRaw time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				del := delivery()
+				t0 := time.Now()
+				if _, err := d.Publish(ctx, del, spool.FormatNDJSON); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				rawPublish(b, rawDir, i, payload)
+				tRaw += time.Since(t1)
+				tOurs += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(tOurs.Microseconds())/1000/float64(b.N), "ms/op")
+			b.ReportMetric(tRaw.Seconds()/tOurs.Seconds(), "vs_raw")
+		})
+	}
+}
+
+// publishedBytes publishes del once and returns the bytes of its files.
+func publishedBytes(b *testing.B, d *spool.Dir, del *spool.Delivery) []byte {
+	name, err := d.Publish(context.Background(), del, spool.FormatNDJSON)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := d.Path(spool.StateIncoming, name.String())
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var all []byte
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		all = append(all, data...)
+	}
+	return all
+}
+
+// rawPublish is the baseline: write a temp file, fsync, rename, fsync dir.
+func rawPublish(b *testing.B, dir string, i int, data []byte) {
+	tmp := filepath.Join(dir, fmt.Sprintf(".tmp-%d", i))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("batch-%d", i))); err != nil {
+		b.Fatal(err)
+	}
+	df, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := df.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	df.Close()
+}
