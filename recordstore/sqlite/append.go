@@ -16,8 +16,9 @@ import (
 )
 
 // Append appends rows of kind to stream (see recordstore.Backend). Rows are
-// normalized before the write lock is taken; the append is one transaction,
-// so on error nothing of it is stored.
+// normalized before the write lock is taken, or for a large append in the
+// background while earlier rows are inserted; the append is one
+// transaction, so on error (bad input included) nothing of it is stored.
 func (b *Backend) Append(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.AppendResult{}, err
@@ -36,16 +37,17 @@ func (b *Backend) Append(ctx context.Context, stream, kind string, rows []record
 	if err != nil {
 		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
 	}
-	vals, err := t.normalize(rows)
+	feed, err := t.feedRows(rows)
 	if err != nil {
 		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
 	}
 	var res recordstore.AppendResult
 	err = b.writeTx(ctx, func(tx *sql.Tx, now time.Time) error {
-		res, err = b.appendTx(ctx, tx, t, stream, vals, now)
+		res, err = b.appendTx(ctx, tx, t, stream, feed, now)
 		return err
 	})
 	if err != nil {
+		err = feed.settle(err)
 		return recordstore.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
 	}
 	b.notifier.Notify(stream)
@@ -63,39 +65,56 @@ func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) 
 		}
 		out[i] = v
 	}
-	if len(t.keyIdx) > 0 {
-		if err := t.checkKeys(out); err != nil {
+	keys := t.newKeySet(len(out))
+	for i, v := range out {
+		if err := keys.add(i, v); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// checkKeys refuses an append that repeats a key.
-func (t *table) checkKeys(vals []recordstore.Values) error {
-	if len(t.keyIdx) == 1 {
-		at := t.keyIdx[0]
-		seen := make(map[any]int, len(vals))
-		for i, v := range vals {
-			if j, dup := seen[v[at]]; dup {
-				return t.dupKey(j, i)
-			}
-			seen[v[at]] = i
-		}
+// keySet finds a key repeated among the rows of one append.
+type keySet struct {
+	t     *table
+	one   map[any]int    // single-column keys: value to row
+	multi map[string]int // composite keys: encoding to row
+	buf   []byte
+}
+
+// newKeySet returns the key set of an append of n rows; nil for a kind
+// without a key (add accepts every row).
+func (t *table) newKeySet(n int) *keySet {
+	switch len(t.keyIdx) {
+	case 0:
+		return nil
+	case 1:
+		return &keySet{t: t, one: make(map[any]int, n)}
+	}
+	return &keySet{t: t, multi: make(map[string]int, n)}
+}
+
+// add records row i's key and refuses (ErrInvalid) a key seen before.
+func (k *keySet) add(i int, v recordstore.Values) error {
+	if k == nil {
 		return nil
 	}
-	seen := make(map[string]int, len(vals))
-	var buf []byte
-	for i, v := range vals {
-		buf = buf[:0]
-		for _, at := range t.keyIdx {
-			buf = appendKeyPart(buf, v[at])
+	if k.one != nil {
+		key := v[k.t.keyIdx[0]]
+		if j, dup := k.one[key]; dup {
+			return k.t.dupKey(j, i)
 		}
-		if j, dup := seen[string(buf)]; dup {
-			return t.dupKey(j, i)
-		}
-		seen[string(buf)] = i
+		k.one[key] = i
+		return nil
 	}
+	k.buf = k.buf[:0]
+	for _, at := range k.t.keyIdx {
+		k.buf = appendKeyPart(k.buf, v[at])
+	}
+	if j, dup := k.multi[string(k.buf)]; dup {
+		return k.t.dupKey(j, i)
+	}
+	k.multi[string(k.buf)] = i
 	return nil
 }
 
@@ -126,7 +145,7 @@ func appendKeyPart(buf []byte, v any) []byte {
 // another kind (ErrSchemaConflict) or a sealed one (ErrSealed); a deleted
 // or expired stream gets its next generation. On error the caller rolls
 // tx back.
-func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream string, vals []recordstore.Values, now time.Time) (recordstore.AppendResult, error) {
+func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream string, feed *rowFeed, now time.Time) (recordstore.AppendResult, error) {
 	s, fresh, err := b.openGenerationTx(ctx, tx, t, stream, now)
 	if err != nil {
 		return recordstore.AppendResult{}, err
@@ -141,7 +160,7 @@ func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream str
 		changed = changed || trimmed
 	}
 	res := recordstore.AppendResult{Stream: stream, Kind: t.kind.Name, From: s.high + 1}
-	if err := t.insertRows(ctx, tx, &s, vals, &res); err != nil {
+	if err := t.insertRows(ctx, tx, &s, feed, &res); err != nil {
 		return recordstore.AppendResult{}, err
 	}
 	res.To = s.high + res.Appended

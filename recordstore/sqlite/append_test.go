@@ -5,6 +5,7 @@ package sqlite_test
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -75,6 +76,44 @@ var _ = Describe("Append", func() {
 		Entry("a key repeated in the append", "s", "skip", []recordstore.Row{kv("x", "", 1, ""), kv("x", "", 2, "")}, recordstore.ErrInvalid),
 		Entry("another kind than the stream's", "s", "events", []recordstore.Row{{"name": "a"}}, recordstore.ErrSchemaConflict),
 	)
+
+	Describe("a large append, normalized while it is inserted", func() {
+		many := func(n int, bad int) []recordstore.Row {
+			rows := make([]recordstore.Row, n)
+			for i := range rows {
+				rows[i] = kv(fmt.Sprintf("k%04d", i), "v", int64(i), "")
+			}
+			if bad >= 0 {
+				rows[bad] = recordstore.Row{"id": "x", "ver": "not a number"}
+			}
+			return rows
+		}
+		It("stores every row in one window", func() {
+			mustAppend(b, "s", "skip", kv("k0001", "stored", 1, ""))
+			res, err := b.Append(ctx, "s", "skip", many(1000, -1))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "skip", From: 2, To: 1000, Appended: 999, Skipped: 1}))
+			res, err = b.Append(ctx, "e", "events", make([]recordstore.Row, 1000))
+			Expect(err).NotTo(HaveOccurred())
+			Expect([]int64{res.From, res.To, mustMeta(b, "e").Total}).To(Equal([]int64{1, 1000, 1000}))
+		})
+		DescribeTable("refuses bad input found late and writes nothing",
+			func(stream string, rows []recordstore.Row, want error) {
+				mustAppend(b, "sealed", "skip", kv("a", "v", 1, ""))
+				_, err := b.Seal(ctx, "sealed")
+				Expect(err).NotTo(HaveOccurred())
+				_, err = b.Append(ctx, stream, "skip", rows)
+				Expect(errors.Is(err, want)).To(BeTrue(), "%v", err)
+				_, err = b.Meta(ctx, "new")
+				Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue())
+				Expect(mustMeta(b, "sealed").Total).To(BeEquivalentTo(1))
+			},
+			Entry("a bad last row", "new", many(500, 499), recordstore.ErrInvalid),
+			Entry("a repeated key at the end", "new", append(many(500, -1), kv("k0003", "", 1, "")), recordstore.ErrInvalid),
+			Entry("a bad row for a sealed stream: bad input wins", "sealed", many(500, 300), recordstore.ErrInvalid),
+			Entry("good rows for a sealed stream", "sealed", many(500, -1), recordstore.ErrSealed),
+		)
+	})
 
 	It("skips rows whose key is stored, consuming no seq", func() {
 		mustAppend(b, "s", "skip", kv("a", "1", 1, ""), kv("b", "1", 1, ""))

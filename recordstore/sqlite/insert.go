@@ -17,17 +17,18 @@ import (
 // starts a watcher goroutine per statement for one that can.
 const ctxCheckEvery = 256
 
-// insertRows inserts vals into the stream's current generation at seqs
-// s.high+1..., counting in res what was appended, skipped and replaced. It
-// does not advance s.
-func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals []recordstore.Values, res *recordstore.AppendResult) error {
+// insertRows inserts the feed's rows into the stream's current generation
+// at seqs s.high+1..., counting in res what was appended, skipped and
+// replaced. It does not advance s.
+func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, feed *rowFeed, res *recordstore.AppendResult) error {
+	start := 0
 	if len(t.keyIdx) == 0 {
-		done, err := t.insertBatches(ctx, tx, s, vals)
+		done, err := t.insertBatches(ctx, tx, s, feed)
 		if err != nil {
 			return err
 		}
 		res.Appended = int64(done)
-		vals = vals[done:]
+		start = done
 	}
 	ins := tx.StmtContext(ctx, t.insert)
 	var c *conflicts
@@ -37,7 +38,11 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals [
 	bg := context.WithoutCancel(ctx)
 	args := make([]any, 2+len(t.kind.Columns))
 	args[0] = s.id
-	for i, v := range vals {
+	for i := start; i < len(feed.vals); i++ {
+		if err := feed.wait(i + 1); err != nil {
+			return err
+		}
+		v := feed.vals[i]
 		if i%ctxCheckEvery == ctxCheckEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -60,10 +65,11 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, vals [
 	return nil
 }
 
-// insertBatches inserts as many leading rows of vals as fit the multi-row
-// INSERTs (a kind without a key: every row is stored) and returns how many
-// it inserted; the rest is left for the single-row insert.
-func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, vals []recordstore.Values) (int, error) {
+// insertBatches inserts as many leading rows of the feed as fit the
+// multi-row INSERTs (a kind without a key: every row is stored) and returns
+// how many it inserted; the rest is left for the single-row insert.
+func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, feed *rowFeed) (int, error) {
+	vals := feed.vals
 	width := 2 + len(t.kind.Columns)
 	done := 0
 	var args []any
@@ -78,6 +84,9 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, val
 		st := tx.StmtContext(ctx, b.st)
 		for len(vals)-done >= b.rows {
 			if err := ctx.Err(); err != nil {
+				return done, err
+			}
+			if err := feed.wait(done + b.rows); err != nil {
 				return done, err
 			}
 			a := args[:width*b.rows]

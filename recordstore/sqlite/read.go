@@ -138,30 +138,6 @@ func (b *Backend) scanOnce(ctx context.Context, stream string, opts recordstore.
 		return nil, "", err
 	}
 	defer rows.Close()
-	recs, err = t.decodeRows(rows, limit)
+	recs, err = t.decodeRows(rows)
 	return recs, "", err
-}
-
-// decodeRows reads (seq, columns...) rows into records.
-func (t *table) decodeRows(rows *sql.Rows, limit int64) ([]recordstore.Record, error) {
-	n := len(t.kind.Columns)
-	vals := make([]any, n)
-	dest := make([]any, n+1)
-	var seq int64
-	dest[0] = &seq
-	for i := range vals {
-		dest[i+1] = &vals[i]
-	}
-	capHint := 64
-	if limit > 0 && limit < int64(capHint) {
-		capHint = int(limit)
-	}
-	out := make([]recordstore.Record, 0, capHint)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
-		out = append(out, recordstore.Record{Seq: seq, Values: t.kind.Decode(vals)})
-	}
-	return out, rows.Err()
 }

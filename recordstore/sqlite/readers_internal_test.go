@@ -54,7 +54,7 @@ var _ = Describe("connection pools", func() {
 		go func() {
 			done <- b.writeTx(ctx, func(tx *sql.Tx, now time.Time) error {
 				t := b.tables.get("ev")
-				_, err := b.appendTx(ctx, tx, t, "s", []recordstore.Values{{"pending"}}, now)
+				_, err := b.appendTx(ctx, tx, t, "s", readyFeed([]recordstore.Values{{"pending"}}), now)
 				close(inTx)
 				<-release
 				return err

@@ -1,0 +1,167 @@
+// Decoding stored values into the rows readers see, column by column, with
+// a fast path for the stored datetime form. The result is what
+// recordstore.Kind.Decode returns for the same values.
+
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// decodeChunk is how many rows a scan reads before handing them to the
+// decoder goroutine: a large scan steps SQLite on one core while the rows
+// read so far become maps on another.
+const decodeChunk = 256
+
+// rawChunk is up to decodeChunk rows as the driver returned them.
+type rawChunk struct {
+	seqs []int64
+	vals []any // row r is vals[r*width : (r+1)*width]
+	n    int
+}
+
+func newRawChunk(width int) *rawChunk {
+	return &rawChunk{seqs: make([]int64, decodeChunk), vals: make([]any, decodeChunk*width)}
+}
+
+// decodeRows reads (seq, columns...) rows into records. Past the first
+// chunk, decoding runs in a second goroutine, chunk by chunk, in order.
+func (t *table) decodeRows(rows *sql.Rows) ([]recordstore.Record, error) {
+	width := len(t.kind.Columns)
+	dest := make([]any, width+1)
+	var (
+		out   []recordstore.Record
+		queue chan *rawChunk
+		done  chan struct{}
+	)
+	stop := func() {
+		if queue != nil {
+			close(queue)
+			<-done
+		}
+	}
+	chunk := newRawChunk(width)
+	for rows.Next() {
+		r := chunk.n
+		dest[0] = &chunk.seqs[r]
+		for i := 0; i < width; i++ {
+			dest[i+1] = &chunk.vals[r*width+i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			stop()
+			return nil, err
+		}
+		if chunk.n++; chunk.n < decodeChunk {
+			continue
+		}
+		if queue == nil {
+			queue, done = make(chan *rawChunk, 4), make(chan struct{})
+			go func() {
+				defer close(done)
+				for c := range queue {
+					out = t.appendDecoded(out, c)
+				}
+			}()
+		}
+		queue <- chunk
+		chunk = newRawChunk(width)
+	}
+	stop()
+	return t.appendDecoded(out, chunk), rows.Err()
+}
+
+// appendDecoded decodes the rows of c onto out.
+func (t *table) appendDecoded(out []recordstore.Record, c *rawChunk) []recordstore.Record {
+	if out == nil {
+		out = make([]recordstore.Record, 0, c.n)
+	}
+	width := len(t.kind.Columns)
+	for r := 0; r < c.n; r++ {
+		out = append(out, recordstore.Record{Seq: c.seqs[r], Values: t.decodeRow(c.vals[r*width : (r+1)*width])})
+	}
+	return out
+}
+
+// decodeRow turns one row of stored values (in column order) into a Row.
+func (t *table) decodeRow(vals []any) recordstore.Row {
+	row := make(recordstore.Row, len(t.kind.Columns))
+	for i, c := range t.kind.Columns {
+		row[c.Name] = decodeValue(c.Type, vals[i])
+	}
+	return row
+}
+
+// decodeValue is recordstore.DecodeValue with the common cases first and
+// without reallocating values that are stored in their reader form.
+func decodeValue(typ recordstore.ColumnType, v any) any {
+	switch typ {
+	case recordstore.TypeString:
+		if _, ok := v.(string); ok {
+			return v
+		}
+	case recordstore.TypeInteger:
+		if _, ok := v.(int64); ok {
+			return v
+		}
+	case recordstore.TypeNumber:
+		if _, ok := v.(float64); ok {
+			return v
+		}
+	case recordstore.TypeBool:
+		if n, ok := v.(int64); ok {
+			return n != 0
+		}
+	case recordstore.TypeDatetime:
+		if s, ok := v.(string); ok {
+			if tm, ok := parseDatetime(s); ok {
+				return tm
+			}
+		}
+	case recordstore.TypeJSON:
+		if s, ok := v.(string); ok {
+			return json.RawMessage(s)
+		}
+	}
+	return recordstore.DecodeValue(typ, v)
+}
+
+// parseDatetime parses exactly the stored form
+// (recordstore.DatetimeLayout, "2006-01-02T15:04:05.000000Z"); ok is false
+// for any other text, which the caller then parses the general way.
+func parseDatetime(s string) (time.Time, bool) {
+	if len(s) != len(recordstore.DatetimeLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+		s[13] != ':' || s[16] != ':' || s[19] != '.' || s[26] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) (int, bool) {
+		n := 0
+		for i := from; i < to; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 7)
+	d, ok3 := num(8, 10)
+	h, ok4 := num(11, 13)
+	mi, ok5 := num(14, 16)
+	sec, ok6 := num(17, 19)
+	us, ok7 := num(20, 26)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) ||
+		mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, us*1000, time.UTC)
+	if t.Day() != d { // 31 February and the like: let time.Parse refuse it
+		return time.Time{}, false
+	}
+	return t, true
+}

@@ -1,0 +1,100 @@
+// Row feeds: normalized rows handed to the insert loop as they become
+// ready, so that a large append normalizes on one core while SQLite
+// inserts on another.
+
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// feedChunk is how many rows the normalizer publishes at a time; appends of
+// at most this many rows are normalized before the write lock instead.
+const feedChunk = 64
+
+// rowFeed holds the normalized rows of one append. A feed built by
+// normalizeAsync fills in the background; the insert loop waits for the
+// rows it needs. vals[:ready] are final.
+type rowFeed struct {
+	vals     []recordstore.Values
+	ready    int      // rows the consumer knows to be final
+	progress chan int // cumulative counts of final rows; closed when the producer stops
+	err      error    // the producer's error, read after progress is closed
+}
+
+// readyFeed wraps rows normalized already.
+func readyFeed(vals []recordstore.Values) *rowFeed {
+	return &rowFeed{vals: vals, ready: len(vals)}
+}
+
+// feedRows normalizes rows for t: synchronously when they are few, else in
+// a background goroutine that starts at once (see rowFeed). A synchronous
+// failure is returned here; a background one from wait.
+func (t *table) feedRows(rows []recordstore.Row) (*rowFeed, error) {
+	if len(rows) <= feedChunk {
+		vals, err := t.normalize(rows)
+		if err != nil {
+			return nil, err
+		}
+		return readyFeed(vals), nil
+	}
+	f := &rowFeed{vals: make([]recordstore.Values, len(rows)), progress: make(chan int, len(rows)/feedChunk+1)}
+	go f.produce(t, rows)
+	return f, nil
+}
+
+// produce normalizes rows in order, checking keys as it goes, and
+// publishes every feedChunk rows. The channel has room for every count, so
+// it never blocks.
+func (f *rowFeed) produce(t *table, rows []recordstore.Row) {
+	defer close(f.progress)
+	keys := t.newKeySet(len(rows))
+	for i, r := range rows {
+		v, err := t.kind.Normalize(r)
+		if err != nil {
+			f.err = fmt.Errorf("row %d: %w", i, err)
+			return
+		}
+		if err := keys.add(i, v); err != nil {
+			f.err = err
+			return
+		}
+		f.vals[i] = v
+		if n := i + 1; n%feedChunk == 0 || n == len(rows) {
+			f.progress <- n
+		}
+	}
+}
+
+// wait blocks until the first n rows are final, or returns the error that
+// stopped the producer first.
+func (f *rowFeed) wait(n int) error {
+	for f.ready < n {
+		got, ok := <-f.progress
+		if !ok {
+			if f.err != nil {
+				return f.err
+			}
+			return errors.New("row feed ended early")
+		}
+		f.ready = got
+	}
+	return nil
+}
+
+// settle decides which error an append reports when it failed with err:
+// bad input wins over anything the transaction ran into, as it would had
+// every row been normalized first. It waits for the producer to finish
+// (the producer is never stopped early, so that this answer is certain).
+func (f *rowFeed) settle(err error) error {
+	if f.progress == nil {
+		return err
+	}
+	if ferr := f.wait(len(f.vals)); ferr != nil {
+		return ferr
+	}
+	return err
+}
