@@ -69,6 +69,8 @@ type Backend struct {
 	// wsem admits one write transaction at a time (a channel rather than a
 	// mutex so that waiting for it honours ctx).
 	wsem chan struct{}
+	// failed is the I/O error that stopped the writer; guarded by wsem.
+	failed error
 
 	// life is held shared by every call for its whole duration and
 	// exclusively by Close, so Close waits for calls in flight and no call

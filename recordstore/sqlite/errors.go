@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"modernc.org/sqlite"
+
 	"github.com/fb46ecde/records/recordstore"
 )
 
@@ -19,7 +21,23 @@ var (
 	// themselves (a stream of a kind the catalog does not know, a schema
 	// that does not parse). Nothing is written when it is returned.
 	ErrCorrupt = errors.New("corrupt catalog")
+	// ErrWriterFailed is returned by every write after SQLite reported an
+	// I/O error (SQLITE_IOERR, which includes a failed fsync) on the writer
+	// connection. After a failed fsync the kernel may have dropped dirty
+	// pages, so a retry could report success for data that is gone
+	// ("fsyncgate", PostgreSQL 2018): the writer stops, reads go on, and
+	// reopening the store recovers from the WAL.
+	ErrWriterFailed = errors.New("writer stopped after an I/O error")
 )
+
+// sqliteIOErr is SQLite's primary result code for I/O errors.
+const sqliteIOErr = 10
+
+// isIOError reports whether err carries an SQLite I/O error code.
+func isIOError(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteIOErr
+}
 
 // closedErr is what every call returns after Close.
 func closedErr(path string) error {

@@ -45,7 +45,12 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 	}
 	defer b.leave()
 	if kind != "" && b.tables.get(kind) == nil {
-		if _, err := b.table(ctx, kind); err != nil {
+		var one int
+		err := b.r.QueryRowContext(ctx, `SELECT 1 FROM record_kinds WHERE name = ?1`, kind).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, notFound("kind %s is not declared", kind)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("list streams: %w", err)
 		}
 	}

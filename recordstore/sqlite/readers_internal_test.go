@@ -6,6 +6,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -87,5 +88,18 @@ var _ = Describe("connection pools", func() {
 		cancel()
 		_, err := b.Append(cctx, "s", "ev", []recordstore.Row{{"v": "x"}})
 		Expect(err).To(MatchError(context.Canceled))
+	})
+
+	It("stops writing for good after an I/O error, while reads go on", func() {
+		_, err := b.Append(ctx, "s", "ev", []recordstore.Row{{"v": "before"}})
+		Expect(err).NotTo(HaveOccurred())
+		b.failed = errors.New("disk I/O error (fsync)")
+		_, err = b.Append(ctx, "s", "ev", []recordstore.Row{{"v": "after"}})
+		Expect(errors.Is(err, ErrWriterFailed)).To(BeTrue(), "%v", err)
+		_, err = b.Seal(ctx, "s")
+		Expect(errors.Is(err, ErrWriterFailed)).To(BeTrue(), "%v", err)
+		recs, err := b.Scan(ctx, "s", recordstore.ScanOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recs).To(HaveLen(1))
 	})
 })

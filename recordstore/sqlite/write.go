@@ -12,21 +12,34 @@ import (
 )
 
 // lockWrite waits for the right to run a write transaction, or for ctx.
+// It fails with ErrWriterFailed once the writer saw an I/O error.
 func (b *Backend) lockWrite(ctx context.Context) error {
 	select {
 	case b.wsem <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if b.failed != nil {
+		<-b.wsem
+		return fmt.Errorf("%w: %w", ErrWriterFailed, b.failed)
+	}
+	return nil
 }
 
 func (b *Backend) unlockWrite() { <-b.wsem }
 
 // inTxLocked runs fn in one write transaction; the caller holds the write
 // lock. fn gets the clock's time, read once. When fn or the commit fails the
-// transaction is rolled back and nothing fn wrote is stored.
+// transaction is rolled back (the driver rolls back a failed COMMIT too)
+// and nothing fn wrote is stored. An I/O error stops the writer for good
+// (ErrWriterFailed on every later write).
 func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) (err error) {
+	defer func() {
+		if err != nil && isIOError(err) {
+			b.failed = err
+			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
+		}
+	}()
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
