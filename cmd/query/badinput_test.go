@@ -127,6 +127,7 @@ var _ = Describe("bad input", func() {
 		Entry("meta with an invalid stream name", badCase{args: []string{"meta", "--stream", ".."}}.fails("invalid", "stream id")),
 		Entry("expire with a zero ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl", "0s"}}.fails("invalid", "ttl")),
 		Entry("expire with a negative ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl=-1h"}}.fails("invalid", "ttl")),
+		Entry("streams of an undeclared kind", badCase{args: []string{"streams", "--kind", "nothing"}}.fails("not_found", "kind nothing")),
 		Entry("streams of an invalid kind name", badCase{args: []string{"streams", "--kind", "no-such"}}.fails("invalid", "kind name")),
 	)
 })

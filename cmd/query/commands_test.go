@@ -169,7 +169,8 @@ var _ = Describe("query commands", func() {
 			jobs := s.lines("", "streams", "--kind", "jobs")
 			Expect(jobs).To(HaveLen(1))
 			Expect(jobs[0]).To(HaveKeyWithValue("stream", "s1"))
-			Expect(s.ok("", "streams", "--kind", "nothing")).To(BeEmpty())
+			s.ok(`{"kinds":[{"name":"idle","columns":[{"name":"a","type":"string"}]}]}`, "kind", "apply", "-")
+			Expect(s.ok("", "streams", "--kind", "idle")).To(BeEmpty())
 		})
 	})
 

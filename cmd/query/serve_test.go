@@ -95,7 +95,8 @@ var _ = Describe("query serve", func() {
 		Expect(json.Unmarshal([]byte(body), &list)).To(Succeed())
 		Expect(list.Streams).To(HaveLen(1))
 
-		_, _, body = get(base + "/api/v1/streams?kind=nothing")
+		s.ok(`{"kinds":[{"name":"idle","columns":[{"name":"a","type":"string"}]}]}`, "kind", "apply", "-")
+		_, _, body = get(base + "/api/v1/streams?kind=idle")
 		Expect(body).To(MatchJSON(`{"streams":[]}`))
 	})
 
@@ -133,6 +134,7 @@ var _ = Describe("query serve", func() {
 		Entry("a bad after", "/api/v1/streams/s1/rows?after=abc", 400, "invalid", "after"),
 		Entry("a negative limit", "/api/v1/streams/s1/rows?limit=-1", 400, "invalid", "limit"),
 		Entry("an invalid kind filter", "/api/v1/streams?kind=a-b", 400, "invalid", "kind name"),
+		Entry("an undeclared kind filter", "/api/v1/streams?kind=nothing", 404, "not_found", "kind nothing"),
 		Entry("an unknown path", "/api/v2/things", 404, "not_found", "no route"),
 	)
 
