@@ -48,6 +48,7 @@ func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
 func writerProperties() *parquet.WriterProperties {
 	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1), // zstd "fastest": spool files are short-lived
 		parquet.WithDictionaryDefault(true),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(RowGroupRows),

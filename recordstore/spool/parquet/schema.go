@@ -88,8 +88,8 @@ const (
 	srcInt96                   // INT96 (legacy timestamp) -> datetime text
 )
 
-// binding ties kind column Kind (an index into kind.Columns) to file leaf
-// column File (-1 when the file has no such column).
+// binding ties one kind column to the file's leaf column File (-1 when the
+// file has no such column), read as Source says.
 type binding struct {
 	File   int
 	Column recordstore.Column
