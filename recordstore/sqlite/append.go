@@ -191,14 +191,16 @@ func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, st
 	}
 	switch {
 	case !found:
-		return newGeneration(stream, &t.kind, 1, now), true, nil
+		// Rows refer to the stream by its number: create the row first.
+		s = newGeneration(0, stream, &t.kind, 1, now)
+		return s, true, s.put(ctx, tx, b.ws)
 	case !s.live(recordstore.FormatDatetime(now)):
 		if !s.deleted {
 			if err := b.purgeTx(ctx, tx, &s); err != nil {
 				return s, false, err
 			}
 		}
-		return newGeneration(stream, &t.kind, s.generation+1, now), true, nil
+		return newGeneration(s.no, stream, &t.kind, s.generation+1, now), true, nil
 	case s.kind != t.kind.Name:
 		return s, false, schemaConflict("stream %s has kind %s, not %s", stream, s.kind, t.kind.Name)
 	case s.sealed:
@@ -210,7 +212,7 @@ func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, st
 // recordAppend advances the stream past the appended window and records
 // the window in record_appends.
 func (b *Backend) recordAppend(ctx context.Context, tx *sql.Tx, t *table, s *streamRow, res *recordstore.AppendResult, now time.Time) error {
-	_, err := tx.StmtContext(ctx, b.ws.insertAppend).ExecContext(ctx, s.id, recordstore.FormatDatetime(now),
+	_, err := tx.StmtContext(ctx, b.ws.insertAppend).ExecContext(ctx, s.no, recordstore.FormatDatetime(now),
 		res.From, res.To, s.generation)
 	if err != nil {
 		return fmt.Errorf("record append: %w", err)

@@ -83,7 +83,7 @@ var _ = Describe("the kind catalog", func() {
 		Expect(rawCount(db, `SELECT count(*) FROM pragma_index_info('users:key')`)).To(BeEquivalentTo(2))
 		Expect(rawCount(db, `SELECT count(*) FROM pragma_index_info('users:ix2')`)).To(BeEquivalentTo(2))
 		var detail string
-		Expect(db.QueryRow(`EXPLAIN QUERY PLAN SELECT * FROM users WHERE _seq_stream = 's' AND id = 'x'`).Scan(new(int), new(int), new(int), &detail)).To(Succeed())
+		Expect(db.QueryRow(`EXPLAIN QUERY PLAN SELECT * FROM users WHERE _seq_stream = 1 AND id = 'x'`).Scan(new(int), new(int), new(int), &detail)).To(Succeed())
 		Expect(detail).To(ContainSubstring("users:key"))
 	})
 

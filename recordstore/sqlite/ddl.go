@@ -10,8 +10,9 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// The bookkeeping columns of every kind table. Kind column names may not
-// start with "_seq" (recordstore.Kind.Validate), so these never collide.
+// The bookkeeping columns of every kind table: the stream's number
+// (record_streams.no) and the row's seq. Kind column names may not start
+// with "_seq" (recordstore.Kind.Validate), so these never collide.
 const (
 	colStream = `"_seq_stream"`
 	colSeq    = `"_seq"`
@@ -55,7 +56,7 @@ func indexName(table string, i int) string {
 // kind has a key, and the kind's declared indexes.
 func createTableDDL(k *recordstore.Kind, table string) []string {
 	var sb strings.Builder
-	sb.WriteString("CREATE TABLE " + quote(table) + " (\n\t" + colStream + " TEXT NOT NULL,\n\t" + colSeq + " INTEGER NOT NULL")
+	sb.WriteString("CREATE TABLE " + quote(table) + " (\n\t" + colStream + " INTEGER NOT NULL,\n\t" + colSeq + " INTEGER NOT NULL")
 	for _, c := range k.Columns {
 		sb.WriteString(",\n\t" + quote(c.Name) + " " + sqlType(c.Type))
 	}

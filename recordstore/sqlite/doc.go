@@ -19,16 +19,18 @@
 //	record_meta     key/value facts: catalog_version
 //	record_kinds    one row per kind: name, lowercase name (unique),
 //	                table name, schema JSON, created/updated times
-//	record_streams  one row per stream ever created: kind, generation,
-//	                high_seq, low_seq, total, sealed, times, expires_at,
-//	                deleted (a tombstone keeps generations increasing)
-//	record_appends  one row per append: stream, appended_at, from_seq,
-//	                to_seq, generation (for Trim and row retention)
-//	<kind>          one table per kind, named like the kind: _seq_stream,
-//	                _seq (the primary key), then the kind's columns typed
-//	                TEXT, INTEGER or REAL; a UNIQUE index <kind>:key on
-//	                (_seq_stream, key columns) when the kind has a key, and
-//	                <kind>:ixN for its declared indexes
+//	record_streams  one row per stream ever created: its number no, id,
+//	                kind, generation, high_seq, low_seq, total, sealed,
+//	                times, expires_at, deleted (a tombstone keeps the
+//	                number and makes generations keep increasing)
+//	record_appends  one row per append: stream number, appended_at,
+//	                from_seq, to_seq, generation (for Trim and retention)
+//	<kind>          one table per kind, named like the kind: _seq_stream
+//	                (the stream number), _seq, the two being the primary
+//	                key, then the kind's columns typed TEXT, INTEGER or
+//	                REAL; a UNIQUE index <kind>:key on (_seq_stream, key
+//	                columns) when the kind has a key, and <kind>:ixN for
+//	                its declared indexes
 //
 // Stored values are those of recordstore.Values: bools as 0/1, datetimes as
 // recordstore.DatetimeLayout text, json as compact text, integers exactly.

@@ -33,11 +33,11 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, feed *
 	ins := tx.StmtContext(ctx, t.insert)
 	var c *conflicts
 	if len(t.keyIdx) > 0 {
-		c = t.newConflicts(ctx, tx, s.id)
+		c = t.newConflicts(ctx, tx, s.no)
 	}
 	bg := context.WithoutCancel(ctx)
 	args := make([]any, 2+len(t.kind.Columns))
-	args[0] = s.id
+	args[0] = s.no
 	for i := start; i < len(feed.vals); i++ {
 		if err := feed.wait(i + 1); err != nil {
 			return err
@@ -92,7 +92,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, fee
 			a := args[:width*b.rows]
 			for r := 0; r < b.rows; r++ {
 				row := a[r*width : (r+1)*width]
-				row[0] = s.id
+				row[0] = s.no
 				row[1] = s.high + int64(done+r) + 1
 				copy(row[2:], vals[done+r])
 			}
@@ -110,10 +110,10 @@ type conflicts struct {
 	t      *table
 	policy recordstore.OnConflict
 	del    *sql.Stmt // deletes the stored row with the key (replace), or only when it loses (lww)
-	args   []any     // stream, key values..., [version, tiebreak]
+	args   []any     // stream number, key values..., [version, tiebreak]
 }
 
-func (t *table) newConflicts(ctx context.Context, tx *sql.Tx, stream string) *conflicts {
+func (t *table) newConflicts(ctx context.Context, tx *sql.Tx, stream int64) *conflicts {
 	c := &conflicts{t: t, policy: t.kind.Policy()}
 	switch c.policy {
 	case recordstore.ConflictReplace:
@@ -182,7 +182,7 @@ func (c *conflicts) settle(ctx context.Context, r sql.Result, ins *sql.Stmt, ins
 // row is stored).
 func (t *table) lowSeqTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
 	var low sql.NullInt64
-	if err := tx.StmtContext(ctx, t.minSeq).QueryRowContext(ctx, s.id).Scan(&low); err != nil {
+	if err := tx.StmtContext(ctx, t.minSeq).QueryRowContext(ctx, s.no).Scan(&low); err != nil {
 		return fmt.Errorf("read lowest seq of %s: %w", s.id, err)
 	}
 	if low.Valid {

@@ -168,10 +168,10 @@ func (b *Backend) purgeTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM "+quote(table)+" WHERE "+colStream+" = ?1", s.id); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+quote(table)+" WHERE "+colStream+" = ?1", s.no); err != nil {
 		return fmt.Errorf("delete rows of %s: %w", s.id, err)
 	}
-	if _, err := tx.StmtContext(ctx, b.ws.deleteAppends).ExecContext(ctx, s.id); err != nil {
+	if _, err := tx.StmtContext(ctx, b.ws.deleteAppends).ExecContext(ctx, s.no); err != nil {
 		return fmt.Errorf("delete appends of %s: %w", s.id, err)
 	}
 	s.deleted, s.sealed = true, false

@@ -54,7 +54,7 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 			return nil, fmt.Errorf("list streams: %w", err)
 		}
 	}
-	q := `SELECT id, kind, generation, high_seq, low_seq, total, sealed, deleted, created_at, updated_at, expires_at
+	q := `SELECT no, id, kind, generation, high_seq, low_seq, total, sealed, deleted, created_at, updated_at, expires_at
 		FROM record_streams WHERE deleted = 0 AND (expires_at IS NULL OR expires_at > ?1)`
 	args := []any{recordstore.FormatDatetime(b.now())}
 	if kind != "" {
@@ -69,7 +69,7 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 	out := []recordstore.Meta{}
 	for rows.Next() {
 		var s streamRow
-		if err := rows.Scan(&s.id, &s.kind, &s.generation, &s.high, &s.low, &s.total, &s.sealed, &s.deleted,
+		if err := rows.Scan(&s.no, &s.id, &s.kind, &s.generation, &s.high, &s.low, &s.total, &s.sealed, &s.deleted,
 			&s.created, &s.updated, &s.expires); err != nil {
 			return nil, fmt.Errorf("list streams: %w", err)
 		}
@@ -138,7 +138,7 @@ func (b *Backend) scanOnce(ctx context.Context, stream string, opts recordstore.
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
-	rows, err := tx.StmtContext(ctx, t.scan).QueryContext(ctx, stream, opts.After, limit)
+	rows, err := tx.StmtContext(ctx, t.scan).QueryContext(ctx, s.no, opts.After, limit)
 	if err != nil {
 		return nil, "", err
 	}

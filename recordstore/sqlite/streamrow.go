@@ -16,6 +16,7 @@ import (
 // streamRow is one row of record_streams. Times are stored text
 // (recordstore.DatetimeLayout).
 type streamRow struct {
+	no         int64 // record_streams.no; 0 until the row is first written
 	id         string
 	kind       string
 	generation int64
@@ -33,7 +34,7 @@ type streamRow struct {
 // stream was never created.
 func loadStream(ctx context.Context, st *sql.Stmt, id string) (s streamRow, found bool, err error) {
 	s.id = id
-	err = st.QueryRowContext(ctx, id).Scan(&s.kind, &s.generation, &s.high, &s.low, &s.total,
+	err = st.QueryRowContext(ctx, id).Scan(&s.no, &s.kind, &s.generation, &s.high, &s.low, &s.total,
 		&s.sealed, &s.deleted, &s.created, &s.updated, &s.expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, false, nil
@@ -50,20 +51,33 @@ func (s *streamRow) live(now string) bool {
 	return !s.deleted && (!s.expires.Valid || s.expires.String > now)
 }
 
-// newGeneration returns the empty row of generation gen of stream id, of
-// kind k, created at now. A kind with stream retention expires ttl later.
-func newGeneration(id string, k *recordstore.Kind, gen int64, now time.Time) streamRow {
+// newGeneration returns the empty row of generation gen of stream number no
+// (0 for a new stream) and id, of kind k, created at now. A kind with
+// stream retention expires ttl later.
+func newGeneration(no int64, id string, k *recordstore.Kind, gen int64, now time.Time) streamRow {
 	ns := recordstore.FormatDatetime(now)
-	s := streamRow{id: id, kind: k.Name, generation: gen, high: 0, low: 1, created: ns, updated: ns}
+	s := streamRow{no: no, id: id, kind: k.Name, generation: gen, high: 0, low: 1, created: ns, updated: ns}
 	if r := k.Retention; r != nil && r.Mode == recordstore.RetainStream {
 		s.expires = sql.NullString{String: recordstore.FormatDatetime(now.Add(time.Duration(r.TTL))), Valid: true}
 	}
 	return s
 }
 
-// put writes the whole row (insert or overwrite).
+// put writes the whole row; a stream without a number is inserted and
+// gets one.
 func (s *streamRow) put(ctx context.Context, tx *sql.Tx, ws *writeStmts) error {
-	_, err := tx.StmtContext(ctx, ws.putStream).ExecContext(ctx, s.id, s.kind, s.generation, s.high, s.low,
+	if s.no == 0 {
+		r, err := tx.StmtContext(ctx, ws.newStream).ExecContext(ctx, s.id, s.kind, s.generation, s.high, s.low,
+			s.total, s.sealed, s.deleted, s.created, s.updated, s.expires)
+		if err == nil {
+			s.no, err = r.LastInsertId()
+		}
+		if err != nil {
+			return fmt.Errorf("create stream %s: %w", s.id, err)
+		}
+		return nil
+	}
+	_, err := tx.StmtContext(ctx, ws.putStream).ExecContext(ctx, s.no, s.kind, s.generation, s.high, s.low,
 		s.total, s.sealed, s.deleted, s.created, s.updated, s.expires)
 	if err != nil {
 		return fmt.Errorf("write stream %s: %w", s.id, err)
@@ -74,7 +88,7 @@ func (s *streamRow) put(ctx context.Context, tx *sql.Tx, ws *writeStmts) error {
 // putCounters writes only the seq counters, total and update time, leaving
 // the indexed columns untouched.
 func (s *streamRow) putCounters(ctx context.Context, tx *sql.Tx, ws *writeStmts) error {
-	_, err := tx.StmtContext(ctx, ws.updateCounters).ExecContext(ctx, s.id, s.high, s.low, s.total, s.updated)
+	_, err := tx.StmtContext(ctx, ws.updateCounters).ExecContext(ctx, s.no, s.high, s.low, s.total, s.updated)
 	if err != nil {
 		return fmt.Errorf("write stream %s: %w", s.id, err)
 	}

@@ -81,7 +81,7 @@ func (b *Backend) sweepRows(ctx context.Context, t *table, now time.Time) error 
 	cutoff := recordstore.FormatDatetime(now.Add(-time.Duration(t.kind.Retention.TTL)))
 	ids, err := b.readIDs(ctx, `SELECT s.id FROM record_streams s
 		WHERE s.kind = ?1 AND s.deleted = 0 AND EXISTS (
-			SELECT 1 FROM record_appends a WHERE a.stream = s.id AND a.appended_at < ?2)
+			SELECT 1 FROM record_appends a WHERE a.stream = s.no AND a.appended_at < ?2)
 		ORDER BY s.id`, t.kind.Name, cutoff)
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ var _ = Describe("retention", func() {
 
 		Expect(b.Sweep(ctx)).To(Succeed())
 		Expect(rawCount(db, `SELECT count(*) FROM short`)).To(BeZero())
-		Expect(rawCount(db, `SELECT count(*) FROM record_appends WHERE stream = 's'`)).To(BeZero())
+		Expect(rawCount(db, `SELECT count(*) FROM record_appends a JOIN record_streams s ON s.no = a.stream WHERE s.id = 's'`)).To(BeZero())
 		Expect(rawCount(db, `SELECT deleted FROM record_streams WHERE id = 's'`)).To(BeEquivalentTo(1))
 		mustAppend(b, "s", "short", recordstore.Row{"name": "c"})
 		Expect(mustMeta(b, "s").Generation).To(BeEquivalentTo(2))

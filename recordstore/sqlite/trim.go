@@ -15,14 +15,14 @@ import (
 // seq (not written). trimmed reports whether any row was removed: appends
 // whose rows were all replaced since go without changing the stream.
 func (b *Backend) trimAppendsTx(ctx context.Context, tx *sql.Tx, t *table, s *streamRow, before string) (trimmed bool, err error) {
-	ranges, err := appendsBefore(ctx, tx.StmtContext(ctx, b.ws.appendsBefore), s.id, before)
+	ranges, err := appendsBefore(ctx, tx.StmtContext(ctx, b.ws.appendsBefore), s, before)
 	if err != nil || len(ranges) == 0 {
 		return false, err
 	}
 	del := tx.StmtContext(ctx, t.deleteRange)
 	var removed int64
 	for _, r := range ranges {
-		res, err := del.ExecContext(ctx, s.id, r.from, r.to)
+		res, err := del.ExecContext(ctx, s.no, r.from, r.to)
 		if err != nil {
 			return false, fmt.Errorf("trim rows of %s: %w", s.id, err)
 		}
@@ -32,7 +32,7 @@ func (b *Backend) trimAppendsTx(ctx context.Context, tx *sql.Tx, t *table, s *st
 		}
 		removed += n
 	}
-	if _, err := tx.StmtContext(ctx, b.ws.deleteAppendsBefore).ExecContext(ctx, s.id, before); err != nil {
+	if _, err := tx.StmtContext(ctx, b.ws.deleteAppendsBefore).ExecContext(ctx, s.no, before); err != nil {
 		return false, fmt.Errorf("trim appends of %s: %w", s.id, err)
 	}
 	if removed == 0 {
@@ -48,8 +48,9 @@ type seqRange struct{ from, to int64 }
 // appendsBefore returns the seq ranges of the stream's appends made before
 // the cut-off, sorted, with adjacent ranges merged (every seq belongs to
 // exactly one append, so adjacent ranges leave nothing between them).
-func appendsBefore(ctx context.Context, st *sql.Stmt, stream, before string) ([]seqRange, error) {
-	rows, err := st.QueryContext(ctx, stream, before)
+func appendsBefore(ctx context.Context, st *sql.Stmt, s *streamRow, before string) ([]seqRange, error) {
+	stream := s.id
+	rows, err := st.QueryContext(ctx, s.no, before)
 	if err != nil {
 		return nil, fmt.Errorf("read appends of %s: %w", stream, err)
 	}

@@ -69,21 +69,20 @@ func (b *Backend) writeTx(ctx context.Context, fn func(tx *sql.Tx, now time.Time
 // writeStmts are the bookkeeping statements of write transactions,
 // prepared on the writer connection.
 type writeStmts struct {
-	getStream, putStream, updateCounters                            *sql.Stmt
+	getStream, newStream, putStream, updateCounters                 *sql.Stmt
 	insertAppend, appendsBefore, deleteAppendsBefore, deleteAppends *sql.Stmt
 }
 
 const (
-	sqlGetStream = `SELECT kind, generation, high_seq, low_seq, total, sealed, deleted,
+	sqlGetStream = `SELECT no, kind, generation, high_seq, low_seq, total, sealed, deleted,
 		created_at, updated_at, expires_at FROM record_streams WHERE id = ?1`
-	sqlPutStream = `INSERT INTO record_streams (id, kind, generation, high_seq, low_seq, total,
-		sealed, deleted, created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-		ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, generation = excluded.generation,
-		high_seq = excluded.high_seq, low_seq = excluded.low_seq, total = excluded.total,
-		sealed = excluded.sealed, deleted = excluded.deleted, created_at = excluded.created_at,
-		updated_at = excluded.updated_at, expires_at = excluded.expires_at`
+	sqlNewStream = `INSERT INTO record_streams (id, kind, generation, high_seq, low_seq, total,
+		sealed, deleted, created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`
+	sqlPutStream = `UPDATE record_streams SET kind = ?2, generation = ?3, high_seq = ?4, low_seq = ?5,
+		total = ?6, sealed = ?7, deleted = ?8, created_at = ?9, updated_at = ?10, expires_at = ?11
+		WHERE no = ?1`
 	sqlUpdateCounters = `UPDATE record_streams SET high_seq = ?2, low_seq = ?3, total = ?4, updated_at = ?5
-		WHERE id = ?1`
+		WHERE no = ?1`
 	sqlInsertAppend = `INSERT INTO record_appends (stream, appended_at, from_seq, to_seq, generation)
 		VALUES (?1, ?2, ?3, ?4, ?5)`
 	sqlAppendsBefore       = `SELECT from_seq, to_seq FROM record_appends WHERE stream = ?1 AND appended_at < ?2`
@@ -98,6 +97,7 @@ func prepareWriteStmts(ctx context.Context, w *sql.DB) (*writeStmts, error) {
 		dst **sql.Stmt
 	}{
 		{sqlGetStream, &s.getStream},
+		{sqlNewStream, &s.newStream},
 		{sqlPutStream, &s.putStream},
 		{sqlUpdateCounters, &s.updateCounters},
 		{sqlInsertAppend, &s.insertAppend},
@@ -120,7 +120,7 @@ func (s *writeStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.getStream, s.putStream, s.updateCounters, s.insertAppend,
+	for _, st := range []*sql.Stmt{s.getStream, s.newStream, s.putStream, s.updateCounters, s.insertAppend,
 		s.appendsBefore, s.deleteAppendsBefore, s.deleteAppends} {
 		if st != nil {
 			errs = append(errs, st.Close())
