@@ -49,9 +49,18 @@
 // ranges and declared sizes against the file and against spool.Limits, and
 // walks each row group's page headers (sizes, dictionary and value counts)
 // before decoding its pages. Pages are read through a bounded buffer and
-// decoded in small batches, one row group at a time; no allocation larger
-// than the page cap is allowed. A panic inside arrow-go while parsing or
-// decoding is recovered at the codec boundary and returned as ErrCorrupt.
+// decoded in small batches, one row group at a time; arrow-go's allocator is
+// capped so that no single buffer exceeds the page cap (DefaultPageLimit, or
+// Limits.MaxBytes when smaller). arrow-go panics on some malformed input
+// instead of returning an error: such a panic is recovered at the codec
+// boundary (NewDecoder and Next) and returned as ErrCorrupt, or as
+// spool.ErrTooLarge when it was the allocator cap that refused.
+//
+// Limits: Limits.MaxRows is checked against the row count the footer
+// declares, before any page is read, and again while rows are returned;
+// Limits.MaxBytes is checked against the file size and the column chunks'
+// declared uncompressed sizes before reading, against each page's declared
+// size, and against the decoded size of the values while reading.
 //
 // # Concurrency
 //

@@ -17,7 +17,9 @@ var (
 	ErrCorrupt = fmt.Errorf("%w: corrupt parquet file", recordstore.ErrInvalid)
 	// ErrSchemaMismatch is returned when a well-formed file does not fit the
 	// kind: a column the kind does not declare, a column of the wrong type,
-	// a nested or repeated column, a required column missing or null.
+	// a nested or repeated column, a required or key column absent from the
+	// file. (A null in such a column is found while reading and reported by
+	// recordstore.Kind.CheckRequired, an ErrInvalid error.)
 	ErrSchemaMismatch = fmt.Errorf("%w: parquet schema does not fit the kind", recordstore.ErrInvalid)
 	// ErrUnsupported is returned for Parquet features the codec does not
 	// read: encrypted files.
