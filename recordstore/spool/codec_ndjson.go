@@ -362,7 +362,7 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 			}
 			return chunk[:len(chunk)-1], nil
 		case err == bufio.ErrBufferFull:
-			d.acc = growAppend(d.acc, chunk)
+			d.acc = growAppend(d.acc, chunk, d.lim.MaxBytes)
 		case err == io.EOF:
 			if len(d.acc)+len(chunk) == 0 {
 				return nil, io.EOF
@@ -379,10 +379,16 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 }
 
 // growAppend appends chunk to acc, doubling the capacity when it grows so
-// that a long line costs at most about twice its length in allocations.
-func growAppend(acc, chunk []byte) []byte {
+// that a long line costs at most about twice its length in allocations,
+// but never growing past limit (the byte cap, when there is one) plus one
+// read buffer.
+func growAppend(acc, chunk []byte, limit int64) []byte {
 	if need := len(acc) + len(chunk); need > cap(acc) {
-		grown := make([]byte, len(acc), max(2*cap(acc), need, readBufSize))
+		c := max(2*cap(acc), need, readBufSize)
+		if limit > 0 && int64(c) > limit+readBufSize {
+			c = max(need, int(limit+readBufSize))
+		}
+		grown := make([]byte, len(acc), c)
 		copy(grown, acc)
 		acc = grown
 	}

@@ -44,7 +44,10 @@ func PathFor(storePath string) string { return storePath + SpoolSuffix }
 
 // DefaultLimits bound what Load and Batch readers accept when Options
 // leaves Limits at zero: rows per batch and decoded bytes per data file.
-var DefaultLimits = Limits{MaxRows: 1_000_000, MaxBytes: 1 << 30}
+// They are well above what a Writer cuts (50 000 rows, 64 MiB) so that a
+// single large Append still loads, and low enough that a hostile file
+// cannot exhaust memory.
+var DefaultLimits = Limits{MaxRows: 1_000_000, MaxBytes: 256 << 20}
 
 // Options configure a Dir. The zero value is ready to use.
 type Options struct {
