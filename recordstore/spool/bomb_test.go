@@ -66,6 +66,6 @@ var _ = Describe("a gzip bomb in a batch", func() {
 		Expect(err).To(MatchError(spool.ErrTooLarge))
 		Expect(err).To(MatchError(recordstore.ErrCapacity))
 		Expect(recordstore.Code(err)).To(Equal("capacity"))
-		Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 24<<20))
+		Expect(after.TotalAlloc - before.TotalAlloc).To(BeNumerically("<", 24<<20))
 	})
 })
