@@ -36,11 +36,14 @@ const (
 	OpTrim   Op = "trim"   // drop the rows of Stream appended before Before
 	OpDelete Op = "delete" // delete Stream
 	OpReopen Op = "reopen" // unseal Stream, fenced by Generation
+	// OpDeclare declares schema Kind in the owner's catalog and touches no
+	// stream (Stream is empty). A read-only process declares kinds this way.
+	OpDeclare Op = "declare"
 )
 
 func (o Op) valid() bool {
 	switch o {
-	case OpAppend, OpSeal, OpExpire, OpTrim, OpDelete, OpReopen:
+	case OpAppend, OpSeal, OpExpire, OpTrim, OpDelete, OpReopen, OpDeclare:
 		return true
 	}
 	return false
@@ -227,6 +230,9 @@ func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
 	if !e.Op.valid() {
 		return badManifest("unknown op %q", e.Op)
 	}
+	if e.Op == OpDeclare {
+		return m.validateDeclare(e)
+	}
 	if err := recordstore.ValidateStreamID(e.Stream); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadManifest, err)
 	}
@@ -250,6 +256,17 @@ func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
 	}
 	if e.Op == OpReopen && e.Generation == 0 {
 		return badManifest("reopen needs a generation")
+	}
+	return nil
+}
+
+func (m *Manifest) validateDeclare(e *Entry) error {
+	if m.Schema(e.Kind) == nil {
+		return badManifest("kind %q is not among the schemas", e.Kind)
+	}
+	if e.Stream != "" || e.File != "" || e.Format != "" || e.Rows != 0 || e.Bytes != 0 || e.SHA256 != "" ||
+		e.Seal || e.Generation != 0 || e.TTL != 0 || e.Before != nil {
+		return badManifest("declare entry carries fields other than op and kind")
 	}
 	return nil
 }
