@@ -30,7 +30,7 @@ GINKGO_LABELS ?=
 TEST_FLAGS ?=
 TEST_TIMEOUT ?= 15m
 
-BENCHTIME ?= 1x
+BENCHTIME ?= 1s
 BENCH_PKGS ?= ./...
 FUZZTIME ?= 10s
 
@@ -52,7 +52,7 @@ build:
 
 ## run: serve the default store over HTTP (Ctrl-C stops it)
 run: build
-	mkdir -p $(dir $(STORE))
+	mkdir -p -m 0700 $(dir $(STORE))
 	./bin/query --store $(STORE) serve --addr $(ADDR)
 
 ## test: everything CI checks
@@ -85,19 +85,21 @@ test-go:
 	@echo '== go test (cmd/query)'
 	cd cmd/query && $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./... $(GINKGO_ARGS)
 
-## bench: every benchmark of both modules (BENCHTIME=1x by default: one pass)
+## bench: every benchmark of both modules (BENCHTIME=1x for a quick pass)
 bench:
 	@for m in $(MODULES); do echo "== go test -bench ($$m)"; \
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(BENCH_PKGS)); done
 
 ## fuzz: each line "PKG FuzzName" of every FUZZ_TARGETS file, for FUZZTIME.
-## PKG is resolved from the folder of the FUZZ_TARGETS file ("." = that folder).
+## PKG is a folder relative to the FUZZ_TARGETS file ("." = that folder) or,
+## failing that, relative to the repository root.
 fuzz:
-	@find . -name FUZZ_TARGETS -not -path './.cache/*' | sort | while read -r list; do \
+	@find . -name FUZZ_TARGETS -not -path './.cache/*' -not -path './.git/*' | sort | while read -r list; do \
 		dir="$$(dirname "$$list")"; \
 		{ grep -Ev '^[[:space:]]*(#|$$)' "$$list" || true; } | while read -r pkg target _; do \
-			echo "== fuzz $$target in $$pkg ($$dir)"; \
-			(cd "$$dir" && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg") || exit 1; \
+			from=.; if [ -d "$$dir/$$pkg" ]; then from="$$dir"; fi; \
+			echo "== fuzz $$target in $$pkg (from $$from)"; \
+			(cd "$$from" && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg") || exit 1; \
 		done; \
 	done
 

@@ -58,13 +58,9 @@ func decodeRow(line []byte) (recordstore.Row, error) {
 	if line[0] != '{' {
 		return nil, errors.New("want a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
 	var fields map[string]json.RawMessage
-	if err := dec.Decode(&fields); err != nil {
+	if err := json.Unmarshal(line, &fields); err != nil {
 		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("extra data after the JSON object")
 	}
 	row := make(recordstore.Row, len(fields))
 	for name, raw := range fields {
@@ -77,18 +73,25 @@ func decodeRow(line []byte) (recordstore.Row, error) {
 	return row, nil
 }
 
-// decodeValue turns one JSON value into what recordstore.Normalize
-// accepts: json.Number for numbers, the raw text for objects and arrays.
+// decodeValue turns one JSON value, already known to be well formed, into
+// what recordstore.Normalize accepts: json.Number for numbers (exact), the
+// raw text for objects and arrays.
 func decodeValue(raw json.RawMessage) (any, error) {
 	switch raw[0] {
 	case '{', '[':
 		return json.RawMessage(bytes.Clone(raw)), nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("malformed JSON: %w", err)
+		}
+		return s, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	return v, nil
+	return json.Number(raw), nil
 }

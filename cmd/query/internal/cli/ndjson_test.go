@@ -24,6 +24,13 @@ var _ = Describe("decodeNDJSON", func() {
 		}))
 	})
 
+	It("decodes every kind of JSON value", func() {
+		got, err := decodeNDJSON(strings.NewReader(`{"s":"a\"b\u00e9","t":true,"f":false,"n":null,"i":-12,"e":1e3,"o":{},"a":[]}`), "stdin")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.rows[0]).To(Equal(recordstore.Row{"s": "a\"bé", "t": true, "f": false, "n": nil,
+			"i": json.Number("-12"), "e": json.Number("1e3"), "o": json.RawMessage(`{}`), "a": json.RawMessage(`[]`)}))
+	})
+
 	It("reads a last line without a newline", func() {
 		got, err := decodeNDJSON(strings.NewReader(`{"a":1}`+"\n"+`{"a":2}`), "f.ndjson")
 		Expect(err).NotTo(HaveOccurred())
@@ -51,8 +58,8 @@ var _ = Describe("decodeNDJSON", func() {
 		Entry("an array line", `[1,2]`, "line 1: want a JSON object"),
 		Entry("a scalar line", `{"a":1}`+"\n\n"+`42`, "line 3: want a JSON object"),
 		Entry("null", `null`, "line 1: want a JSON object"),
-		Entry("two objects on a line", `{"a":1} {"a":2}`, "line 1: extra data after the JSON object"),
-		Entry("garbage after the object", `{"a":1},`, "line 1: extra data after the JSON object"),
+		Entry("two objects on a line", `{"a":1} {"a":2}`, "line 1: malformed JSON: invalid character '{' after top-level value"),
+		Entry("garbage after the object", `{"a":1},`, "line 1: malformed JSON: invalid character ','"),
 		Entry("a bad literal inside", `{"a":tru}`, "line 1: malformed JSON"),
 	)
 })
