@@ -28,14 +28,17 @@ func newRawChunk(width int) *rawChunk {
 	return &rawChunk{seqs: make([]int64, decodeChunk), vals: make([]any, decodeChunk*width)}
 }
 
-// decodeRows reads (seq, columns...) rows into records. Past the first
-// chunk, decoding runs in a second goroutine, chunk by chunk, in order.
-func (t *table) decodeRows(rows *sql.Rows) ([]recordstore.Record, error) {
+// decodeRows reads (seq, columns...) rows into records; hint is how many
+// rows are expected at most. Past the first chunk, decoding runs in a
+// second goroutine, chunk by chunk, in order; chunks it is done with come
+// back to be reused.
+func (t *table) decodeRows(rows *sql.Rows, hint int64) ([]recordstore.Record, error) {
 	width := len(t.kind.Columns)
 	dest := make([]any, width+1)
 	var (
-		out   []recordstore.Record
+		out   = make([]recordstore.Record, 0, min(hint, 1<<16))
 		queue chan *rawChunk
+		spare chan *rawChunk
 		done  chan struct{}
 	)
 	stop := func() {
@@ -59,16 +62,23 @@ func (t *table) decodeRows(rows *sql.Rows) ([]recordstore.Record, error) {
 			continue
 		}
 		if queue == nil {
-			queue, done = make(chan *rawChunk, 4), make(chan struct{})
+			queue, spare, done = make(chan *rawChunk, 4), make(chan *rawChunk, 6), make(chan struct{})
 			go func() {
 				defer close(done)
 				for c := range queue {
 					out = t.appendDecoded(out, c)
+					clear(c.vals) // drop references before reuse
+					c.n = 0
+					spare <- c
 				}
 			}()
 		}
 		queue <- chunk
-		chunk = newRawChunk(width)
+		select {
+		case chunk = <-spare:
+		default:
+			chunk = newRawChunk(width)
+		}
 	}
 	stop()
 	return t.appendDecoded(out, chunk), rows.Err()

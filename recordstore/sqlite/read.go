@@ -143,6 +143,10 @@ func (b *Backend) scanOnce(ctx context.Context, stream string, opts recordstore.
 		return nil, "", err
 	}
 	defer rows.Close()
-	recs, err = t.decodeRows(rows)
+	hint := s.total
+	if limit > 0 {
+		hint = min(hint, limit)
+	}
+	recs, err = t.decodeRows(rows, hint)
 	return recs, "", err
 }
