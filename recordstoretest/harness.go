@@ -29,7 +29,9 @@ type Harness struct {
 
 	// Unsupported lists the conflict policies the backend refuses at
 	// DeclareKind with ErrUnsupported. The specs that need those policies
-	// are skipped, and one spec checks the refusal instead.
+	// are skipped, and one spec checks the refusal instead. The refusal is
+	// for new kinds: redeclaring a stored kind with another policy is
+	// still ErrSchemaConflict.
 	Unsupported []recordstore.OnConflict
 
 	// Capacity, when set, lets the suite check ErrCapacity: see

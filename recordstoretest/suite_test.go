@@ -5,6 +5,8 @@ package recordstoretest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL reads best unqualified
@@ -22,4 +24,56 @@ var _ = DescribeBackend("the reference model", Harness{
 	Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
 		return newModel(clock), nil
 	},
+})
+
+// limitedModel is the model with two restrictions, to exercise the optional
+// harness hooks: new kinds with some conflict policies are refused with
+// ErrUnsupported, and a stream holds at most limit rows (0: no limit).
+type limitedModel struct {
+	*model
+	unsupported []recordstore.OnConflict
+	limit       int64
+}
+
+func (l limitedModel) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	valid := cloneKind(k)
+	if valid.Validate() == nil && slices.Contains(l.unsupported, valid.Policy()) {
+		if _, err := l.model.Kind(ctx, k.Name); err != nil {
+			return "", fmt.Errorf("%w: onConflict %s", recordstore.ErrUnsupported, valid.Policy())
+		}
+	}
+	return l.model.DeclareKind(ctx, k)
+}
+
+func (l limitedModel) Append(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
+	if l.limit > 0 {
+		total := int64(0)
+		if m, err := l.model.Meta(ctx, stream); err == nil {
+			total = m.Total
+		}
+		if total+int64(len(rows)) > l.limit {
+			return recordstore.AppendResult{}, fmt.Errorf("%w: stream %s would hold more than %d rows",
+				recordstore.ErrCapacity, stream, l.limit)
+		}
+	}
+	return l.model.Append(ctx, stream, kind, rows)
+}
+
+var limitedPolicies = []recordstore.OnConflict{recordstore.ConflictReplace, recordstore.ConflictLWW}
+
+var _ = DescribeBackend("a reference model without replace and lww, with a row limit", Harness{
+	Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
+		return limitedModel{model: newModel(clock), unsupported: limitedPolicies}, nil
+	},
+	Unsupported: limitedPolicies,
+	Capacity: &CapacityHook{
+		Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
+			return limitedModel{model: newModel(clock), limit: 5}, nil
+		},
+		Exceed: func(ctx context.Context, b recordstore.Backend, stream, kind string) error {
+			_, err := b.Append(ctx, stream, kind, []recordstore.Row{{"n": 4}, {"n": 5}, {"n": 6}})
+			return err
+		},
+	},
+	ModelRuns: 1,
 })
