@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	. "github.com/onsi/gomega" //nolint:revive // gomega's DSL reads best unqualified
+	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	. "github.com/onsi/gomega" //nolint:revive // gomega's DSL reads best unqualified
+	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
 )

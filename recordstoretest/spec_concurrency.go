@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL reads best unqualified
-	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL reads best unqualified
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
 )

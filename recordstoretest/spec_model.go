@@ -5,7 +5,7 @@ package recordstoretest
 import (
 	"fmt"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL reads best unqualified
+	. "github.com/onsi/ginkgo/v2"
 )
 
 func (s *suite) describeModel() {
