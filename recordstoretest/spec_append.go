@@ -124,6 +124,26 @@ func (s *suite) describeAppends() {
 			}
 		})
 
+		It("leaves the caller's rows and kind untouched", func() {
+			k := allTypesKind()
+			kindBefore := jsonText(k)
+			s.declare(k)
+			Expect(jsonText(k)).To(Equal(kindBefore))
+			rows := []recordstore.Row{{"s": "x", "i": 1, "t": "2024-01-01T01:00:00+01:00", "j": map[string]any{"a": 1}}, {}}
+			rowsBefore := jsonText(rows)
+			s.append("untouched", "all_types", rows...)
+			Expect(jsonText(rows)).To(Equal(rowsBefore))
+			Expect(rows[1]).To(BeEmpty())
+		})
+
+		It("stores a large append in one window", func() {
+			res := s.append("big", "event", events(1, 5000)...)
+			Expect([]int64{res.From, res.To, res.Appended}).To(Equal([]int64{1, 5000, 5000}))
+			recs := s.scan("big")
+			Expect(recs).To(HaveLen(5000))
+			Expect(recs[4999].Values["n"]).To(Equal(int64(5000)))
+		})
+
 		It("accepts the longest valid stream id", func() {
 			id := strings.Repeat("z", 200)
 			Expect(s.append(id, "event", events(1, 1)...).To).To(Equal(int64(1)))

@@ -163,6 +163,17 @@ func (s *suite) describeRefusals() {
 			})), recordstore.ErrInvalid, "invalid"),
 		)
 
+		It("refuses a large append whose last row is bad, writing none of it", func() {
+			before := s.snapshot()
+			rows := events(4, 5000)
+			rows[len(rows)-1] = row{"n": "last"}
+			_, err := s.b.Append(s.ctx, "events", "event", rows)
+			expectRefused(err, recordstore.ErrInvalid, "invalid")
+			_, err = s.b.Append(s.ctx, "big-new", "event", rows)
+			expectRefused(err, recordstore.ErrInvalid, "invalid")
+			s.expectUnchanged(before)
+		})
+
 		It("refuses a replace append with a bad row without replacing anything", func() {
 			s.requirePolicy(recordstore.ConflictReplace)
 			s.declare(itemKind(recordstore.ConflictReplace))
