@@ -49,8 +49,11 @@ func writerProperties() *parquet.WriterProperties {
 	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1), // zstd "fastest": spool files are short-lived
+		parquet.WithDataPageVersion(parquet.DataPageV1),
 		parquet.WithDictionaryDefault(true),
 		parquet.WithStats(true),
+		parquet.WithPageIndexEnabled(false),
+		parquet.WithBloomFilterEnabled(false),
 		parquet.WithMaxRowGroupLength(RowGroupRows),
 	)
 }
