@@ -1,4 +1,4 @@
-// Sentinel errors of the Parquet codec. Both wrap recordstore.ErrInvalid;
+// Sentinel errors of the Parquet codec. All three wrap recordstore.ErrInvalid;
 // limit errors are spool.ErrTooManyRows and spool.ErrTooLarge.
 
 package parquet
