@@ -2,7 +2,12 @@ module github.com/fb46ecde/records/cmd/query
 
 go 1.26.0
 
-require github.com/fb46ecde/records v0.0.0
+require (
+	github.com/fb46ecde/records v0.0.0
+	github.com/onsi/ginkgo/v2 v2.34.0
+	github.com/onsi/gomega v1.44.0
+	github.com/spf13/cobra v1.10.2
+)
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
@@ -15,10 +20,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/onsi/ginkgo/v2 v2.34.0 // indirect
-	github.com/onsi/gomega v1.44.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.42.0 // indirect
