@@ -15,6 +15,9 @@ import (
 // ContentTypeNDJSON is the content type of the rows endpoint.
 const ContentTypeNDJSON = "application/x-ndjson"
 
+// rows answers GET /api/v1/streams/{stream}/rows?after=&limit=. Errors
+// found before the first row (bad parameters, unknown stream) get a JSON
+// error response; later ones can only cut the stream short.
 func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	stream := r.PathValue("stream")
@@ -29,7 +32,7 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if limit > math.MaxInt32 {
-		limit = 0
+		limit = 0 // more rows than a response can carry: the same as no limit
 	}
 	if _, err := h.b.Meta(ctx, stream); err != nil {
 		writeError(w, r, h.log, err)
