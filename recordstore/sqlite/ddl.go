@@ -93,18 +93,6 @@ func columnNames(k *recordstore.Kind) []string {
 	return out
 }
 
-// params returns "?from, ?from+1, ... ?to" (numbered parameters).
-func params(from, to int) string {
-	var sb strings.Builder
-	for i := from; i <= to; i++ {
-		if i > from {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("?" + strconv.Itoa(i))
-	}
-	return sb.String()
-}
-
 // tableSQL is the text of every statement a kind table is used through.
 type tableSQL struct {
 	insert, deleteKey, deleteLoser, minSeq, deleteRange, scan string
