@@ -73,6 +73,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, fee
 	width := 2 + len(t.kind.Columns)
 	done := 0
 	var args []any
+	no := any(s.no) // boxed once, not per row
 	bg := context.WithoutCancel(ctx)
 	for _, b := range t.batch {
 		if len(vals)-done < b.rows {
@@ -92,7 +93,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, fee
 			a := args[:width*b.rows]
 			for r := 0; r < b.rows; r++ {
 				row := a[r*width : (r+1)*width]
-				row[0] = s.no
+				row[0] = no
 				row[1] = s.high + int64(done+r) + 1
 				copy(row[2:], vals[done+r])
 			}
