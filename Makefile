@@ -110,7 +110,7 @@ fuzz:
 lint: fmt-check vet staticcheck
 
 staticcheck:
-	@for m in $(MODULES); do echo "== staticcheck ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...); done
+	@rc=0; for m in $(MODULES); do echo "== staticcheck ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || rc=1; done; exit $$rc
 
 clean:
 	rm -rf bin
