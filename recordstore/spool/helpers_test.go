@@ -50,7 +50,7 @@ func edgeRows() []recordstore.Row {
 	return []recordstore.Row{
 		{"s": "plain", "i": int64(math.MaxInt64), "n": 1.5, "b": true,
 			"d": time.Date(2024, 2, 29, 23, 59, 59, 123456789, time.UTC), "j": map[string]any{"a": []any{1, "x", nil}}},
-		{"s": "ünïcødé 😀 \"quoted\" \\ \n\t\r \u0001 \u2028", "i": int64(math.MinInt64), "n": -0.0, "b": false,
+		{"s": "ünïcødé 😀 \"quoted\" \\ \n\t\r \u0001 \u2028", "i": int64(math.MinInt64), "n": math.Copysign(0, -1), "b": false,
 			"d": "1999-12-31T23:59:59+05:30", "j": json.RawMessage(`{"z":1, "a":{"b":[true,false,null]}, "u":"\ud83d\ude00"}`)},
 		{"s": "", "i": 0, "n": math.MaxFloat64, "j": json.RawMessage(`null`)},
 		{"n": math.SmallestNonzeroFloat64, "j": json.RawMessage(`"just a string"`)},

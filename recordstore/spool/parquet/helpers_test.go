@@ -169,7 +169,8 @@ func writeGroups(root *schema.GroupNode, groups [][]rawColumn, props ...parquet.
 	}
 	w := file.NewParquetWriter(&buf, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	for _, cols := range groups {
-		rg := w.AppendRowGroup()
+		rg, err := w.AppendRowGroupChecked()
+		Expect(err).NotTo(HaveOccurred())
 		for _, c := range cols {
 			cw, err := rg.NextColumn()
 			Expect(err).NotTo(HaveOccurred())
