@@ -183,7 +183,8 @@ func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream str
 // openGenerationTx loads the stream for an append, starting its first or
 // next generation when it does not exist, was deleted or has expired (the
 // rows of an expired generation are purged first). fresh reports a new
-// generation, whose row is not stored yet.
+// generation: the caller writes its whole row at the end (a stream seen
+// for the first time is inserted here already, to get its number).
 func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, stream string, now time.Time) (s streamRow, fresh bool, err error) {
 	s, found, err := loadStream(ctx, tx.StmtContext(ctx, b.ws.getStream), stream)
 	if err != nil {
