@@ -41,8 +41,10 @@ func (e *PendingError) ErrorCode() string { return "pending" }
 const awaitPoll = 25 * time.Millisecond
 
 // submit is the Submitter this store hands its read-only backend.
+// Awaiting pokes the owner itself, so the batch is published without a
+// separate poke.
 func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
-	id, err := s.Publish(ctx, b)
+	id, err := s.publish(ctx, b)
 	if err != nil {
 		return recordstore.BatchResult{}, err
 	}
@@ -57,6 +59,16 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 // error of the commit, wrapping fsutil.ErrSync, is the exception: the batch
 // may be there; the error is fatal for this writer).
 func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, error) {
+	id, err := s.publish(ctx, b)
+	if err != nil {
+		return "", err
+	}
+	s.nudge(ctx, id)
+	return id, nil
+}
+
+// publish is Publish without the poke.
+func (s *Store[T]) publish(ctx context.Context, b recordstore.Batch) (string, error) {
 	s.pub.Lock()
 	seq := s.pub.seq + 1
 	b.ID = spool.NewID()
@@ -72,7 +84,6 @@ func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, er
 		return "", fmt.Errorf("publish batch: %w", err)
 	}
 	s.opts.Failpoint(FailAfterPublish)
-	s.nudge(ctx, b.ID)
 	return b.ID, nil
 }
 
