@@ -1,6 +1,6 @@
-// Decoding append input: NDJSON, one JSON object per line, into rows.
-// Integers stay exact (json.Number); object and array values are kept as
-// the JSON text written, for json columns.
+// Decoding row input: NDJSON, one JSON object per line, read a line at a
+// time. Integers stay exact (json.Number); object and array values are kept
+// as the JSON text written, for json columns.
 
 package cli
 
@@ -15,41 +15,54 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// rowsInput is decoded append input: the rows, and for each the line of
-// the input it came from, for error messages.
-type rowsInput struct {
-	name  string
-	rows  []recordstore.Row
-	lines []int
+// rowReader reads NDJSON input one row at a time, so that a bad line is
+// reported as soon as it is read and the input is never held in memory as
+// a whole.
+type rowReader struct {
+	br   *bufio.Reader
+	name string // how errors call the input: "stdin" or the file path
+	line int    // the line last read
+	rows int    // rows returned so far
+	done bool
 }
 
-// decodeNDJSON reads every line of r as one row. Blank lines are skipped; a
-// line that is not exactly one JSON object is ErrInvalid naming its line
-// number, and so is input without any row. name is how errors call r.
-func decodeNDJSON(r io.Reader, name string) (rowsInput, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	in := rowsInput{name: name}
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+func newRowReader(r io.Reader, name string) *rowReader {
+	return &rowReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// Next returns the next row and the line it is on, skipping blank lines;
+// io.EOF after the last row. A line that is not exactly one JSON object is
+// ErrInvalid naming its line, and so is input without any row.
+func (r *rowReader) Next() (recordstore.Row, int, error) {
+	for !r.done {
+		line, err := r.br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return rowsInput{}, fmt.Errorf("read %s: %w", name, err)
+			return nil, 0, fmt.Errorf("read %s: %w", r.name, err)
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			row, derr := decodeRow(line)
-			if derr != nil {
-				return rowsInput{}, fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, name, n, derr)
-			}
-			in.rows = append(in.rows, row)
-			in.lines = append(in.lines, n)
+		r.done = err != nil
+		if len(line) == 0 && r.done {
+			break // the last line ended in a newline: nothing more to count
 		}
-		if err != nil {
-			break
+		r.line++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
 		}
+		row, derr := decodeRow(line)
+		if derr != nil {
+			return nil, 0, r.lineErr(derr)
+		}
+		r.rows++
+		return row, r.line, nil
 	}
-	if len(in.rows) == 0 {
-		return rowsInput{}, recordstore.Invalidf("%s: no rows (empty input)", name)
+	if r.rows == 0 {
+		return nil, 0, recordstore.Invalidf("%s: no rows (empty input)", r.name)
 	}
-	return in, nil
+	return nil, 0, io.EOF
+}
+
+// lineErr returns an ErrInvalid error naming the line last read.
+func (r *rowReader) lineErr(err error) error {
+	return fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, r.name, r.line, err)
 }
 
 // decodeRow decodes one line holding exactly one JSON object.

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -10,45 +11,62 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("decodeNDJSON", func() {
+// readAll reads every row of in through a rowReader, with its line.
+func readAll(in, name string) ([]recordstore.Row, []int, error) {
+	r := newRowReader(strings.NewReader(in), name)
+	var rows []recordstore.Row
+	var lines []int
+	for {
+		row, line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, lines, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, lines = append(rows, row), append(lines, line)
+	}
+}
+
+var _ = Describe("rowReader", func() {
 	It("keeps integers exact, objects and arrays as written, and skips blank lines", func() {
 		in := `{"id": 9223372036854775807, "name": "a", "score": 1.5}` + "\n\n" +
 			`  {"payload": {"b": 1, "a": [2, 3]}, "tags": [1], "none": null, "ok": true}  ` + "\r\n"
-		got, err := decodeNDJSON(strings.NewReader(in), "stdin")
+		rows, lines, err := readAll(in, "stdin")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.name).To(Equal("stdin"))
-		Expect(got.lines).To(Equal([]int{1, 3}))
-		Expect(got.rows).To(Equal([]recordstore.Row{
+		Expect(lines).To(Equal([]int{1, 3}))
+		Expect(rows).To(Equal([]recordstore.Row{
 			{"id": json.Number("9223372036854775807"), "name": "a", "score": json.Number("1.5")},
 			{"payload": json.RawMessage(`{"b": 1, "a": [2, 3]}`), "tags": json.RawMessage(`[1]`), "none": nil, "ok": true},
 		}))
 	})
 
 	It("decodes every kind of JSON value", func() {
-		got, err := decodeNDJSON(strings.NewReader(`{"s":"a\"b\u00e9","t":true,"f":false,"n":null,"i":-12,"e":1e3,"o":{},"a":[]}`), "stdin")
+		rows, _, err := readAll(`{"s":"a\"b\u00e9","t":true,"f":false,"n":null,"i":-12,"e":1e3,"o":{},"a":[]}`, "stdin")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.rows[0]).To(Equal(recordstore.Row{"s": "a\"bé", "t": true, "f": false, "n": nil,
+		Expect(rows[0]).To(Equal(recordstore.Row{"s": "a\"bé", "t": true, "f": false, "n": nil,
 			"i": json.Number("-12"), "e": json.Number("1e3"), "o": json.RawMessage(`{}`), "a": json.RawMessage(`[]`)}))
 	})
 
 	It("reads a last line without a newline", func() {
-		got, err := decodeNDJSON(strings.NewReader(`{"a":1}`+"\n"+`{"a":2}`), "f.ndjson")
+		rows, lines, err := readAll(`{"a":1}`+"\n"+`{"a":2}`, "f.ndjson")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.rows).To(HaveLen(2))
-		Expect(got.rows[1]).To(Equal(recordstore.Row{"a": json.Number("2")}))
+		Expect(rows).To(HaveLen(2))
+		Expect(lines).To(Equal([]int{1, 2}))
+		Expect(rows[1]).To(Equal(recordstore.Row{"a": json.Number("2")}))
 	})
 
 	It("reads lines longer than its buffer", func() {
 		long := strings.Repeat("x", 200<<10)
-		got, err := decodeNDJSON(strings.NewReader(`{"s":"`+long+`"}`), "stdin")
+		rows, _, err := readAll(`{"s":"`+long+`"}`, "stdin")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.rows[0]["s"]).To(Equal(long))
+		Expect(rows[0]["s"]).To(Equal(long))
 	})
 
 	DescribeTable("refuses bad input with ErrInvalid naming where",
 		func(in, want string) {
-			got, err := decodeNDJSON(strings.NewReader(in), "in.ndjson")
-			Expect(got.rows).To(BeNil())
+			rows, _, err := readAll(in, "in.ndjson")
+			Expect(rows).To(BeNil())
 			Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "got %v", err)
 			Expect(err.Error()).To(ContainSubstring(want))
 		},
