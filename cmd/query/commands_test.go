@@ -188,6 +188,17 @@ var _ = Describe("query commands", func() {
 			Expect(s.one("", "meta", "--stream", "s1")).To(HaveKeyWithValue("sealed", true))
 		})
 
+		It("reopens a sealed stream at its current generation", func() {
+			s.ok("", "seal", "--stream", "s1")
+			gen := s.one("", "meta", "--stream", "s1")["generation"].(json.Number).String()
+			m := s.one("", "reopen", "--stream", "s1", "--generation", gen)
+			Expect(keys(m)).To(ConsistOf(metaKeys))
+			Expect(m).To(HaveKeyWithValue("sealed", false))
+			Expect(m).To(HaveKeyWithValue("generation", num(gen)))
+			res := s.one(`{"id": 3}`, "append", "--stream", "s1", "--kind", "jobs")
+			Expect(res["from"]).To(Equal(num("3")))
+		})
+
 		It("sets an expiry ttl from now", func() {
 			m := s.one("", "expire", "--stream", "s1", "--ttl", "1h")
 			Expect(keys(m)).To(ConsistOf(metaKeys))

@@ -38,6 +38,8 @@ var _ = Describe("usage errors", func() {
 		Entry("a seq that is not a number", `invalid argument "x" for "--after"`, "scan", "--stream", "s1", "--after", "x"),
 		Entry("a negative seq", "--after must not be negative", "scan", "--stream", "s1", "--after", "-1"),
 		Entry("a negative limit", "--limit must not be negative", "scan", "--stream", "s1", "--limit", "-5"),
+		Entry("a generation below 1", "--generation must be at least 1", "reopen", "--stream", "s1", "--generation", "0"),
+		Entry("reopen without a generation", `required flag(s) "generation" not set`, "reopen", "--stream", "s1"),
 		Entry("an empty store path", "--store must not be empty", "--store", "", "streams"),
 		Entry("an unknown log level", `invalid argument "loud" for "--log-level"`, "--log-level", "loud", "streams"),
 	)

@@ -1,4 +1,5 @@
-// Stream lifecycle commands: meta, streams, seal, delete, expire, trim.
+// Stream lifecycle commands: meta, streams, seal, reopen, delete, expire,
+// trim.
 
 package cli
 
@@ -57,6 +58,29 @@ func (a *app) sealCmd() *cobra.Command {
 			}
 			return m, nil
 		})
+}
+
+func (a *app) reopenCmd() *cobra.Command {
+	var generation int64
+	cmd := a.streamCmd("reopen --stream S --generation N", "Unseal a stream, if it is still at generation N; print its metadata after",
+		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
+			m, err := b.Reopen(ctx, stream, generation)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		})
+	cmd.Flags().Int64Var(&generation, "generation", 0, "the generation the stream must still be at, as meta prints it (required)")
+	_ = cmd.MarkFlagRequired("generation")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		// Runs before cobra checks required flags: a missing flag is
+		// reported as such.
+		if cmd.Flags().Changed("generation") && generation < 1 {
+			return usagef("--generation must be at least 1")
+		}
+		return nil
+	}
+	return cmd
 }
 
 // deleted is the output of query delete.
