@@ -4,8 +4,6 @@
 package spool
 
 import (
-	"fmt"
-
 	"github.com/fb46ecde/records/recordstore"
 )
 
@@ -21,27 +19,9 @@ func Normalize(kind *recordstore.Kind, row recordstore.Row) (recordstore.Values,
 
 // Remap moves values of kind from (a manifest's schema) into the column
 // order of kind to (the stored declaration, after recordstore.Reconcile).
-// Columns of to that from lacks are null; a column of from that to lacks,
-// or that has another type, is an ErrSchemaConflict error. The result is
-// checked for to's required and key columns (ErrInvalid).
+// It is recordstore.Remap: columns of to that from lacks are null; a column
+// of from that to lacks, or that has another type, is an ErrSchemaConflict
+// error; the row is checked for to's required and key columns (ErrInvalid).
 func Remap(from, to *recordstore.Kind, vals recordstore.Values) (recordstore.Values, error) {
-	if len(vals) != len(from.Columns) {
-		return nil, recordstore.Invalidf("kind %s: %d values for %d columns", from.Name, len(vals), len(from.Columns))
-	}
-	out := make(recordstore.Values, len(to.Columns))
-	for i, c := range from.Columns {
-		j := to.ColumnIndex(c.Name)
-		if j < 0 || to.Columns[j].Type != c.Type {
-			return nil, schemaConflict(from, to, c.Name)
-		}
-		out[j] = vals[i]
-	}
-	if err := to.CheckRequired(out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func schemaConflict(from, to *recordstore.Kind, col string) error {
-	return fmt.Errorf("%w: column %s of kind %s does not match kind %s", recordstore.ErrSchemaConflict, col, from.Name, to.Name)
+	return recordstore.Remap(from, to, vals)
 }
