@@ -86,6 +86,7 @@ line exits 2.`,
 		a.deleteCmd(),
 		a.expireCmd(),
 		a.trimCmd(),
+		a.spoolCmd(),
 		a.serveCmd(),
 		a.versionCmd(),
 	)
