@@ -1,0 +1,27 @@
+// Signals where there are no unix signals: a child's kill and pause
+// failpoints end the process instead, and Stop and Cont are unsupported.
+
+//go:build !unix
+
+package recordstoretest
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+func killSelf() { os.Exit(137) }
+
+func stopSelf() { os.Exit(145) }
+
+// Stop is not supported on this platform.
+func (c *Child) Stop() error {
+	return fmt.Errorf("%w: stopping a child needs unix signals", recordstore.ErrUnsupported)
+}
+
+// Cont is not supported on this platform.
+func (c *Child) Cont() error {
+	return fmt.Errorf("%w: continuing a child needs unix signals", recordstore.ErrUnsupported)
+}
