@@ -138,6 +138,26 @@ var _ = Describe("query spool", func() {
 			Expect(s.path).NotTo(BeAnExistingFile())
 		})
 
+		It("reads the kind from the store's catalog without --schema, leaving the live file as it was", func() {
+			s.ok("", "kind", "apply", kindsFile())
+			live := filepath.Join(s.dir, "v1", "records.sqlite")
+			before, err := os.ReadFile(live)
+			Expect(err).NotTo(HaveOccurred())
+
+			out := s.one(spoolRows, "spool", "publish", "--stream", "s1", "--kind", "jobs", "--format", "ndjson.gz")
+			Expect(out).To(HaveKeyWithValue("rows", num("2")))
+			after, err := os.ReadFile(live)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(after).To(Equal(before))
+			Expect(s.path + ".lock").NotTo(BeAnExistingFile())
+
+			stored := s.lines("", "kind", "list")[1] // events, jobs
+			Expect(stored).To(HaveKeyWithValue("name", "jobs"))
+			in := s.one("", "spool", "inspect", out["batch"].(string))
+			Expect(in).To(HaveKeyWithValue("valid", true))
+			Expect(in["manifest"].(map[string]any)["schemas"]).To(Equal([]any{stored}))
+		})
+
 		It("lists batches oldest first, and failed ones only with --failed", func() {
 			first, second := s.publish(), s.publish("--format", "ndjson.gz")
 			ls := s.lines("", "spool", "ls")
@@ -225,6 +245,17 @@ var _ = Describe("query spool", func() {
 			Entry("a bad stream name", `{"id": 1}`, "invalid", `stream id "a/b"`,
 				"--kind", "jobs", "--schema", kindsFile(), "--stream", "a/b"),
 		)
+
+		It("refuses a kind the catalog does not declare, and a store that does not exist, as not_found", func() {
+			r := s.fails("not_found", `{"id": 1}`, "spool", "publish", "--stream", "s1", "--kind", "jobs")
+			Expect(r.stderr).To(ContainSubstring(s.path))
+			Expect(filepath.Join(s.dir, "v1", "records.sqlite")).NotTo(BeAnExistingFile())
+
+			s.ok("", "kind", "apply", kindsFile())
+			r = s.fails("not_found", `{"id": 1}`, "spool", "publish", "--stream", "s1", "--kind", "nokind")
+			Expect(r.stderr).To(ContainSubstring("nokind"))
+			Expect(spool.PathFor(s.path)).NotTo(BeAnExistingFile(), "the kind is looked up before the spool is touched")
+		})
 
 		It("names the schema file's missing kind rather than the catalog's", func() {
 			r := s.fails("invalid", `{"id": 1}`, "spool", "publish", "--stream", "s1", "--kind", "events2", "--schema", kindsFile())

@@ -7,10 +7,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +42,8 @@ nor takes any lock, so it works whether or not an owner runs.
 
 Every row is checked against kind K first: when any row is bad, nothing is
 published. The kind's declaration is read from --schema, a kind file
-({"kinds": [...]}) that declares K, or else from the store's catalog.
+({"kinds": [...]}) that declares K, or else from the store's catalog
+(opened read-only: the store must exist and declare K).
 --format is the codec of the batch's data file (the input is NDJSON).
 
 Prints {"batch","path","rows","format"}.`,
@@ -134,8 +137,19 @@ func (a *app) publishKind(ctx context.Context, name, schema string) (*recordstor
 }
 
 // catalogKind reads the declaration of kind name from the store's catalog
-// without opening the live database for writing.
-func (a *app) catalogKind(_ context.Context, name string) (*recordstore.Kind, error) {
-	return nil, fmt.Errorf("%w: reading kind %s from the store's catalog needs a read-only open of the store, which this build lacks; pass --schema FILE",
-		recordstore.ErrUnsupported, name)
+// through a read-only open: only the reader pool, no lock, no write. A
+// store whose live file does not exist yet, and a kind it does not
+// declare, are ErrNotFound.
+func (a *app) catalogKind(ctx context.Context, name string) (*recordstore.Kind, error) {
+	var kind recordstore.Kind
+	opts := sqlite.Options{Logger: a.logger(slog.LevelWarn), ReadOnly: true, SweepInterval: -1}
+	err := a.withStore(ctx, opts, func(b recordstore.Backend) error {
+		var err error
+		kind, err = b.Kind(ctx, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &kind, nil
 }
