@@ -19,6 +19,9 @@ import (
 // normalized before the write lock is taken, or for a large append in the
 // background while earlier rows are inserted; the append is one
 // transaction, so on error (bad input included) nothing of it is stored.
+// The rows' appended_at, which Trim and row retention go by, is the time of
+// the transaction. A read-only backend checks the append locally and
+// submits it (see Options.Submit).
 func (b *Backend) Append(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.AppendResult{}, err
@@ -31,6 +34,10 @@ func (b *Backend) Append(ctx context.Context, stream, kind string, rows []record
 	}
 	if err := b.enter(); err != nil {
 		return recordstore.AppendResult{}, err
+	}
+	if b.readOnly {
+		b.leave()
+		return b.appendReadOnly(ctx, stream, kind, rows)
 	}
 	defer b.leave()
 	t, err := b.table(ctx, kind)
@@ -57,21 +64,14 @@ func (b *Backend) Append(ctx context.Context, stream, kind string, rows []record
 // normalize turns rows into stored values and refuses (ErrInvalid) a row
 // that does not fit the kind or a key repeated among rows.
 func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) {
-	out := make([]recordstore.Values, len(rows))
-	for i, r := range rows {
-		v, err := t.kind.Normalize(r)
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		out[i] = v
+	f, err := t.feedRows(rows)
+	if err == nil {
+		err = f.wait(len(f.vals))
 	}
-	keys := t.newKeySet(len(out))
-	for i, v := range out {
-		if err := keys.add(i, v); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return f.vals, nil
 }
 
 // keySet finds a key repeated among the rows of one append.

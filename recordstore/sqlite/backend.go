@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -32,6 +33,22 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns is the size of the reader pool; default 4.
 	ReadConns int
+
+	// ReadOnly opens an existing store without writing to it: only the
+	// reader pool is opened, no sweeper runs, and every mutation is handed
+	// to Submit (see the package documentation, "Read-only mode"). Open
+	// fails with an error wrapping recordstore.ErrNotFound when the live
+	// file does not exist. Promote makes the backend writable in place.
+	ReadOnly bool
+	// Submit applies a read-only backend's mutation, as one batch, through
+	// the process that owns the store, and returns the ledger's result for
+	// it. The backend fills Schemas and Entries; the submitter fills ID,
+	// Producer and Created. Without Submit a read-only backend refuses
+	// every mutation with recordstore.ErrReadOnly.
+	Submit func(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error)
+	// ChangeInterval is how often WatchChanges polls the file's
+	// data_version; default 100ms.
+	ChangeInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -50,6 +67,9 @@ func (o Options) withDefaults() Options {
 	if o.ReadConns <= 0 {
 		o.ReadConns = 4
 	}
+	if o.ChangeInterval <= 0 {
+		o.ChangeInterval = 100 * time.Millisecond
+	}
 	return o
 }
 
@@ -61,44 +81,77 @@ type Backend struct {
 	opts Options
 	log  *slog.Logger
 
-	w  *sql.DB // the writer: one connection, BEGIN IMMEDIATE
-	r  *sql.DB // the reader pool: query_only connections
+	// The writer (one connection, BEGIN IMMEDIATE) and its statements are
+	// nil while the backend is read-only; Promote sets them with life held
+	// exclusively. The reader pool (query_only connections) is always open.
+	w  *sql.DB
+	r  *sql.DB
 	ws *writeStmts
 	rs *readStmts
 
 	// wsem admits one write transaction at a time (a channel rather than a
 	// mutex so that waiting for it honours ctx).
 	wsem chan struct{}
-	// failed is the I/O error that stopped the writer; guarded by wsem.
+	// failed is the error that stopped the writer (an I/O error, or a
+	// newer epoch); guarded by wsem.
 	failed error
+	// ledger holds the writer's ledger statements, prepared when the first
+	// batch is applied; guarded by wsem.
+	ledger *ledgerStmts
 
 	// life is held shared by every call for its whole duration and
-	// exclusively by Close, so Close waits for calls in flight and no call
-	// starts on closed connections.
-	life   sync.RWMutex
-	closed bool // guarded by life
+	// exclusively by Close and Promote, so they wait for calls in flight
+	// and no call starts on closed connections or sees half a promotion.
+	life     sync.RWMutex
+	closed   bool // guarded by life
+	readOnly bool // guarded by life
+
+	// epoch is the writer epoch this process last set (writable) or read.
+	epoch atomic.Int64
+	// ledgerSeen is set once the ledger table is known to exist.
+	ledgerSeen atomic.Bool
+	// schemaVersion is the file's schema_version when the read-only
+	// catalog was last refreshed (used by the change feed goroutine only).
+	schemaVersion int64
 
 	tables   tableCache
 	notifier *recordstore.Notifier
 
-	// The sweeper's lifetime: created in Open, stopped and waited for in
-	// Close.
+	// promoteMu serializes Promote calls.
+	promoteMu sync.Mutex
+
+	// Background goroutines (the sweeper, the read-only change feed): their
+	// lifetime ctx is created in Open and cancelled by Close, which then
+	// waits for them. bg guards starting one against Close.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	bg     struct {
+		sync.Mutex
+		stopping bool        // Close has begun: start nothing more
+		feed     *feedHandle // the read-only change feed subscription, or nil
+	}
 }
 
 var (
-	_ recordstore.Backend = (*Backend)(nil)
-	_ recordstore.Sweeper = (*Backend)(nil)
+	_ recordstore.Backend       = (*Backend)(nil)
+	_ recordstore.Sweeper       = (*Backend)(nil)
+	_ recordstore.BatchAppender = (*Backend)(nil)
+	_ recordstore.ChangeSource  = (*Backend)(nil)
 )
 
 // Open opens (creating if needed) the store configured at path: the live
 // file LivePath(path) with its folders (0700) and file (0600). It creates
 // the bookkeeping tables, checks the catalog version (ErrCatalogVersion),
-// loads the declared kinds and starts the retention sweeper. On error
-// nothing is left open; the folders and an empty live file may have been
-// created.
+// increments the epoch, loads the declared kinds and starts the retention
+// sweeper. On error nothing is left open; the folders and an empty live
+// file may have been created.
+//
+// With Options.ReadOnly it only opens an existing live file (an error
+// wrapping recordstore.ErrNotFound otherwise) through the reader pool,
+// checks the catalog version, reads the epoch, loads the kinds and follows
+// the file's changes (see WatchChanges) to wake the Notifier; it writes
+// nothing.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	abs, err := checkPath(path)
 	if err != nil {
@@ -112,18 +165,26 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		log:      opts.Logger.With("component", "recordstore_sqlite"),
 		wsem:     make(chan struct{}, 1),
 		notifier: recordstore.NewNotifier(),
+		readOnly: opts.ReadOnly,
 	}
 	b.tables.init()
-	if err := b.open(ctx); err != nil {
-		b.closeDBs()
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	open := b.open
+	if opts.ReadOnly {
+		open = b.openReadOnly
+	}
+	if err := open(ctx); err != nil {
+		b.cancel()
+		_ = b.tables.close()
+		_ = b.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	b.ctx, b.cancel = context.WithCancel(context.Background())
-	if opts.SweepInterval > 0 {
-		b.wg.Add(1)
-		go b.sweepLoop(opts.SweepInterval)
+	if opts.ReadOnly {
+		b.startFeed()
+	} else {
+		b.startSweeper()
 	}
-	b.log.Debug("opened", "live", b.live)
+	b.log.Debug("opened", "live", b.live, "read_only", opts.ReadOnly, "epoch", b.epoch.Load())
 	return b, nil
 }
 
@@ -135,16 +196,17 @@ func (b *Backend) open(ctx context.Context) error {
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}
-	if err := initSchema(ctx, b.w); err != nil {
+	epoch, err := initSchema(ctx, b.w)
+	if err != nil {
 		return err
 	}
+	b.epoch.Store(epoch)
 	if err := fixModes(b.live); err != nil {
 		return err
 	}
 	if err := b.openReaders(ctx); err != nil {
 		return err
 	}
-	var err error
 	if b.ws, err = prepareWriteStmts(ctx, b.w); err != nil {
 		return err
 	}
@@ -175,6 +237,16 @@ func (b *Backend) openWriter(ctx context.Context) error {
 		return fmt.Errorf("journal mode is %q, want wal", mode)
 	}
 	return nil
+}
+
+// closeWriter closes the writer's statements and connection (a failed
+// Promote undoes itself with it).
+func (b *Backend) closeWriter() {
+	_ = b.ws.close()
+	if b.w != nil {
+		_ = b.w.Close()
+	}
+	b.w, b.ws = nil, nil
 }
 
 func (b *Backend) openReaders(ctx context.Context) error {
@@ -220,11 +292,41 @@ func (b *Backend) enter() error {
 
 func (b *Backend) leave() { b.life.RUnlock() }
 
-// Close stops the sweeper, waits for calls in flight and closes both
-// connection pools. It is idempotent; every later call returns ErrClosed.
-// Committed writes are in the WAL and survive; nothing is lost by an error
-// here.
+// Epoch returns the writer epoch this process last set (opening writable,
+// Promote) or read (opening read-only, or following another process's
+// changes). See the package documentation, "The epoch".
+func (b *Backend) Epoch() int64 { return b.epoch.Load() }
+
+// ReadOnly reports whether the backend is read-only (until Promote).
+func (b *Backend) ReadOnly() bool {
+	b.life.RLock()
+	defer b.life.RUnlock()
+	return b.readOnly
+}
+
+// startSweeper starts the background retention sweeper unless
+// SweepInterval disables it or Close has begun.
+func (b *Backend) startSweeper() {
+	if b.opts.SweepInterval <= 0 {
+		return
+	}
+	b.bg.Lock()
+	defer b.bg.Unlock()
+	if b.bg.stopping {
+		return
+	}
+	b.wg.Add(1)
+	go b.sweepLoop(b.opts.SweepInterval)
+}
+
+// Close stops the background goroutines, waits for calls in flight and
+// closes both connection pools. It is idempotent; every later call returns
+// ErrClosed. Committed writes are in the WAL and survive; nothing is lost
+// by an error here.
 func (b *Backend) Close() error {
+	b.bg.Lock()
+	b.bg.stopping = true
+	b.bg.Unlock()
 	b.cancel()
 	b.wg.Wait()
 	b.life.Lock()
@@ -233,7 +335,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	err := errors.Join(b.tables.close(), b.ws.close(), b.rs.close(), b.closeDBs())
+	err := errors.Join(b.tables.close(), b.ledger.close(), b.ws.close(), b.rs.close(), b.closeDBs())
 	if err != nil {
 		return fmt.Errorf("close store %s: %w", b.path, err)
 	}

@@ -20,7 +20,9 @@ import (
 // columns are added with ALTER TABLE (stored rows read them as null). A
 // kind whose name differs from a declared one only in case, or starts with
 // "record_" or "sqlite_", is refused (ErrSchemaConflict, ErrInvalid). On
-// error the catalog and the tables are unchanged.
+// error the catalog and the tables are unchanged. A read-only backend
+// submits the declaration (see Options.Submit) unless the catalog has it
+// already, and then reads the kind from the catalog.
 func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
 	if err := k.Validate(); err != nil {
 		return "", err
@@ -31,11 +33,34 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 	if err := b.enter(); err != nil {
 		return "", err
 	}
+	if b.readOnly {
+		b.leave()
+		return b.declareReadOnly(ctx, k)
+	}
 	defer b.leave()
 	if err := b.lockWrite(ctx); err != nil {
 		return "", err
 	}
 	defer b.unlockWrite()
+	_, status, err := b.declareLocked(ctx, k, false)
+	if err != nil && status != "" {
+		// The declaration is committed; the table is reloaded from the
+		// catalog on its next use.
+		b.log.Warn("prepare declared kind", "kind", k.Name, "err", err)
+		return status, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("declare kind %s: %w", k.Name, err)
+	}
+	return status, nil
+}
+
+// declareLocked declares k in its own transaction (see declareTx), then
+// prepares and caches the kind's table. The caller holds the write lock
+// and no transaction. When only the preparation fails, the status is
+// returned with the error (the declaration is committed, and the kind is
+// reloaded from the catalog on its next use).
+func (b *Backend) declareLocked(ctx context.Context, k recordstore.Kind, subset bool) (*table, recordstore.KindStatus, error) {
 	var (
 		final  recordstore.Kind
 		table  string
@@ -43,31 +68,29 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 	)
 	err := b.inTxLocked(ctx, func(tx *sql.Tx, now time.Time) error {
 		var err error
-		final, table, status, err = declareTx(ctx, tx, k, now)
+		final, table, status, err = declareTx(ctx, tx, k, subset, now)
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("declare kind %s: %w", k.Name, err)
+		return nil, "", err
 	}
-	if status == recordstore.KindUnchanged && b.tables.get(k.Name) != nil {
-		return status, nil
+	if t := b.tables.get(k.Name); status == recordstore.KindUnchanged && t != nil {
+		return t, status, nil
 	}
-	// The write connection is free again: prepare the new table's statements.
+	// The write connection is free again: prepare the table's statements.
 	t, err := newTable(ctx, b.w, b.r, final, table)
 	if err != nil {
-		// The declaration is committed; the table is reloaded from the
-		// catalog on its next use.
-		b.log.Warn("prepare declared kind", "kind", k.Name, "err", err)
 		b.tables.drop(k.Name)
-		return status, nil
+		return nil, status, err
 	}
-	b.tables.put(t, false)
-	return status, nil
+	return b.tables.put(t, false), status, nil
 }
 
 // declareTx records k in the catalog inside tx, creating or altering its
-// table, and returns the kind as stored, its table and what changed.
-func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {
+// table, and returns the kind as stored, its table and what changed. With
+// subset set, k may omit stored columns (recordstore.Reconcile): that is
+// how a batch's own schema is reconciled.
+func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, subset bool, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {
 	var name, table, schema string
 	err := tx.QueryRowContext(ctx, `SELECT name, table_name, schema FROM record_kinds WHERE name_fold = ?1`,
 		strings.ToLower(k.Name)).Scan(&name, &table, &schema)
@@ -83,7 +106,7 @@ func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Tim
 	if err != nil {
 		return k, "", "", err
 	}
-	merged, status, err := recordstore.Reconcile(stored, k, false)
+	merged, status, err := recordstore.Reconcile(stored, k, subset)
 	if err != nil || status == recordstore.KindUnchanged {
 		return stored, table, status, err
 	}

@@ -28,6 +28,12 @@ var (
 	// ("fsyncgate", PostgreSQL 2018): the writer stops, reads go on, and
 	// reopening the store recovers from the WAL.
 	ErrWriterFailed = errors.New("writer stopped after an I/O error")
+	// ErrFenced is returned by AppendBatch, and by every write after it,
+	// when the live file's epoch has moved past this backend's: another
+	// process opened the store writable since (a paused owner that was
+	// replaced, then resumed), so this one is no longer its writer and
+	// stops writing. Nothing of the call was written; reads go on.
+	ErrFenced = errors.New("fenced by a newer epoch")
 )
 
 // sqliteIOErr is SQLite's primary result code for I/O errors.

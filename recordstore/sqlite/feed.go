@@ -39,26 +39,48 @@ func readyFeed(vals []recordstore.Values) *rowFeed {
 // a background goroutine that starts at once (see rowFeed). A synchronous
 // failure is returned here; a background one from wait.
 func (t *table) feedRows(rows []recordstore.Row) (*rowFeed, error) {
-	if len(rows) < feedAsyncMin {
-		vals, err := t.normalize(rows)
-		if err != nil {
-			return nil, err
+	return t.feed(len(rows), func(i int) (recordstore.Values, error) { return t.kind.Normalize(rows[i]) })
+}
+
+// feedValues remaps rows of stored values written under another
+// declaration of t's kind into t's column order (see recordstore.Remapper),
+// as feedRows does with caller rows.
+func (t *table) feedValues(rows []recordstore.Values, m *recordstore.Remapper) (*rowFeed, error) {
+	return t.feed(len(rows), func(i int) (recordstore.Values, error) { return m.Remap(rows[i]) })
+}
+
+// feed builds the feed of n rows, conv(i) giving row i's stored values, and
+// refuses a key repeated among them.
+func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowFeed, error) {
+	if n < feedAsyncMin {
+		vals := make([]recordstore.Values, n)
+		keys := t.newKeySet(n)
+		for i := range vals {
+			v, err := conv(i)
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", i, err)
+			}
+			if err := keys.add(i, v); err != nil {
+				return nil, err
+			}
+			vals[i] = v
 		}
 		return readyFeed(vals), nil
 	}
-	f := &rowFeed{vals: make([]recordstore.Values, len(rows)), progress: make(chan int, len(rows)/feedChunk+1)}
-	go f.produce(t, rows)
+	f := &rowFeed{vals: make([]recordstore.Values, n), progress: make(chan int, n/feedChunk+1)}
+	go f.produce(t, conv)
 	return f, nil
 }
 
-// produce normalizes rows in order, checking keys as it goes, and
-// publishes every feedChunk rows. The channel has room for every count, so
-// it never blocks.
-func (f *rowFeed) produce(t *table, rows []recordstore.Row) {
+// produce converts rows in order, checking keys as it goes, and publishes
+// every feedChunk rows. The channel has room for every count, so it never
+// blocks.
+func (f *rowFeed) produce(t *table, conv func(i int) (recordstore.Values, error)) {
 	defer close(f.progress)
-	keys := t.newKeySet(len(rows))
-	for i, r := range rows {
-		v, err := t.kind.Normalize(r)
+	n := len(f.vals)
+	keys := t.newKeySet(n)
+	for i := 0; i < n; i++ {
+		v, err := conv(i)
 		if err != nil {
 			f.err = fmt.Errorf("row %d: %w", i, err)
 			return
@@ -68,8 +90,8 @@ func (f *rowFeed) produce(t *table, rows []recordstore.Row) {
 			return
 		}
 		f.vals[i] = v
-		if n := i + 1; n%feedChunk == 0 || n == len(rows) {
-			f.progress <- n
+		if k := i + 1; k%feedChunk == 0 || k == n {
+			f.progress <- k
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Stream mutations other than append — seal, reopen, expire, trim, delete —
-// each a thin public method around a body that runs inside a transaction.
+// each a thin public method around a body that runs inside a transaction
+// (or, read-only, the batch entry submitted instead).
 
 package sqlite
 
@@ -15,7 +16,7 @@ import (
 // Seal makes a stream refuse further appends (ErrSealed). Sealing a sealed
 // stream changes nothing. ErrNotFound when the stream is not live.
 func (b *Backend) Seal(ctx context.Context, stream string) (recordstore.Meta, error) {
-	return b.mutate(ctx, "seal", stream, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
+	return b.mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: stream}, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
 		return b.sealTx(ctx, tx, stream, now)
 	})
 }
@@ -23,7 +24,7 @@ func (b *Backend) Seal(ctx context.Context, stream string) (recordstore.Meta, er
 // Reopen unseals a stream when generation is its current one (ErrNotFound
 // otherwise, or when the stream is not live).
 func (b *Backend) Reopen(ctx context.Context, stream string, generation int64) (recordstore.Meta, error) {
-	return b.mutate(ctx, "reopen", stream, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
+	return b.mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpReopen, Stream: stream, Generation: generation}, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
 		return b.reopenTx(ctx, tx, stream, generation, now)
 	})
 }
@@ -34,14 +35,14 @@ func (b *Backend) Expire(ctx context.Context, stream string, ttl time.Duration) 
 	if ttl <= 0 {
 		return recordstore.Meta{}, recordstore.Invalidf("expire %s: ttl %v must be positive", stream, ttl)
 	}
-	return b.mutate(ctx, "expire", stream, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
+	return b.mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: stream, TTL: ttl}, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
 		return b.expireTx(ctx, tx, stream, ttl, now)
 	})
 }
 
 // Trim drops the rows of every append to stream made before the given time.
 func (b *Backend) Trim(ctx context.Context, stream string, before time.Time) (recordstore.Meta, error) {
-	return b.mutate(ctx, "trim", stream, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
+	return b.mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpTrim, Stream: stream, Before: before}, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
 		return b.trimTx(ctx, tx, stream, before, now)
 	})
 }
@@ -50,20 +51,26 @@ func (b *Backend) Trim(ctx context.Context, stream string, before time.Time) (re
 // append starts a higher generation at seq 1. ErrNotFound when the stream
 // is not live.
 func (b *Backend) Delete(ctx context.Context, stream string) error {
-	_, err := b.mutate(ctx, "delete", stream, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
+	_, err := b.mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: stream}, func(tx *sql.Tx, now time.Time) (streamRow, bool, error) {
 		return b.deleteTx(ctx, tx, stream, now)
 	})
 	return err
 }
 
 // mutate validates the stream id and runs body in one write transaction;
-// when body reports a change the stream's followers are notified.
-func (b *Backend) mutate(ctx context.Context, op, stream string, body func(*sql.Tx, time.Time) (streamRow, bool, error)) (recordstore.Meta, error) {
+// when body reports a change the stream's followers are notified. A
+// read-only backend submits e instead (see Options.Submit).
+func (b *Backend) mutate(ctx context.Context, e recordstore.BatchEntry, body func(*sql.Tx, time.Time) (streamRow, bool, error)) (recordstore.Meta, error) {
+	stream := e.Stream
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.Meta{}, err
 	}
 	if err := b.enter(); err != nil {
 		return recordstore.Meta{}, err
+	}
+	if b.readOnly {
+		b.leave()
+		return b.mutateReadOnly(ctx, e)
 	}
 	defer b.leave()
 	var (
@@ -75,7 +82,7 @@ func (b *Backend) mutate(ctx context.Context, op, stream string, body func(*sql.
 		return err
 	})
 	if err != nil {
-		return recordstore.Meta{}, fmt.Errorf("%s %s: %w", op, stream, err)
+		return recordstore.Meta{}, fmt.Errorf("%s %s: %w", e.Op, stream, err)
 	}
 	if changed {
 		b.notifier.Notify(stream)

@@ -1,5 +1,6 @@
 // The bookkeeping tables (record_meta, record_kinds, record_streams,
-// record_appends) and the catalog version check run when the file opens.
+// record_appends), the catalog version check and the epoch increment run
+// when the file opens writable, and the read-only open's checks.
 
 package sqlite
 
@@ -13,7 +14,7 @@ import (
 // bookkeepingDDL creates the bookkeeping tables. Times are stored as
 // recordstore.DatetimeLayout text, so text order is time order.
 var bookkeepingDDL = []string{
-	// Key/value facts about the file: catalog_version (and later epoch).
+	// Key/value facts about the file: catalog_version, epoch.
 	`CREATE TABLE IF NOT EXISTS record_meta (
 		key   TEXT PRIMARY KEY NOT NULL,
 		value ANY
@@ -63,13 +64,13 @@ var bookkeepingDDL = []string{
 	) WITHOUT ROWID`,
 }
 
-// initSchema creates the bookkeeping tables if needed and checks (or, in a
-// new file, records) the catalog version, in one transaction. On error
-// nothing was written.
-func initSchema(ctx context.Context, db *sql.DB) (err error) {
+// initSchema creates the bookkeeping tables if needed, checks (or, in a
+// new file, records) the catalog version and increments the epoch, in one
+// transaction, and returns the new epoch. On error nothing was written.
+func initSchema(ctx context.Context, db *sql.DB) (epoch int64, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin schema: %w", err)
+		return 0, fmt.Errorf("begin schema: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -78,14 +79,61 @@ func initSchema(ctx context.Context, db *sql.DB) (err error) {
 	}()
 	for _, ddl := range bookkeepingDDL {
 		if _, err := tx.ExecContext(ctx, ddl); err != nil {
-			return fmt.Errorf("create bookkeeping tables: %w", err)
+			return 0, fmt.Errorf("create bookkeeping tables: %w", err)
 		}
 	}
 	if err := checkCatalogVersion(ctx, tx); err != nil {
-		return err
+		return 0, err
+	}
+	err = tx.QueryRowContext(ctx, `INSERT INTO record_meta (key, value) VALUES ('epoch', 1)
+		ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value`).Scan(&epoch)
+	if err != nil {
+		return 0, fmt.Errorf("increment epoch: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit schema: %w", err)
+		return 0, fmt.Errorf("commit schema: %w", err)
+	}
+	return epoch, nil
+}
+
+// readEpoch returns the epoch stored in the file (0 when no writable open
+// ever recorded one).
+func readEpoch(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
+	var epoch int64
+	err := q.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE key = 'epoch'`).Scan(&epoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read epoch: %w", err)
+	}
+	return epoch, nil
+}
+
+// checkReadable is the read-only open's check of an existing file: the
+// bookkeeping tables are there (ErrNotFound when the file was never opened
+// writable) and the catalog version is this build's.
+func checkReadable(ctx context.Context, db *sql.DB) error {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'
+		AND name IN ('record_meta', 'record_kinds', 'record_streams', 'record_appends')`).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("read catalog: %w", err)
+	}
+	if n < 4 {
+		return notFound("the live file has no catalog yet (it must be opened writable first)")
+	}
+	var v int64
+	err = db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE key = 'catalog_version'`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound("the live file records no catalog version")
+	case err != nil:
+		return fmt.Errorf("read catalog version: %w", err)
+	case v != CatalogVersion:
+		return fmt.Errorf("%w: file has catalog version %d, this build reads %d", ErrCatalogVersion, v, CatalogVersion)
 	}
 	return nil
 }

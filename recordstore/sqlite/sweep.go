@@ -20,12 +20,16 @@ const sweepChunk = 64
 // Sweep runs one retention pass now: expired streams are removed and the
 // appends of row-retention kinds older than their ttl are trimmed. Each
 // chunk of streams is its own transaction; on error the chunks before it
-// stay committed and the failing one is rolled back.
+// stay committed and the failing one is rolled back. A read-only backend
+// refuses with ErrReadOnly: retention is the owner's job.
 func (b *Backend) Sweep(ctx context.Context) error {
 	if err := b.enter(); err != nil {
 		return err
 	}
 	defer b.leave()
+	if b.readOnly {
+		return b.readOnlyErr("sweep")
+	}
 	now := b.now()
 	if err := b.sweepExpired(ctx, now); err != nil {
 		return fmt.Errorf("sweep expired streams: %w", err)

@@ -38,9 +38,10 @@ type batchInsert struct {
 	st   *sql.Stmt
 }
 
-// newTable binds kind k to its table and prepares its statements. It must
-// not be called while the caller holds a write transaction: preparing on
-// the writer needs its only connection.
+// newTable binds kind k to its table and prepares its statements: the
+// writer's when w is not nil (a read-only backend has none), the reader
+// pool's always. It must not be called while the caller holds a write
+// transaction: preparing on the writer needs its only connection.
 func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string) (*table, error) {
 	t := &table{kind: k, name: name, keyIdx: k.KeyIndexes(), verIdx: -1, tieIdx: -1}
 	if k.LWW != nil {
@@ -75,7 +76,7 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 		}
 	}
 	for _, p := range prep {
-		if p.sql == "" {
+		if p.sql == "" || p.db == nil {
 			continue
 		}
 		st, err := p.db.PrepareContext(ctx, p.sql)
@@ -177,6 +178,26 @@ func (b *Backend) table(ctx context.Context, kind string) (*table, error) {
 	if t := b.tables.get(kind); t != nil {
 		return t, nil
 	}
+	t, err := b.loadTable(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	return b.tables.put(t, true), nil
+}
+
+// reloadTable reads a kind from the catalog again and replaces its cached
+// table: a read-only backend calls it when another process may have added
+// the kind or columns to it.
+func (b *Backend) reloadTable(ctx context.Context, kind string) (*table, error) {
+	t, err := b.loadTable(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	return b.tables.put(t, false), nil
+}
+
+// loadTable reads a kind from the catalog and prepares its table.
+func (b *Backend) loadTable(ctx context.Context, kind string) (*table, error) {
 	var name, schema string
 	err := b.r.QueryRowContext(ctx, `SELECT table_name, schema FROM record_kinds WHERE name = ?`, kind).Scan(&name, &schema)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -189,11 +210,7 @@ func (b *Backend) table(ctx context.Context, kind string) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTable(ctx, b.w, b.r, k, name)
-	if err != nil {
-		return nil, err
-	}
-	return b.tables.put(t, true), nil
+	return newTable(ctx, b.w, b.r, k, name)
 }
 
 // parseSchema reads a kind's stored declaration.
@@ -208,11 +225,24 @@ func parseSchema(name, schema string) (recordstore.Kind, error) {
 	return k, nil
 }
 
-// loadKinds caches every kind of the catalog; Open calls it.
+// loadKinds caches every kind of the catalog, replacing what is cached;
+// Open and Promote call it. On error the cache is unchanged.
 func (b *Backend) loadKinds(ctx context.Context) error {
+	tables, err := b.readTables(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		b.tables.put(t, false)
+	}
+	return nil
+}
+
+// readTables reads every kind of the catalog and prepares its table.
+func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
 	rows, err := b.r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
 	if err != nil {
-		return fmt.Errorf("read kinds: %w", err)
+		return nil, fmt.Errorf("read kinds: %w", err)
 	}
 	type entry struct{ name, table, schema string }
 	var all []entry
@@ -220,23 +250,30 @@ func (b *Backend) loadKinds(ctx context.Context) error {
 		var e entry
 		if err := rows.Scan(&e.name, &e.table, &e.schema); err != nil {
 			_ = rows.Close()
-			return fmt.Errorf("read kinds: %w", err)
+			return nil, fmt.Errorf("read kinds: %w", err)
 		}
 		all = append(all, e)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return fmt.Errorf("read kinds: %w", err)
+		return nil, fmt.Errorf("read kinds: %w", err)
+	}
+	out := make([]*table, 0, len(all))
+	fail := func(err error) ([]*table, error) {
+		for _, t := range out {
+			_ = t.close()
+		}
+		return nil, err
 	}
 	for _, e := range all {
 		k, err := parseSchema(e.name, e.schema)
 		if err != nil {
-			return err
+			return fail(err)
 		}
 		t, err := newTable(ctx, b.w, b.r, k, e.table)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		b.tables.put(t, false)
+		out = append(out, t)
 	}
-	return nil
+	return out, nil
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // lockWrite waits for the right to run a write transaction, or for ctx.
-// It fails with ErrWriterFailed once the writer saw an I/O error.
+// It fails with ErrWriterFailed once the writer saw an I/O error, and with
+// ErrFenced once a newer epoch fenced it.
 func (b *Backend) lockWrite(ctx context.Context) error {
 	select {
 	case b.wsem <- struct{}{}:
@@ -21,6 +22,9 @@ func (b *Backend) lockWrite(ctx context.Context) error {
 	}
 	if b.failed != nil {
 		<-b.wsem
+		if errors.Is(b.failed, ErrFenced) {
+			return b.failed
+		}
 		return fmt.Errorf("%w: %w", ErrWriterFailed, b.failed)
 	}
 	return nil

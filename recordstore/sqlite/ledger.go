@@ -1,0 +1,245 @@
+// The spool ledger (record_spool_batches): one row per applied batch,
+// written in the transaction that applied it, so that a batch is applied
+// exactly once. Reading an outcome, a producer's high-water mark, and
+// sweeping old rows.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// ledgerDDL creates the ledger. It is created by the first AppendBatch,
+// not by Open, so that a file whose owner never applies a batch has no
+// ledger. results is the JSON of the entries' results and the batch's
+// error (ledgerResults).
+var ledgerDDL = []string{
+	`CREATE TABLE IF NOT EXISTS record_spool_batches (
+		batch_id     TEXT PRIMARY KEY NOT NULL,
+		producer     TEXT NOT NULL,
+		producer_seq INTEGER NOT NULL,
+		epoch        INTEGER NOT NULL,
+		outcome      TEXT NOT NULL,
+		results      TEXT NOT NULL,
+		ingested_at  TEXT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS record_spool_batches_producer ON record_spool_batches (producer, producer_seq)`,
+	`CREATE INDEX IF NOT EXISTS record_spool_batches_ingested ON record_spool_batches (ingested_at)`,
+}
+
+const (
+	sqlLedgerGet = `SELECT outcome, epoch, results, ingested_at FROM record_spool_batches WHERE batch_id = ?1`
+	sqlLedgerPut = `INSERT INTO record_spool_batches (batch_id, producer, producer_seq, epoch, outcome, results, ingested_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
+	sqlEpoch = `SELECT value FROM record_meta WHERE key = 'epoch'`
+)
+
+// ledgerResults is the JSON of the ledger's results column.
+type ledgerResults struct {
+	Entries []recordstore.EntryResult `json:"entries"`
+	Error   *recordstore.BatchError   `json:"error,omitempty"`
+}
+
+// ledgerStmts are the writer's statements of AppendBatch: the ledger, the
+// epoch check, and the savepoint around each entry.
+type ledgerStmts struct {
+	get, put, epoch                *sql.Stmt
+	savepoint, release, rollbackTo *sql.Stmt
+}
+
+// ensureLedgerLocked creates the ledger if the file lacks it and prepares
+// the writer's ledger statements, once. The caller holds the write lock.
+// On error nothing was written.
+func (b *Backend) ensureLedgerLocked(ctx context.Context) error {
+	if b.ledger != nil {
+		return nil
+	}
+	err := b.inTxLocked(ctx, func(tx *sql.Tx, _ time.Time) error {
+		for _, ddl := range ledgerDDL {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return fmt.Errorf("create ledger: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.ledgerSeen.Store(true)
+	s := &ledgerStmts{}
+	for _, p := range []struct {
+		sql string
+		dst **sql.Stmt
+	}{
+		{sqlLedgerGet, &s.get},
+		{sqlLedgerPut, &s.put},
+		{sqlEpoch, &s.epoch},
+		{"SAVEPOINT entry", &s.savepoint},
+		{"RELEASE entry", &s.release},
+		{"ROLLBACK TO entry", &s.rollbackTo},
+	} {
+		st, err := b.w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			_ = s.close()
+			return fmt.Errorf("prepare ledger statements: %w", err)
+		}
+		*p.dst = st
+	}
+	b.ledger = s
+	return nil
+}
+
+func (s *ledgerStmts) close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range []*sql.Stmt{s.get, s.put, s.epoch, s.savepoint, s.release, s.rollbackTo} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hasLedger reports whether the file has the ledger table (a file no
+// batch was ever applied to has none).
+func (b *Backend) hasLedger(ctx context.Context) (bool, error) {
+	if b.ledgerSeen.Load() {
+		return true, nil
+	}
+	var n int
+	err := b.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_spool_batches'`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for the ledger: %w", err)
+	}
+	if n > 0 {
+		b.ledgerSeen.Store(true)
+	}
+	return n > 0, nil
+}
+
+// BatchOutcome returns the ledger's result of the batch with id, exactly
+// as AppendBatch returned it when it applied the batch; ErrNotFound when
+// the batch was never applied (or its ledger row was swept). It reads
+// through the reader pool, so it works read-only too.
+func (b *Backend) BatchOutcome(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	if err := b.enter(); err != nil {
+		return recordstore.BatchResult{}, err
+	}
+	defer b.leave()
+	ok, err := b.hasLedger(ctx)
+	if err != nil {
+		return recordstore.BatchResult{}, fmt.Errorf("batch outcome %s: %w", id, err)
+	}
+	if !ok {
+		return recordstore.BatchResult{}, notFound("batch %s is not in the ledger", id)
+	}
+	res, found, err := ledgerGet(b.r.QueryRowContext(ctx, sqlLedgerGet, id), id)
+	if err != nil {
+		return recordstore.BatchResult{}, fmt.Errorf("batch outcome %s: %w", id, err)
+	}
+	if !found {
+		return recordstore.BatchResult{}, notFound("batch %s is not in the ledger", id)
+	}
+	return res, nil
+}
+
+// ledgerGet decodes a ledger row read by sqlLedgerGet.
+func ledgerGet(row *sql.Row, id string) (recordstore.BatchResult, bool, error) {
+	var (
+		outcome, results, at string
+		epoch                int64
+	)
+	err := row.Scan(&outcome, &epoch, &results, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return recordstore.BatchResult{}, false, nil
+	}
+	if err != nil {
+		return recordstore.BatchResult{}, false, fmt.Errorf("read ledger: %w", err)
+	}
+	var lr ledgerResults
+	if err := json.Unmarshal([]byte(results), &lr); err != nil {
+		return recordstore.BatchResult{}, false, corrupt("ledger row of batch %s: %v", id, err)
+	}
+	if lr.Entries == nil {
+		lr.Entries = []recordstore.EntryResult{}
+	}
+	return recordstore.BatchResult{
+		ID: id, Outcome: recordstore.BatchOutcome(outcome), Epoch: epoch, IngestedAt: parseStored(at),
+		Entries: lr.Entries, Error: lr.Error,
+	}, true, nil
+}
+
+// ledgerPutTx records res, the result of batch, in the ledger inside tx.
+func (b *Backend) ledgerPutTx(ctx context.Context, tx *sql.Tx, batch *recordstore.Batch, res *recordstore.BatchResult) error {
+	results, err := json.Marshal(ledgerResults{Entries: res.Entries, Error: res.Error})
+	if err != nil {
+		return fmt.Errorf("encode results of batch %s: %w", res.ID, err)
+	}
+	_, err = tx.StmtContext(ctx, b.ledger.put).ExecContext(ctx, res.ID, batch.Producer.Instance, batch.Producer.Seq,
+		res.Epoch, string(res.Outcome), string(results), recordstore.FormatDatetime(res.IngestedAt))
+	if err != nil {
+		return fmt.Errorf("record batch %s in the ledger: %w", res.ID, err)
+	}
+	return nil
+}
+
+// ProducerSeq returns the highest producer seq the ledger records for a
+// producer instance, batches that failed included (0 when it has none).
+// The owner applies each producer's batches in seq order from it.
+func (b *Backend) ProducerSeq(ctx context.Context, instance string) (int64, error) {
+	if err := b.enter(); err != nil {
+		return 0, err
+	}
+	defer b.leave()
+	ok, err := b.hasLedger(ctx)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var seq int64
+	err = b.r.QueryRowContext(ctx, `SELECT coalesce(max(producer_seq), 0) FROM record_spool_batches WHERE producer = ?1`,
+		instance).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("read producer %s in the ledger: %w", instance, err)
+	}
+	return seq, nil
+}
+
+// SweepBatches removes the ledger rows of batches ingested before the
+// given time, in one transaction, and returns how many it removed. A
+// swept batch applied again would be applied anew: sweep only batches
+// whose spool folders are gone. A read-only backend refuses with
+// ErrReadOnly. On error nothing was removed.
+func (b *Backend) SweepBatches(ctx context.Context, before time.Time) (int64, error) {
+	if err := b.enter(); err != nil {
+		return 0, err
+	}
+	defer b.leave()
+	if b.readOnly {
+		return 0, b.readOnlyErr("sweep batches")
+	}
+	ok, err := b.hasLedger(ctx)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var n int64
+	err = b.writeTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		r, err := tx.ExecContext(ctx, `DELETE FROM record_spool_batches WHERE ingested_at < ?1`, recordstore.FormatDatetime(before))
+		if err == nil {
+			n, err = r.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sweep batches: %w", err)
+	}
+	return n, nil
+}

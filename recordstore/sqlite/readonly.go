@@ -1,0 +1,229 @@
+// Read-only mode: opening an existing live file without writing, checking a
+// mutation locally, and handing it to Options.Submit as a one-entry batch
+// for the store's owner to apply.
+
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// openReadOnly is Open's list of steps in read-only mode. It writes
+// nothing: no folder, no table, no epoch.
+func (b *Backend) openReadOnly(ctx context.Context) error {
+	if _, err := os.Stat(b.live); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound("live file %s does not exist (a read-only open needs a store that was opened writable)", b.live)
+		}
+		return fmt.Errorf("stat live file: %w", err)
+	}
+	if err := b.openReaders(ctx); err != nil {
+		return err
+	}
+	if err := checkReadable(ctx, b.r); err != nil {
+		return err
+	}
+	epoch, err := readEpoch(ctx, b.r)
+	if err != nil {
+		return err
+	}
+	b.epoch.Store(epoch)
+	if err := b.r.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&b.schemaVersion); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if b.rs, err = prepareReadStmts(ctx, b.r); err != nil {
+		return err
+	}
+	return b.loadKinds(ctx)
+}
+
+// readOnlyErr is what a mutation of a read-only backend without Submit
+// (and AppendBatch, Sweep, SweepBatches on any read-only backend) returns.
+func (b *Backend) readOnlyErr(what string) error {
+	return fmt.Errorf("%s: %w: store %s is open read-only", what, recordstore.ErrReadOnly, b.path)
+}
+
+// submit hands one entry to Options.Submit as a batch carrying schemas and
+// returns the entry's result. An error of Submit itself (the owner could
+// not be reached, or ctx ended first: the owner's *PendingError) is
+// returned unchanged; an error the owner recorded for the batch or the
+// entry is a *recordstore.BatchError, wrapped with what, so that
+// errors.Is finds its sentinel. The caller must not hold life: Submit may
+// wait for this very process to be promoted and apply the batch.
+func (b *Backend) submit(ctx context.Context, what string, schemas []recordstore.Kind, e recordstore.BatchEntry) (recordstore.EntryResult, error) {
+	if b.opts.Submit == nil {
+		return recordstore.EntryResult{}, b.readOnlyErr(what)
+	}
+	res, err := b.opts.Submit(ctx, recordstore.Batch{Schemas: schemas, Entries: []recordstore.BatchEntry{e}})
+	if err != nil {
+		return recordstore.EntryResult{}, err
+	}
+	if res.Error != nil {
+		return recordstore.EntryResult{}, fmt.Errorf("%s: %w", what, res.Error)
+	}
+	if len(res.Entries) != 1 {
+		return recordstore.EntryResult{}, fmt.Errorf("%s: batch %s has %d entry results, want 1", what, res.ID, len(res.Entries))
+	}
+	r := res.Entries[0]
+	if r.Error != nil {
+		return r, fmt.Errorf("%s: %w", what, r.Error)
+	}
+	return r, nil
+}
+
+// declareReadOnly declares k through Submit, unless the catalog has it
+// already as declared (KindUnchanged, nothing submitted) or k conflicts
+// with it (refused here). The declared kind is then read from the catalog.
+func (b *Backend) declareReadOnly(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	what := "declare kind " + k.Name
+	status, err := b.checkDeclare(ctx, k)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if status == recordstore.KindUnchanged {
+		return status, nil
+	}
+	r, err := b.submit(ctx, what, []recordstore.Kind{k}, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: k.Name})
+	if err != nil {
+		return "", err
+	}
+	if err := b.adopt(ctx, k.Name); err != nil {
+		return r.Status, fmt.Errorf("%s: %w", what, err)
+	}
+	return r.Status, nil
+}
+
+// checkDeclare reconciles k with the catalog's declaration: the cached one,
+// or when that does not say "unchanged", the one in the file now. A kind
+// the catalog lacks is KindCreated.
+func (b *Backend) checkDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	if err := b.enter(); err != nil {
+		return "", err
+	}
+	defer b.leave()
+	t := b.tables.get(k.Name)
+	if t != nil {
+		if _, status, err := recordstore.Reconcile(t.kind, k, false); err == nil && status == recordstore.KindUnchanged {
+			return status, nil
+		}
+	}
+	t, err := b.reloadTable(ctx, k.Name)
+	if errors.Is(err, recordstore.ErrNotFound) {
+		return recordstore.KindCreated, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	_, status, err := recordstore.Reconcile(t.kind, k, false)
+	return status, err
+}
+
+// adopt reads a kind the owner declared from the catalog.
+func (b *Backend) adopt(ctx context.Context, kind string) error {
+	if err := b.enter(); err != nil {
+		return err
+	}
+	defer b.leave()
+	_, err := b.reloadTable(ctx, kind)
+	return err
+}
+
+// appendReadOnly checks an append locally — the kind is known, the rows fit
+// it with no key repeated, the stream is not of another kind and not
+// sealed — and submits it with the rows normalized in the catalog kind's
+// column order.
+func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
+	what := "append to " + stream
+	t, vals, err := b.checkAppend(ctx, stream, kind, rows)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	r, err := b.submit(ctx, what, []recordstore.Kind{t.kind},
+		recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind, Rows: vals})
+	if err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if r.Append == nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: the owner's result has no append window", what)
+	}
+	b.notifier.Notify(stream)
+	return *r.Append, nil
+}
+
+// checkAppend is appendReadOnly's local check. A kind this process does not
+// know yet, or rows naming columns it does not know, make it read the kind
+// from the catalog again once: another process may have declared them.
+func (b *Backend) checkAppend(ctx context.Context, stream, kind string, rows []recordstore.Row) (*table, []recordstore.Values, error) {
+	if err := b.enter(); err != nil {
+		return nil, nil, err
+	}
+	defer b.leave()
+	t, err := b.table(ctx, kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := t.normalize(rows)
+	if err != nil {
+		fresh, rerr := b.reloadTable(ctx, kind)
+		if rerr != nil || len(fresh.kind.Columns) == len(t.kind.Columns) {
+			return nil, nil, err
+		}
+		t = fresh
+		if vals, err = t.normalize(rows); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, found, err := loadStream(ctx, b.rs.getStream, stream)
+	if err != nil || !found || !s.live(recordstore.FormatDatetime(b.now())) {
+		return t, vals, err
+	}
+	if s.kind != t.kind.Name {
+		return nil, nil, schemaConflict("stream %s has kind %s, not %s", stream, s.kind, t.kind.Name)
+	}
+	if s.sealed {
+		return nil, nil, sealed(stream)
+	}
+	return t, vals, nil
+}
+
+// mutateReadOnly checks a stream mutation locally (the stream is live; for
+// reopen, at the given generation) and submits it.
+func (b *Backend) mutateReadOnly(ctx context.Context, e recordstore.BatchEntry) (recordstore.Meta, error) {
+	what := string(e.Op) + " " + e.Stream
+	if err := b.checkLive(ctx, e); err != nil {
+		return recordstore.Meta{}, fmt.Errorf("%s: %w", what, err)
+	}
+	r, err := b.submit(ctx, what, nil, e)
+	if err != nil {
+		return recordstore.Meta{}, err
+	}
+	b.notifier.Notify(e.Stream)
+	if r.Meta == nil {
+		return recordstore.Meta{}, nil // delete
+	}
+	return *r.Meta, nil
+}
+
+func (b *Backend) checkLive(ctx context.Context, e recordstore.BatchEntry) error {
+	if err := b.enter(); err != nil {
+		return err
+	}
+	defer b.leave()
+	s, found, err := loadStream(ctx, b.rs.getStream, e.Stream)
+	if err != nil {
+		return err
+	}
+	if !found || !s.live(recordstore.FormatDatetime(b.now())) {
+		return notFound("stream %s", e.Stream)
+	}
+	if e.Op == recordstore.OpReopen && s.generation != e.Generation {
+		return notFound("stream %s: generation %d is not the current one (%d)", e.Stream, e.Generation, s.generation)
+	}
+	return nil
+}
