@@ -8,5 +8,9 @@
 //
 // Every command opens the store, does its work and closes it again, except
 // scan --follow and serve, which hold it until they are told to stop
-// (SIGINT or SIGTERM, delivered through the context given to Run).
+// (SIGINT or SIGTERM, delivered through the context given to Run). The
+// spool commands work on the store's spool folder instead and never open
+// the store for writing: spool publish reads a kind from the catalog
+// through a read-only open (or from --schema) and publishes its batch by
+// rename, without any lock.
 package cli
