@@ -98,6 +98,9 @@ var _ = Describe("connection pools", func() {
 		Expect(errors.Is(err, ErrWriterFailed)).To(BeTrue(), "%v", err)
 		_, err = b.Seal(ctx, "s")
 		Expect(errors.Is(err, ErrWriterFailed)).To(BeTrue(), "%v", err)
+		_, err = b.AppendBatch(ctx, recordstore.Batch{ID: "b1", Entries: []recordstore.BatchEntry{
+			{Op: recordstore.OpAppend, Stream: "s", Kind: "ev", Rows: []recordstore.Values{{"after"}}}}})
+		Expect(errors.Is(err, ErrWriterFailed)).To(BeTrue(), "%v", err)
 		recs, err := b.Scan(ctx, "s", recordstore.ScanOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(1))
