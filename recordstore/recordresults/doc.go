@@ -1,0 +1,10 @@
+// Package recordresults is the batteries-included way to use records: Open
+// wires owner election (recordstore/owner) to the SQLite backend
+// (recordstore/sqlite) for a store path, and Handler serves the HTTP read
+// API over any backend.
+//
+// Any number of processes may Open the same path: one becomes the owner and
+// writes; the others read the live file and write through the spool, and
+// promote themselves when the owner goes away. The *Store's Backend is the
+// same value for the process's whole life, whatever its role.
+package recordresults
