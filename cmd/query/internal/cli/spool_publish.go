@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/spool/parquet"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/spf13/cobra"
 )
@@ -31,7 +32,7 @@ type publishArgs struct {
 }
 
 func (a *app) spoolPublishCmd() *cobra.Command {
-	p := publishArgs{format: newEnum(spool.FormatNDJSON, spool.FormatNDJSON, spool.FormatNDJSONGz, "parquet")}
+	p := publishArgs{format: newEnum(spool.FormatNDJSON, spool.FormatNDJSON, spool.FormatNDJSONGz, parquet.Name)}
 	cmd := &cobra.Command{
 		Use:   "publish --stream S --kind K [--format ndjson|ndjson.gz|parquet] [--schema FILE] [FILE|-]",
 		Short: "Publish NDJSON rows (a file or stdin) as one append batch into the spool",
