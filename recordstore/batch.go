@@ -170,8 +170,9 @@ func (e *BatchError) ErrorCode() string { return e.Code }
 func (e *BatchError) Unwrap() error { return SentinelForCode(e.Code) }
 
 // AsBatchError turns any error into a BatchError carrying its code and its
-// message without the sentinel's own text in front. A BatchError in the
-// chain is returned as is. nil stays nil.
+// message without the sentinel's own text in front (the rest of the text is
+// kept as it is). A BatchError in the chain is returned as is. nil stays
+// nil.
 func AsBatchError(err error) *BatchError {
 	if err == nil {
 		return nil
@@ -180,25 +181,60 @@ func AsBatchError(err error) *BatchError {
 	if errors.As(err, &be) {
 		return be
 	}
-	return &BatchError{Code: Code(err), Message: Message(err)}
+	msg := err.Error()
+	if s := SentinelForCode(Code(err)); s != nil {
+		msg = strings.TrimPrefix(msg, s.Error()+": ")
+	}
+	return &BatchError{Code: Code(err), Message: msg}
 }
 
-// Message returns err's text without the leading text of its sentinel
-// ("invalid: kind jobs: ..." becomes "kind jobs: ..."), for printing next to
-// the code.
+// Message returns err's text on one line, for printing next to its code
+// (Code): the text of the code's sentinel is removed wherever it starts a
+// segment, so that "invalid: kind jobs: no columns" reads "kind jobs: no
+// columns" and "open store x: not found: stream s" reads "open store x:
+// stream s". Line breaks become spaces. When nothing would be left (a bare
+// sentinel) the text is kept. A nil error has message "".
 func Message(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
-	for _, c := range codes {
-		if errors.Is(err, c.err) {
-			if rest, ok := strings.CutPrefix(s, c.err.Error()+": "); ok {
-				return rest
-			}
-		}
+	msg := oneLine(err.Error())
+	sentinel := SentinelForCode(Code(err))
+	if sentinel == nil {
+		return msg
 	}
-	return s
+	if stripped := stripSegments(msg, sentinel.Error()+": "); stripped != "" {
+		return stripped
+	}
+	return msg
+}
+
+// stripSegments removes prefix wherever it starts msg or follows a ": "
+// separator, repeatedly ("a: invalid: invalid: b" becomes "a: b").
+func stripSegments(msg, prefix string) string {
+	var b strings.Builder
+	for {
+		for strings.HasPrefix(msg, prefix) {
+			msg = msg[len(prefix):]
+		}
+		i := strings.Index(msg, ": "+prefix)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i+2])
+		msg = msg[i+2:]
+	}
+}
+
+// oneLine trims s and, when it spans several lines, joins its words with
+// single spaces.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // BatchAppender is implemented by backends that apply batches exactly once.
