@@ -194,6 +194,12 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			rows += b.rows
 			continue
 		}
+		if ctx.Err() != nil {
+			// The drain was cancelled (the owner is closing), not the
+			// batch at fault: recording a transient failure would hold it
+			// back from the final drain by the retry backoff.
+			return group, failed, ctx.Err()
+		}
 		if !deterministic(err) && !s.ing.transient(key, err, now) {
 			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
 			continue
