@@ -1,0 +1,587 @@
+// Multi-process benchmarks: a spooled append's round trip, promotion after
+// the owner is killed, a follower woken by another process's append, and
+// four producer processes feeding one owner — each with real processes
+// (this test binary started again, see main_test.go) and, where a ratio
+// makes sense, a baseline measured in the same run.
+
+package recordresults_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
+
+	_ "modernc.org/sqlite" // the raw baseline's driver
+)
+
+// mpTailStream is the stream the owner child appends to on "append".
+const mpTailStream = "tail"
+
+// mpWait bounds every wait for a child: liveness, not speed.
+const mpWait = 2 * time.Minute
+
+// mpKind is a ten-column kind mixing every type (the row shape of the
+// sqlite benchmarks); n carries a timestamp where a benchmark needs one.
+func mpKind() recordstore.Kind {
+	return recordstore.Kind{Name: "bench", Columns: []recordstore.Column{
+		{Name: "id", Type: recordstore.TypeString},
+		{Name: "n", Type: recordstore.TypeInteger},
+		{Name: "x", Type: recordstore.TypeNumber},
+		{Name: "ok", Type: recordstore.TypeBool},
+		{Name: "at", Type: recordstore.TypeDatetime},
+		{Name: "doc", Type: recordstore.TypeJSON},
+		{Name: "host", Type: recordstore.TypeString},
+		{Name: "count", Type: recordstore.TypeInteger},
+		{Name: "score", Type: recordstore.TypeNumber},
+		{Name: "tag", Type: recordstore.TypeString},
+	}}
+}
+
+// mpRow is row i of the benchmarks, with n in column n.
+func mpRow(i int, n int64) recordstore.Row {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	return recordstore.Row{
+		"id": fmt.Sprintf("row-%08d", i), "n": n, "x": float64(i) * 0.5, "ok": i%2 == 0,
+		"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":1,"v":[1,2,3]}`),
+		"host": "host-a.example.org", "count": int64(i * 7), "score": 3.25, "tag": "benchmark",
+	}
+}
+
+// mpRows returns rows 0..n-1.
+func mpRows(n int) []recordstore.Row {
+	rows := make([]recordstore.Row, n)
+	for i := range rows {
+		rows[i] = mpRow(i, int64(i))
+	}
+	return rows
+}
+
+// mpStorePath returns a fresh store path in the benchmark's temp folder.
+func mpStorePath(b *testing.B) string {
+	return filepath.Join(b.TempDir(), "store", "records.sqlite")
+}
+
+// mpOpenParent opens the store at path in the benchmark process itself,
+// which must not become its owner (a child owns it). It is closed at
+// cleanup, before children started earlier are stopped.
+func mpOpenParent(b *testing.B, path string) *recordresults.Store {
+	s, err := mpOpenAs(context.Background(), path, mpOptions(), owner.RoleNonOwner)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// BenchmarkSpooledAppend: this process, a non-owner, appends one row and
+// waits for its outcome (publish, poke, pushed answer); a child process
+// owns the store. Reported: p50_ms and p99_ms of the round trip, and as
+// the same-run baseline the bare durable part — write, fsync, rename and
+// fsync the folder, of one file the size of the batch's files, in the
+// store's folder — as baseline_p50_ms, with vs_fsync = p50 / baseline p50.
+// The two alternate inside each iteration.
+func BenchmarkSpooledAppend(b *testing.B) {
+	ctx := context.Background()
+	path := mpStorePath(b)
+	mpStartOwner(b, path)
+	s := mpOpenParent(b, path)
+	k := mpKind()
+	appendOne := func(i int) error {
+		_, err := s.Backend().Append(ctx, "spooled", k.Name, []recordstore.Row{mpRow(i, int64(i))})
+		return err
+	}
+	for i := range 3 { // warm up: stream, statements, socket
+		if err := appendOne(-1 - i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := mpDurableWriter(b, filepath.Dir(path), mpBatchSize(b, s))
+	ours, bare := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o := func() error { return appendOne(i) }
+		if i%2 == 0 {
+			ours, bare = append(ours, mpTime(b, o)), append(bare, mpTime(b, base))
+		} else {
+			bare, ours = append(bare, mpTime(b, base)), append(ours, mpTime(b, o))
+		}
+	}
+	b.StopTimer()
+	p50, basep50 := mpPercentile(ours, 0.5), mpPercentile(bare, 0.5)
+	b.ReportMetric(mpMS(p50), "p50_ms")
+	b.ReportMetric(mpMS(mpPercentile(ours, 0.99)), "p99_ms")
+	b.ReportMetric(mpMS(basep50), "baseline_p50_ms")
+	b.ReportMetric(p50.Seconds()/basep50.Seconds(), "vs_fsync")
+}
+
+// mpBatchSize returns the bytes of the files of the last batch the owner
+// moved to trash/ (the warm-up's), the size of a one-row batch.
+func mpBatchSize(b *testing.B, s *recordresults.Store) int {
+	trash := filepath.Join(s.Spool().Root(), "trash")
+	deadline := time.Now().Add(mpWait)
+	for time.Now().Before(deadline) {
+		var size int64
+		var batches int
+		err := filepath.WalkDir(trash, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if p != trash {
+					batches++
+				}
+				return nil
+			}
+			info, err := d.Info()
+			if err == nil {
+				size += info.Size()
+			}
+			return err
+		})
+		if err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+		if batches > 0 && size > 0 {
+			return int(size / int64(batches))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatal("no batch reached trash/")
+	return 0
+}
+
+// mpDurableWriter returns the baseline of BenchmarkSpooledAppend: write
+// size bytes to a temp file in dir, fsync it, rename it over the last
+// one, fsync dir.
+func mpDurableWriter(b *testing.B, dir string, size int) func() error {
+	data := bytes.Repeat([]byte{'x'}, size)
+	tmp, final := filepath.Join(dir, "baseline.tmp"), filepath.Join(dir, "baseline")
+	b.Cleanup(func() { _ = os.Remove(final) })
+	return func() error {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			return err
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+}
+
+// BenchmarkPromotion: each iteration starts an owner child and a standby
+// child (a non-owner), waits until both are settled, SIGKILLs the owner
+// and measures until the standby reports that it is the owner (its state
+// file says ready and it serves the socket: owner.Events.Role fires after
+// both). The kill comes at a random moment (see below). p50_ms and max_ms are over the iterations; keep b.N small
+// (-benchtime 20x): every iteration starts two processes.
+func BenchmarkPromotion(b *testing.B) {
+	path := mpStorePath(b)
+	lat := make([]time.Duration, 0, b.N)
+	b.StopTimer()
+	for range b.N {
+		own := mpStartOwner(b, path)
+		standby := mpStart(b, path, "standby")
+		if got := standby.expect(b, "open"); len(got) != 1 || got[0] != string(owner.RoleNonOwner) {
+			b.Fatalf("standby opened as %q", got)
+		}
+		// Let it settle, then kill at a random point of its lock polling
+		// (every 100 ms), so that the kills do not fall into step with it.
+		time.Sleep(50*time.Millisecond + rand.N(100*time.Millisecond))
+		b.StartTimer()
+		t0 := time.Now()
+		own.kill(b)
+		ready := mpNanos(b, standby.expect(b, "owner")[0])
+		b.StopTimer()
+		lat = append(lat, ready.Sub(t0))
+		standby.stop(b)
+	}
+	b.ReportMetric(mpMS(mpPercentile(lat, 0.5)), "p50_ms")
+	b.ReportMetric(mpMS(slices.Max(lat)), "max_ms")
+}
+
+// BenchmarkTailWake: an owner child appends one row stamped with its wall
+// clock; this process, a non-owner following the stream with
+// recordstore.Tail (woken by the SQLite change feed), sees it. Latency is
+// from just before the owner's Append to the row reaching Tail's callback
+// here. Each append comes after a random pause of up to 100 ms (untimed),
+// so that appends do not fall into step with the change feed's polling.
+// Reported: p50_ms, p99_ms, and append_p50_ms (the owner's Append alone).
+func BenchmarkTailWake(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := mpStorePath(b)
+	own := mpStartOwner(b, path)
+	s := mpOpenParent(b, path)
+	type seen struct {
+		at  time.Time
+		n   int64
+		err error
+	}
+	rows := make(chan seen, 16)
+	go func() {
+		err := recordstore.Tail(ctx, s.Backend(), mpTailStream, 0, func(r recordstore.Record) error {
+			n, _ := r.Values["n"].(int64)
+			rows <- seen{at: time.Now(), n: n}
+			return nil
+		})
+		rows <- seen{err: err}
+	}()
+	lat, appendLat := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		time.Sleep(rand.N(100 * time.Millisecond))
+		b.StartTimer()
+		own.send(b, "append")
+		var got seen
+		select {
+		case got = <-rows:
+		case <-time.After(mpWait):
+			b.Fatal("the follower saw no row")
+		}
+		if got.err != nil {
+			b.Fatal(got.err)
+		}
+		done := own.expect(b, "appended")
+		t0, t1 := mpNanos(b, done[0]), mpNanos(b, done[1])
+		if got.n != t0.UnixNano() {
+			b.Fatalf("follower saw row n=%d, owner appended n=%d", got.n, t0.UnixNano())
+		}
+		lat, appendLat = append(lat, got.at.Sub(t0)), append(appendLat, t1.Sub(t0))
+	}
+	b.StopTimer()
+	b.ReportMetric(mpMS(mpPercentile(lat, 0.5)), "p50_ms")
+	b.ReportMetric(mpMS(mpPercentile(lat, 0.99)), "p99_ms")
+	b.ReportMetric(mpMS(mpPercentile(appendLat, 0.5)), "append_p50_ms")
+}
+
+// mpProducers and mpProducerRows shape BenchmarkIngestProducers.
+const (
+	mpProducers    = 4
+	mpProducerRows = 10_000
+)
+
+// BenchmarkIngestProducers: four producer children, non-owners, each
+// normalize 10,000 rows, publish them as one NDJSON batch and await the
+// outcome; an owner child ingests. One iteration is from the go signal to
+// the last producer's answer. The baseline inserts the same 40,000 rows,
+// normalized beforehand, into a bare table with the same columns and
+// pragmas (WAL, synchronous=NORMAL), one prepared statement in one
+// transaction, in this process; the two alternate. Reported: rows/s,
+// vs_raw (baseline time / our time), vs_raw_p50 (median of the
+// per-iteration ratios) and publish_ms (mean time until the last
+// producer's batch was in incoming/).
+func BenchmarkIngestProducers(b *testing.B) {
+	ctx := context.Background()
+	path := mpStorePath(b)
+	mpStartOwner(b, path)
+	producers := make([]*mpProc, mpProducers)
+	for i := range producers {
+		producers[i] = mpStart(b, path, fmt.Sprintf("producer p%d %d", i, mpProducerRows))
+	}
+	for _, p := range producers {
+		p.expect(b, "ready")
+	}
+	k := mpKind()
+	raw := mpOpenRaw(b, &k)
+	vals := make([]recordstore.Values, 0, mpProducers*mpProducerRows)
+	for range mpProducers {
+		for i, r := range mpRows(mpProducerRows) {
+			v, err := k.Normalize(r)
+			if err != nil {
+				b.Fatalf("row %d: %v", i, err)
+			}
+			vals = append(vals, v)
+		}
+	}
+	ours := func() (time.Duration, time.Duration) { return mpIngestRound(b, producers) }
+	base := func() error { return raw.insertAll(ctx, vals) }
+	ours()
+	mpTime(b, base)
+	var oursTotal, rawTotal, publish time.Duration
+	var ratios []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var o, pub, r time.Duration
+		if i%2 == 0 {
+			o, pub = ours()
+			r = mpTime(b, base)
+		} else {
+			r = mpTime(b, base)
+			o, pub = ours()
+		}
+		oursTotal, rawTotal, publish = oursTotal+o, rawTotal+r, publish+pub
+		ratios = append(ratios, r.Seconds()/o.Seconds())
+	}
+	b.StopTimer()
+	slices.Sort(ratios)
+	b.ReportMetric(float64(mpProducers*mpProducerRows*b.N)/oursTotal.Seconds(), "rows/s")
+	b.ReportMetric(rawTotal.Seconds()/oursTotal.Seconds(), "vs_raw")
+	b.ReportMetric(ratios[len(ratios)/2], "vs_raw_p50")
+	b.ReportMetric(mpMS(publish/time.Duration(b.N)), "publish_ms")
+}
+
+// mpIngestRound signals every producer and waits for all their answers; it
+// returns the time until the last answer and until the last publish.
+func mpIngestRound(b *testing.B, producers []*mpProc) (total, publish time.Duration) {
+	t0 := time.Now()
+	for _, p := range producers {
+		p.send(b, "go")
+	}
+	var published, applied time.Time
+	for _, p := range producers {
+		done := p.expect(b, "done")
+		if t := mpNanos(b, done[0]); t.After(published) {
+			published = t
+		}
+		if t := mpNanos(b, done[1]); t.After(applied) {
+			applied = t
+		}
+	}
+	return applied.Sub(t0), published.Sub(t0)
+}
+
+// mpRaw is the baseline of BenchmarkIngestProducers: a bare table with
+// the kind's columns in a file opened with the backend's writer pragmas.
+type mpRaw struct {
+	db     *sql.DB
+	insert *sql.Stmt
+	cols   int
+}
+
+func mpOpenRaw(b *testing.B, k *recordstore.Kind) *mpRaw {
+	path := filepath.Join(b.TempDir(), "raw.sqlite")
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	b.Cleanup(func() { _ = db.Close() })
+	cols, names, marks := make([]string, len(k.Columns)), make([]string, len(k.Columns)), make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		typ := "TEXT"
+		switch c.Type {
+		case recordstore.TypeInteger, recordstore.TypeBool:
+			typ = "INTEGER"
+		case recordstore.TypeNumber:
+			typ = "REAL"
+		}
+		cols[i], names[i], marks[i] = c.Name+" "+typ, c.Name, "?"
+	}
+	if _, err := db.Exec("CREATE TABLE raw (" + strings.Join(cols, ", ") + ")"); err != nil {
+		b.Fatal(err)
+	}
+	st, err := db.Prepare("INSERT INTO raw (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &mpRaw{db: db, insert: st, cols: len(k.Columns)}
+}
+
+// insertAll stores normalized rows in one transaction.
+func (r *mpRaw) insertAll(ctx context.Context, vals []recordstore.Values) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	st := tx.StmtContext(ctx, r.insert)
+	args := make([]any, r.cols)
+	for _, v := range vals {
+		copy(args, v)
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// mpProc is a running benchmark child (see main_test.go).
+type mpProc struct {
+	role   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	exited chan struct{}
+	stderr mpBuffer
+}
+
+// mpStart starts this test binary as a child playing role on the store at
+// path. It is stopped at cleanup (input closed, then killed if it does not
+// exit).
+func mpStart(b *testing.B, path, role string) *mpProc {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &mpProc{role: role, lines: make(chan string, 1024), exited: make(chan struct{})}
+	p.cmd = exec.Command(exe, "-test.run=^$", "-test.bench=^$")
+	p.cmd.Env = append(os.Environ(), mpChildEnv+"="+role, mpStoreEnv+"="+path)
+	p.cmd.Stderr = &p.stderr
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	b.Cleanup(func() { p.stop(b) })
+	return p
+}
+
+// mpStartOwner starts an owner child and waits until it is ready.
+func mpStartOwner(b *testing.B, path string) *mpProc {
+	p := mpStart(b, path, "owner")
+	p.expect(b, "ready")
+	return p
+}
+
+// send writes one command line to the child.
+func (p *mpProc) send(b *testing.B, line string) {
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		b.Fatalf("%s child: send %q: %v", p.role, line, err)
+	}
+}
+
+// expect returns the fields after word of the child's next line, which
+// must start with word.
+func (p *mpProc) expect(b *testing.B, word string) []string {
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			<-p.exited
+			b.Fatalf("%s child exited (%v) before %q; stderr:\n%s", p.role, p.cmd.ProcessState, word, p.stderr.String())
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != word {
+			b.Fatalf("%s child said %q, want %q; stderr:\n%s", p.role, line, word, p.stderr.String())
+		}
+		return f[1:]
+	case <-time.After(mpWait):
+		b.Fatalf("%s child: no %q within %s; stderr:\n%s", p.role, word, mpWait, p.stderr.String())
+	}
+	return nil
+}
+
+// kill sends SIGKILL and waits until the child is reaped.
+func (p *mpProc) kill(b *testing.B) {
+	if err := p.cmd.Process.Kill(); err != nil {
+		select {
+		case <-p.exited:
+			return
+		default:
+			b.Fatalf("kill %s child: %v", p.role, err)
+		}
+	}
+	<-p.exited
+}
+
+// stop closes the child's input, which makes it close its store and exit,
+// and kills it if it has not exited within mpWait.
+func (p *mpProc) stop(b *testing.B) {
+	_ = p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(mpWait):
+		b.Errorf("%s child did not exit; killing it", p.role)
+		p.kill(b)
+	}
+}
+
+// mpBuffer is a bytes.Buffer safe for the writer goroutine of exec.
+type mpBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *mpBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *mpBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// mpTime runs f and returns how long it took.
+func mpTime(b *testing.B, f func() error) time.Duration {
+	t0 := time.Now()
+	if err := f(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+// mpNanos parses a wall clock in nanoseconds printed by a child.
+func mpNanos(b *testing.B, s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		b.Fatalf("bad timestamp %q: %v", s, err)
+	}
+	return time.Unix(0, n)
+}
+
+// mpPercentile returns the q-quantile of ds (nearest rank).
+func mpPercentile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// mpMS converts to milliseconds.
+func mpMS(d time.Duration) float64 { return d.Seconds() * 1000 }

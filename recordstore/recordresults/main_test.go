@@ -1,0 +1,243 @@
+// TestMain, and the child processes of the multi-process benchmarks: the
+// test binary started again with mpChildEnv set plays one role instead of
+// running the tests.
+
+package recordresults_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
+)
+
+// The environment of a benchmark child.
+const (
+	// mpChildEnv names the role: "owner", "standby" or
+	// "producer <stream> <rows>".
+	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
+	// mpStoreEnv is the store path the child opens.
+	mpStoreEnv = "RECORDRESULTS_BENCH_STORE"
+	// mpProfileEnv, when set (in the benchmark's own environment, which
+	// children inherit), is a folder where owner and producer children
+	// write a CPU profile named <role>-<pid>.pprof.
+	mpProfileEnv = "RECORDRESULTS_BENCH_PROFILE"
+	// mpLogEnv, when set, makes children log at debug level to their
+	// standard error (shown when a benchmark fails).
+	mpLogEnv = "RECORDRESULTS_BENCH_LOG"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(mpChildEnv); role != "" {
+		os.Exit(mpRunChild(role))
+	}
+	os.Exit(m.Run())
+}
+
+// mpRunChild plays role and returns the exit status. A child speaks in
+// lines on its standard output ("ready", "done ...", or "fail <error>"
+// before it exits with status 1) and takes commands, one per line, on its
+// standard input; when its input ends (the parent closed it or died) it
+// closes its store and exits.
+func mpRunChild(role string) int {
+	args := strings.Fields(role)
+	stop, err := mpStartProfile(args[0])
+	if err == nil {
+		ctx, path := context.Background(), os.Getenv(mpStoreEnv)
+		switch args[0] {
+		case "owner":
+			err = mpRunOwner(ctx, path)
+		case "standby":
+			err = mpRunStandby(ctx, path)
+		case "producer":
+			err = mpRunProducer(ctx, path, args[1:])
+		default:
+			err = fmt.Errorf("unknown benchmark child role %q", role)
+		}
+		stop()
+	}
+	if err != nil {
+		mpSay("fail %s", strings.ReplaceAll(err.Error(), "\n", " "))
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// mpOut serializes the child's output lines (role events arrive on the
+// store's goroutines).
+var mpOut sync.Mutex
+
+// mpSay prints one line to the parent.
+func mpSay(format string, args ...any) {
+	mpOut.Lock()
+	defer mpOut.Unlock()
+	fmt.Fprintf(os.Stdout, format+"\n", args...)
+}
+
+// mpStartProfile starts a CPU profile for owners and producers when
+// mpProfileEnv is set; stop writes it out.
+func mpStartProfile(role string) (stop func(), err error) {
+	dir := os.Getenv(mpProfileEnv)
+	if dir == "" || (role != "owner" && role != "producer") {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", role, os.Getpid())))
+	if err != nil {
+		return nil, fmt.Errorf("create cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("start cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
+// mpOptions are the store options of every benchmark process: no
+// retention sweeper, the default heartbeat, generous start and drain
+// bounds (a loaded two-core machine starts children slowly).
+func mpOptions() recordresults.Options {
+	o := recordresults.Options{Heartbeat: owner.DefaultHeartbeat, SweepInterval: -1,
+		StartWait: time.Minute, DrainOnClose: 30 * time.Second}
+	if os.Getenv(mpLogEnv) != "" {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return o
+}
+
+// mpOpenAs opens the store at path and checks that this process got role.
+func mpOpenAs(ctx context.Context, path string, opts recordresults.Options, role owner.Role) (*recordresults.Store, error) {
+	s, err := recordresults.Open(ctx, path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if got := s.Role(); got != role {
+		return nil, errors.Join(fmt.Errorf("opened the store as %s, want %s", got, role), s.Close())
+	}
+	return s, nil
+}
+
+// mpRunOwner opens the store as its owner, declares the benchmark kind,
+// prints "ready", then serves commands: "append" appends one row to
+// mpTailStream whose n column is the wall clock in nanoseconds taken just
+// before the call, and prints "appended <before> <after>".
+func mpRunOwner(ctx context.Context, path string) (err error) {
+	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleOwner)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	k := mpKind()
+	if _, err := s.Backend().DeclareKind(ctx, k); err != nil {
+		return fmt.Errorf("declare kind: %w", err)
+	}
+	mpSay("ready %d", os.Getpid())
+	in := bufio.NewScanner(os.Stdin)
+	for i := 0; in.Scan(); i++ {
+		if in.Text() != "append" {
+			return fmt.Errorf("owner: unknown command %q", in.Text())
+		}
+		t0 := time.Now().UnixNano()
+		if _, err := s.Backend().Append(ctx, mpTailStream, k.Name, []recordstore.Row{mpRow(i, t0)}); err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		mpSay("appended %d %d", t0, time.Now().UnixNano())
+	}
+	return in.Err()
+}
+
+// mpRunStandby opens the store as a non-owner and prints "open <role>";
+// when it becomes the owner it prints "owner <wall clock ns>" at once.
+func mpRunStandby(ctx context.Context, path string) (err error) {
+	opts := mpOptions()
+	opts.Events.Role = func(r owner.Role) {
+		if r == owner.RoleOwner {
+			mpSay("owner %d", time.Now().UnixNano())
+		}
+	}
+	s, err := mpOpenAs(ctx, path, opts, owner.RoleNonOwner)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	mpSay("open %s", s.Role())
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+// mpRunProducer opens the store as a non-owner, builds args[1] rows for
+// stream args[0] and prints "ready". On each "go" it normalizes the rows,
+// publishes them as one batch, awaits the owner's outcome and prints
+// "done <published ns> <applied ns>".
+func mpRunProducer(ctx context.Context, path string, args []string) (err error) {
+	if len(args) != 2 {
+		return fmt.Errorf("producer: want <stream> <rows>, got %q", args)
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		return fmt.Errorf("producer rows: %w", err)
+	}
+	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleNonOwner)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	k, rows := mpKind(), mpRows(n)
+	mpSay("ready %d", os.Getpid())
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "go" {
+			return fmt.Errorf("producer: unknown command %q", in.Text())
+		}
+		published, err := mpProduce(ctx, s, &k, args[0], rows)
+		if err != nil {
+			return err
+		}
+		mpSay("done %d %d", published, time.Now().UnixNano())
+	}
+	return in.Err()
+}
+
+// mpProduce publishes rows as one batch and waits until the owner applied
+// it; it returns when the publish ended (wall clock ns).
+func mpProduce(ctx context.Context, s *recordresults.Store, k *recordstore.Kind, stream string, rows []recordstore.Row) (int64, error) {
+	vals := make([]recordstore.Values, len(rows))
+	for i, r := range rows {
+		v, err := k.Normalize(r)
+		if err != nil {
+			return 0, fmt.Errorf("normalize row %d: %w", i, err)
+		}
+		vals[i] = v
+	}
+	id, err := s.Publish(ctx, recordstore.Batch{Schemas: []recordstore.Kind{*k},
+		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: stream, Kind: k.Name, Rows: vals}}})
+	if err != nil {
+		return 0, err
+	}
+	published := time.Now().UnixNano()
+	res, err := s.Await(ctx, id)
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("await batch %s: %w", id, err)
+	}
+	return published, nil
+}
