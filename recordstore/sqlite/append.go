@@ -146,38 +146,44 @@ func appendKeyPart(buf []byte, v any) []byte {
 // or expired stream gets its next generation. On error the caller rolls
 // tx back.
 func (b *Backend) appendTx(ctx context.Context, tx *sql.Tx, t *table, stream string, feed *rowFeed, now time.Time) (recordstore.AppendResult, error) {
+	res, _, err := b.appendStreamTx(ctx, tx, t, stream, feed, now)
+	return res, err
+}
+
+// appendStreamTx is appendTx, also returning the stream's row as written.
+func (b *Backend) appendStreamTx(ctx context.Context, tx *sql.Tx, t *table, stream string, feed *rowFeed, now time.Time) (recordstore.AppendResult, streamRow, error) {
 	s, fresh, err := b.openGenerationTx(ctx, tx, t, stream, now)
 	if err != nil {
-		return recordstore.AppendResult{}, err
+		return recordstore.AppendResult{}, s, err
 	}
 	changed := fresh
 	if r := t.kind.Retention; r != nil && r.Mode == recordstore.RetainRows && !fresh {
 		cutoff := recordstore.FormatDatetime(now.Add(-time.Duration(r.TTL)))
 		trimmed, err := b.trimAppendsTx(ctx, tx, t, &s, cutoff)
 		if err != nil {
-			return recordstore.AppendResult{}, err
+			return recordstore.AppendResult{}, s, err
 		}
 		changed = changed || trimmed
 	}
 	res := recordstore.AppendResult{Stream: stream, Kind: t.kind.Name, From: s.high + 1}
 	if err := t.insertRows(ctx, tx, &s, feed, &res); err != nil {
-		return recordstore.AppendResult{}, err
+		return recordstore.AppendResult{}, s, err
 	}
 	res.To = s.high + res.Appended
 	if res.Appended > 0 {
 		if err := b.recordAppend(ctx, tx, t, &s, &res, now); err != nil {
-			return recordstore.AppendResult{}, err
+			return recordstore.AppendResult{}, s, err
 		}
 		changed = true
 	}
 	if !changed {
-		return res, nil
+		return res, s, nil
 	}
 	s.updated = recordstore.FormatDatetime(now)
 	if fresh {
-		return res, s.put(ctx, tx, b.ws)
+		return res, s, s.put(ctx, tx, b.ws)
 	}
-	return res, s.putCounters(ctx, tx, b.ws)
+	return res, s, s.putCounters(ctx, tx, b.ws)
 }
 
 // openGenerationTx loads the stream for an append, starting its first or
@@ -213,11 +219,25 @@ func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, st
 // recordAppend advances the stream past the appended window and records
 // the window in record_appends.
 func (b *Backend) recordAppend(ctx context.Context, tx *sql.Tx, t *table, s *streamRow, res *recordstore.AppendResult, now time.Time) error {
-	_, err := tx.StmtContext(ctx, b.ws.insertAppend).ExecContext(ctx, s.no, recordstore.FormatDatetime(now),
-		res.From, res.To, s.generation)
+	if err := b.insertAppendTx(ctx, tx, s.no, now, res.From, res.To, s.generation); err != nil {
+		return err
+	}
+	return t.advance(ctx, tx, s, res)
+}
+
+// insertAppendTx records that an append wrote seqs from..to of a stream's
+// generation at now.
+func (b *Backend) insertAppendTx(ctx context.Context, tx *sql.Tx, stream int64, now time.Time, from, to, generation int64) error {
+	_, err := tx.StmtContext(ctx, b.ws.insertAppend).ExecContext(ctx, stream, recordstore.FormatDatetime(now), from, to, generation)
 	if err != nil {
 		return fmt.Errorf("record append: %w", err)
 	}
+	return nil
+}
+
+// advance moves the stream past the appended window: its high seq, total
+// and, when rows were replaced, its low seq.
+func (t *table) advance(ctx context.Context, tx *sql.Tx, s *streamRow, res *recordstore.AppendResult) error {
 	s.high = res.To
 	s.total += res.Appended - res.Replaced
 	if res.Replaced > 0 {

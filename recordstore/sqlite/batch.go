@@ -88,7 +88,11 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 		return nil, nil, err
 	}
 	results := make([]recordstore.BatchResult, len(plans))
-	var touched []string
+	var (
+		touched []string
+		ledger  ledgerRows
+	)
+	cache := newStreamCache(b)
 	for i := range plans {
 		p := &plans[i]
 		switch {
@@ -105,7 +109,7 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 			res.Outcome, res.Error = recordstore.OutcomeFailed, p.batch.Failure
 		}
 		for j := range p.entries {
-			r, changed, err := b.applyEntryTx(ctx, tx, &p.entries[j], now)
+			r, changed, err := b.applyEntryTx(ctx, tx, cache, &p.entries[j], now)
 			if err != nil {
 				return nil, nil, fmt.Errorf("batch %s entry %d: %w", p.batch.ID, j, err)
 			}
@@ -114,10 +118,16 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 				touched = append(touched, r.Stream)
 			}
 		}
-		if err := b.ledgerPutTx(ctx, tx, p.batch, &res); err != nil {
+		if err := ledger.add(p.batch, &res); err != nil {
 			return nil, nil, err
 		}
 		results[i] = res
+	}
+	if err := cache.flushAll(ctx, tx, now); err != nil {
+		return nil, nil, err
+	}
+	if err := ledger.putTx(ctx, tx, b.ledger); err != nil {
+		return nil, nil, err
 	}
 	return results, touched, nil
 }
@@ -138,10 +148,11 @@ func (b *Backend) checkEpochTx(ctx context.Context, tx *sql.Tx) error {
 }
 
 // applyEntryTx applies one planned entry in its own savepoint. An error
-// that belongs to the entry rolls the savepoint back and becomes the
-// entry's result; any other error is returned (the caller rolls the whole
-// transaction back). changed reports that the entry's stream changed.
-func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, now time.Time) (r recordstore.EntryResult, changed bool, err error) {
+// that belongs to the entry rolls the savepoint (and the entry's stream in
+// the cache) back and becomes the entry's result; any other error is
+// returned (the caller rolls the whole transaction back). changed reports
+// that the entry's stream changed.
+func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *entryPlan, now time.Time) (r recordstore.EntryResult, changed bool, err error) {
 	r = recordstore.EntryResult{Op: p.e.Op, Stream: p.e.Stream}
 	switch {
 	case p.err != nil:
@@ -154,7 +165,8 @@ func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, no
 	if _, err := tx.StmtContext(ctx, b.ledger.savepoint).ExecContext(ctx); err != nil {
 		return r, false, fmt.Errorf("savepoint: %w", err)
 	}
-	changed, err = b.entryTx(ctx, tx, p, &r, now)
+	snap, cached := cache.snapshot(p.e.Stream)
+	changed, err = b.entryTx(ctx, tx, cache, p, &r, now)
 	if err != nil {
 		if fatal(ctx, err) {
 			return r, false, err
@@ -162,6 +174,7 @@ func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, no
 		if _, rerr := tx.StmtContext(ctx, b.ledger.rollbackTo).ExecContext(ctx); rerr != nil {
 			return r, false, fmt.Errorf("roll back to savepoint: %w", rerr)
 		}
+		cache.restore(p.e.Stream, snap, cached)
 		r = recordstore.EntryResult{Op: p.e.Op, Stream: p.e.Stream, Error: recordstore.AsBatchError(err)}
 		changed = false
 	}
@@ -171,9 +184,16 @@ func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, no
 	return r, changed, nil
 }
 
-// entryTx is the body of one entry, filling r.
-func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, r *recordstore.EntryResult, now time.Time) (bool, error) {
+// entryTx is the body of one entry, filling r. Appends go through the
+// stream cache; any other operation reads the stream from the file, so the
+// stream's pending state is written first.
+func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *entryPlan, r *recordstore.EntryResult, now time.Time) (bool, error) {
 	e := p.e
+	if e.Op != recordstore.OpAppend || e.Generation != 0 {
+		if err := cache.flush(ctx, tx, e.Stream, now); err != nil {
+			return false, err
+		}
+	}
 	if e.Generation != 0 && e.Op != recordstore.OpReopen {
 		if err := b.fenceTx(ctx, tx, e.Stream, e.Generation, now); err != nil {
 			return false, err
@@ -186,7 +206,7 @@ func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, r *reco
 	)
 	switch e.Op {
 	case recordstore.OpAppend:
-		return b.appendEntryTx(ctx, tx, p, r, now)
+		return b.appendEntryTx(ctx, tx, cache, p, r, now)
 	case recordstore.OpSeal:
 		s, changed, err = b.sealTx(ctx, tx, e.Stream, now)
 	case recordstore.OpReopen:
@@ -211,13 +231,13 @@ func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, r *reco
 
 // appendEntryTx appends an entry's rows (none is fine: the stream is
 // created) and seals the stream when the entry says so.
-func (b *Backend) appendEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, r *recordstore.EntryResult, now time.Time) (bool, error) {
+func (b *Backend) appendEntryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *entryPlan, r *recordstore.EntryResult, now time.Time) (bool, error) {
 	e := p.e
 	feed, err := p.t.feedValues(e.Rows, p.remap)
 	if err != nil {
 		return false, err
 	}
-	res, err := b.appendTx(ctx, tx, p.t, e.Stream, feed, now)
+	res, err := cache.appendTx(ctx, tx, p.t, e.Stream, feed, now)
 	if err != nil {
 		// Bad rows win over what the transaction ran into, unless that
 		// fails the whole call.
@@ -228,6 +248,9 @@ func (b *Backend) appendEntryTx(ctx context.Context, tx *sql.Tx, p *entryPlan, r
 	}
 	r.Append = &res
 	if e.Seal {
+		if err := cache.flush(ctx, tx, e.Stream, now); err != nil {
+			return false, err
+		}
 		s, _, err := b.sealTx(ctx, tx, e.Stream, now)
 		if err != nil {
 			return false, err

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -49,6 +50,7 @@ type kindPlan struct {
 func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch) ([]batchPlan, error) {
 	plans := make([]batchPlan, len(batches))
 	first := make(map[string]int, len(batches))
+	ids := make([]string, 0, len(batches))
 	for i := range batches {
 		p := &plans[i]
 		p.batch, p.dupOf = &batches[i], -1
@@ -57,26 +59,56 @@ func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch) 
 			continue
 		}
 		first[p.batch.ID] = i
-		rec, found, err := ledgerGet(b.w.QueryRowContext(ctx, sqlLedgerGet, p.batch.ID), p.batch.ID)
-		if err != nil {
-			return nil, err
+		ids = append(ids, p.batch.ID)
+	}
+	recorded, err := b.ledger.lookup(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	memo := schemaMemo{}
+	for i := range plans {
+		p := &plans[i]
+		if p.dupOf >= 0 {
+			continue
 		}
-		if found {
+		if rec, found := recorded[p.batch.ID]; found {
 			p.recorded = &rec
 			continue
 		}
 		if p.batch.Failure != nil {
 			continue
 		}
-		if p.entries, err = b.planEntries(ctx, p.batch); err != nil {
+		if p.entries, err = b.planEntries(ctx, p.batch, memo); err != nil {
 			return nil, fmt.Errorf("batch %s: %w", p.batch.ID, err)
 		}
 	}
 	return plans, nil
 }
 
+// schemaMemo remembers, per kind name, the last schema of an AppendBatch
+// call resolved additively and what it resolved to: the batches of one
+// producer usually all carry the same schemas.
+type schemaMemo map[string]struct {
+	schema recordstore.Kind
+	plan   kindPlan
+}
+
+// sameKind reports whether two declarations are identical.
+func sameKind(a, b *recordstore.Kind) bool {
+	return a.Name == b.Name && slices.Equal(a.Columns, b.Columns) && slices.Equal(a.Key, b.Key) &&
+		a.OnConflict == b.OnConflict && equalPtr(a.LWW, b.LWW) && equalPtr(a.Retention, b.Retention) &&
+		a.TimeColumn == b.TimeColumn && slices.EqualFunc(a.Indexes, b.Indexes, slices.Equal[[]string])
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
 // planEntries resolves the batch's schemas, then checks its entries.
-func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch) ([]entryPlan, error) {
+func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch, memo schemaMemo) ([]entryPlan, error) {
 	strict := map[string]bool{}
 	for _, e := range batch.Entries {
 		if e.Op == recordstore.OpDeclare {
@@ -90,11 +122,21 @@ func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch) ([]
 			kinds[s.Name] = kindPlan{err: recordstore.Invalidf("the batch has two schemas of kind %s", s.Name)}
 			continue
 		}
+		if m, ok := memo[s.Name]; ok && !strict[s.Name] && sameKind(&m.schema, &s) {
+			kinds[s.Name] = m.plan
+			continue
+		}
 		kp, err := b.resolveSchema(ctx, s, strict[s.Name])
 		if err != nil {
 			return nil, err
 		}
 		kinds[s.Name] = kp
+		if !strict[s.Name] {
+			memo[s.Name] = struct {
+				schema recordstore.Kind
+				plan   kindPlan
+			}{s, kp}
+		}
 	}
 	out := make([]entryPlan, len(batch.Entries))
 	for i := range batch.Entries {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -36,9 +37,7 @@ var ledgerDDL = []string{
 
 const (
 	sqlLedgerGet = `SELECT outcome, epoch, results, ingested_at FROM record_spool_batches WHERE batch_id = ?1`
-	sqlLedgerPut = `INSERT INTO record_spool_batches (batch_id, producer, producer_seq, epoch, outcome, results, ingested_at)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
-	sqlEpoch = `SELECT value FROM record_meta WHERE key = 'epoch'`
+	sqlEpoch     = `SELECT value FROM record_meta WHERE key = 'epoch'`
 )
 
 // ledgerResults is the JSON of the ledger's results column.
@@ -50,8 +49,8 @@ type ledgerResults struct {
 // ledgerStmts are the writer's statements of AppendBatch: the ledger, the
 // epoch check, and the savepoint around each entry.
 type ledgerStmts struct {
-	get, put, epoch                *sql.Stmt
-	savepoint, release, rollbackTo *sql.Stmt
+	get, getMany, put, putMany, epoch *sql.Stmt
+	savepoint, release, rollbackTo    *sql.Stmt
 }
 
 // ensureLedgerLocked creates the ledger if the file lacks it and prepares
@@ -79,7 +78,9 @@ func (b *Backend) ensureLedgerLocked(ctx context.Context) error {
 		dst **sql.Stmt
 	}{
 		{sqlLedgerGet, &s.get},
-		{sqlLedgerPut, &s.put},
+		{ledgerGetSQL(ledgerGetChunk), &s.getMany},
+		{ledgerPutSQL(1), &s.put},
+		{ledgerPutSQL(ledgerPutChunk), &s.putMany},
 		{sqlEpoch, &s.epoch},
 		{"SAVEPOINT entry", &s.savepoint},
 		{"RELEASE entry", &s.release},
@@ -101,7 +102,7 @@ func (s *ledgerStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.put, s.epoch, s.savepoint, s.release, s.rollbackTo} {
+	for _, st := range []*sql.Stmt{s.get, s.getMany, s.put, s.putMany, s.epoch, s.savepoint, s.release, s.rollbackTo} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -165,9 +166,15 @@ func ledgerGet(row *sql.Row, id string) (recordstore.BatchResult, bool, error) {
 	if err != nil {
 		return recordstore.BatchResult{}, false, fmt.Errorf("read ledger: %w", err)
 	}
+	res, err := decodeLedger(id, outcome, epoch, results, at)
+	return res, err == nil, err
+}
+
+// decodeLedger turns the columns of a ledger row into the batch's result.
+func decodeLedger(id, outcome string, epoch int64, results, at string) (recordstore.BatchResult, error) {
 	var lr ledgerResults
 	if err := json.Unmarshal([]byte(results), &lr); err != nil {
-		return recordstore.BatchResult{}, false, corrupt("ledger row of batch %s: %v", id, err)
+		return recordstore.BatchResult{}, corrupt("ledger row of batch %s: %v", id, err)
 	}
 	if lr.Entries == nil {
 		lr.Entries = []recordstore.EntryResult{}
@@ -175,21 +182,110 @@ func ledgerGet(row *sql.Row, id string) (recordstore.BatchResult, bool, error) {
 	return recordstore.BatchResult{
 		ID: id, Outcome: recordstore.BatchOutcome(outcome), Epoch: epoch, IngestedAt: parseStored(at),
 		Entries: lr.Entries, Error: lr.Error,
-	}, true, nil
+	}, nil
 }
 
-// ledgerPutTx records res, the result of batch, in the ledger inside tx.
-func (b *Backend) ledgerPutTx(ctx context.Context, tx *sql.Tx, batch *recordstore.Batch, res *recordstore.BatchResult) error {
+// ledgerGetChunk is how many batch ids one lookup asks for.
+const ledgerGetChunk = 32
+
+// ledgerGetSQL is the lookup of n batch ids at once.
+func ledgerGetSQL(n int) string {
+	return `SELECT batch_id, outcome, epoch, results, ingested_at FROM record_spool_batches WHERE batch_id IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `)`
+}
+
+// lookup returns the ledger's results of those of ids it holds, asking for
+// ledgerGetChunk ids per query (the last chunk is padded by repeating an
+// id).
+func (s *ledgerStmts) lookup(ctx context.Context, ids []string) (map[string]recordstore.BatchResult, error) {
+	out := map[string]recordstore.BatchResult{}
+	args := make([]any, ledgerGetChunk)
+	for len(ids) > 0 {
+		n := min(len(ids), ledgerGetChunk)
+		for i := range args {
+			args[i] = ids[min(i, n-1)]
+		}
+		ids = ids[n:]
+		if err := s.lookupChunk(ctx, args, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *ledgerStmts) lookupChunk(ctx context.Context, args []any, out map[string]recordstore.BatchResult) error {
+	rows, err := s.getMany.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("read ledger: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, outcome, results, at string
+			epoch                    int64
+		)
+		if err := rows.Scan(&id, &outcome, &epoch, &results, &at); err != nil {
+			return fmt.Errorf("read ledger: %w", err)
+		}
+		res, err := decodeLedger(id, outcome, epoch, results, at)
+		if err != nil {
+			return err
+		}
+		out[id] = res
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read ledger: %w", err)
+	}
+	return nil
+}
+
+// ledgerRows are the ledger rows of a transaction, inserted together at
+// its end (ledgerPutChunk rows per statement).
+type ledgerRows []any
+
+// ledgerWidth is the number of columns of a ledger row.
+const ledgerWidth = 7
+
+// ledgerPutChunk is how many ledger rows one INSERT writes.
+const ledgerPutChunk = 32
+
+// add appends the ledger row of res, the result of batch.
+func (l *ledgerRows) add(batch *recordstore.Batch, res *recordstore.BatchResult) error {
 	results, err := json.Marshal(ledgerResults{Entries: res.Entries, Error: res.Error})
 	if err != nil {
 		return fmt.Errorf("encode results of batch %s: %w", res.ID, err)
 	}
-	_, err = tx.StmtContext(ctx, b.ledger.put).ExecContext(ctx, res.ID, batch.Producer.Instance, batch.Producer.Seq,
-		res.Epoch, string(res.Outcome), string(results), recordstore.FormatDatetime(res.IngestedAt))
-	if err != nil {
-		return fmt.Errorf("record batch %s in the ledger: %w", res.ID, err)
+	*l = append(*l, res.ID, batch.Producer.Instance, batch.Producer.Seq, res.Epoch, string(res.Outcome),
+		string(results), recordstore.FormatDatetime(res.IngestedAt))
+	return nil
+}
+
+// putTx inserts the rows inside tx.
+func (l ledgerRows) putTx(ctx context.Context, tx *sql.Tx, s *ledgerStmts) error {
+	for len(l) > 0 {
+		st, n := s.put, 1
+		if len(l) >= ledgerPutChunk*ledgerWidth {
+			st, n = s.putMany, ledgerPutChunk
+		}
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, l[:n*ledgerWidth]...); err != nil {
+			return fmt.Errorf("record batch %s in the ledger: %w", l[0], err)
+		}
+		l = l[n*ledgerWidth:]
 	}
 	return nil
+}
+
+// ledgerPutSQL is the INSERT of n ledger rows.
+func ledgerPutSQL(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO record_spool_batches (batch_id, producer, producer_seq, epoch, outcome, results, ingested_at) VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+	}
+	return sb.String()
 }
 
 // ProducerSeq returns the highest producer seq the ledger records for a

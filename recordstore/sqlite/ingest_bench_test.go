@@ -1,0 +1,187 @@
+// Benchmarks of AppendBatch, each against a baseline measured in the same
+// run: a large spooled batch against raw prepared inserts of the same rows,
+// and group commit against one transaction per batch.
+
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+// BenchmarkIngest measures what an owner does with spooled batches.
+//
+// batch=50000: one batch of one 50,000-row entry, decoded from NDJSON (the
+// spool codec) and applied with AppendBatch; the baseline inserts the same
+// rows, decoded beforehand, through one prepared single-row INSERT in one
+// transaction on a bare table (vs_raw = baseline time / our time).
+//
+// batches=1000x1: 1,000 batches of one one-row entry, applied with one
+// AppendBatch call (group commit); the baseline applies the same batches
+// with one AppendBatch call, hence one transaction, each (vs_tx_each =
+// baseline time / our time).
+func BenchmarkIngest(b *testing.B) {
+	b.Run("batch=50000", benchIngestBatch)
+	b.Run("batches=1000x1", benchIngestGroup)
+}
+
+func benchIngestBatch(b *testing.B) {
+	const n = 50000
+	ctx := context.Background()
+	s, raw, k := openBench(b)
+	vals := normalizeAll(b, k, benchRows(n))
+	data := encodeNDJSON(b, &k, vals)
+	var p pair
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ours := func() error {
+			rows, err := decodeNDJSON(data, &k)
+			if err != nil {
+				return err
+			}
+			batch := recordstore.Batch{ID: fmt.Sprintf("big-%d", i), Producer: recordstore.Producer{Instance: "bench", Seq: int64(i + 1)},
+				Schemas: []recordstore.Kind{k},
+				Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "bench", Kind: k.Name, Rows: rows}}}
+			return applyAll(ctx, s, batch)
+		}
+		p.run(b, i, ours, func() error { return raw.insertAll(ctx, vals) })
+	}
+	p.report(b, n*b.N)
+}
+
+func benchIngestGroup(b *testing.B) {
+	const n = 1000
+	ctx := context.Background()
+	group, _, k := openBench(b)
+	each := openIngestStore(b, k)
+	row := normalizeAll(b, k, benchRows(1))[0]
+	batches := func(prefix string, i int) []recordstore.Batch {
+		out := make([]recordstore.Batch, n)
+		for j := range out {
+			seq := int64(i*n + j + 1)
+			out[j] = recordstore.Batch{ID: fmt.Sprintf("%s-%d", prefix, seq), Producer: recordstore.Producer{Instance: prefix, Seq: seq},
+				Schemas: []recordstore.Kind{k},
+				Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: fmt.Sprintf("s%d", j%16), Kind: k.Name,
+					Rows: []recordstore.Values{row}}}}
+		}
+		return out
+	}
+	var ours, base time.Duration
+	var ratios []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		g, e := batches("group", i), batches("each", i)
+		b.StartTimer()
+		runGroup := func() error { return applyAll(ctx, group, g...) }
+		runEach := func() error {
+			for _, batch := range e {
+				if err := applyAll(ctx, each, batch); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var o, r time.Duration
+		if i%2 == 0 {
+			o, r = timed(b, runGroup), timed(b, runEach)
+		} else {
+			r, o = timed(b, runEach), timed(b, runGroup)
+		}
+		ours, base = ours+o, base+r
+		ratios = append(ratios, r.Seconds()/o.Seconds())
+	}
+	b.ReportMetric(float64(n*b.N)/ours.Seconds(), "batches/s")
+	b.ReportMetric(base.Seconds()/ours.Seconds(), "vs_tx_each")
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "vs_tx_each_p50")
+}
+
+// openIngestStore opens a second store with the bench kind declared.
+func openIngestStore(b *testing.B, k recordstore.Kind) *sqlite.Backend {
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "each", "records.sqlite"), sqlite.Options{SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if _, err := s.DeclareKind(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// applyAll applies batches and fails on any entry error.
+func applyAll(ctx context.Context, s *sqlite.Backend, batches ...recordstore.Batch) error {
+	res, err := s.AppendBatch(ctx, batches...)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if err := r.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timed(b *testing.B, f func() error) time.Duration {
+	t0 := time.Now()
+	if err := f(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+func encodeNDJSON(b *testing.B, k *recordstore.Kind, vals []recordstore.Values) []byte {
+	codec, err := spool.Lookup(spool.FormatNDJSON)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc, err := codec.NewEncoder(&buf, k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range vals {
+		if err := enc.Write(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func decodeNDJSON(data []byte, k *recordstore.Kind) ([]recordstore.Values, error) {
+	codec, err := spool.Lookup(spool.FormatNDJSON)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := codec.NewDecoder(bytes.NewReader(data), int64(len(data)), k, spool.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	out := make([]recordstore.Values, 0, 1024)
+	for {
+		v, err := dec.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+}
