@@ -81,7 +81,7 @@ var _ = Describe("query commands", func() {
 		It("appends a file and prints the window it wrote", func() {
 			f := writeFile(s.dir, "jobs.ndjson", jobRows)
 			Expect(s.ok("", "append", "--stream", "s1", "--kind", "jobs", f)).To(Equal(
-				`{"stream":"s1","kind":"jobs","from":1,"to":2,"appended":2,"skipped":0,"replaced":0}` + "\n"))
+				`{"stream":"s1","kind":"jobs","from":1,"to":2,"appended":2,"skipped":0,"replaced":0,"role":"owner"}` + "\n"))
 		})
 
 		It("round-trips int64 extremes, json values, datetimes and nulls exactly", func() {
@@ -94,7 +94,7 @@ var _ = Describe("query commands", func() {
 			res := s.one(`{"id": 7}`+"\n"+`{"id": 9223372036854775807, "name": "dup"}`+"\n",
 				"append", "--stream", "s1", "--kind", "jobs")
 			Expect(res).To(Equal(map[string]any{"stream": "s1", "kind": "jobs",
-				"from": num("3"), "to": num("3"), "appended": num("1"), "skipped": num("1"), "replaced": num("0")}))
+				"from": num("3"), "to": num("3"), "appended": num("1"), "skipped": num("1"), "replaced": num("0"), "role": "owner"}))
 		})
 
 		It("counts replaced rows for a replace kind", func() {

@@ -149,13 +149,24 @@ var _ = Describe("query spool", func() {
 			after, err := os.ReadFile(live)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(after).To(Equal(before))
-			Expect(s.path + ".lock").NotTo(BeAnExistingFile())
+			Expect(s.path + ".owner.json").NotTo(BeAnExistingFile())
+			Expect(s.entries(spool.StateIncoming)).To(ConsistOf(out["batch"]))
 
-			stored := s.lines("", "kind", "list")[1] // events, jobs
-			Expect(stored).To(HaveKeyWithValue("name", "jobs"))
 			in := s.one("", "spool", "inspect", out["batch"].(string))
 			Expect(in).To(HaveKeyWithValue("valid", true))
+			stored := s.lines("", "kind", "list")[1] // events, jobs
+			Expect(stored).To(HaveKeyWithValue("name", "jobs"))
 			Expect(in["manifest"].(map[string]any)["schemas"]).To(Equal([]any{stored}))
+		})
+
+		It("is ingested, at the latest when it exits, by the next command that owns the store", func() {
+			s.ok("", "kind", "apply", kindsFile())
+			s.publish()
+			Expect(s.entries(spool.StateIncoming)).To(HaveLen(1))
+			s.ok("", "kind", "list")
+			Expect(s.entries(spool.StateIncoming)).To(BeEmpty())
+			Expect(s.lines("", "scan", "--stream", "s1")).To(HaveLen(2))
+			Expect(s.one("", "meta", "--stream", "s1")).To(HaveKeyWithValue("total", num("2")))
 		})
 
 		It("lists batches oldest first, and failed ones only with --failed", func() {
@@ -254,7 +265,8 @@ var _ = Describe("query spool", func() {
 			s.ok("", "kind", "apply", kindsFile())
 			r = s.fails("not_found", `{"id": 1}`, "spool", "publish", "--stream", "s1", "--kind", "nokind")
 			Expect(r.stderr).To(ContainSubstring("nokind"))
-			Expect(spool.PathFor(s.path)).NotTo(BeAnExistingFile(), "the kind is looked up before the spool is touched")
+			Expect(s.entries(spool.StateIncoming)).To(BeEmpty())
+			Expect(s.entries(spool.StateTmp)).To(BeEmpty())
 		})
 
 		It("names the schema file's missing kind rather than the catalog's", func() {

@@ -1,5 +1,6 @@
 // query append: appending NDJSON rows to a stream in one all-or-nothing
-// append. The input is read a line at a time and every row is checked
+// append, directly when this process owns the store and through the spool
+// otherwise. The input is read a line at a time and every row is checked
 // against the kind as it is read; only the decoded rows are kept for the
 // append itself.
 
@@ -7,67 +8,176 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
 
+// The roles append reports.
+const (
+	roleOwner   = "owner"   // this process owned the store and applied the rows
+	roleSpooled = "spooled" // another process owned it; the rows went through the spool
+)
+
+// appendArgs are the flags and argument of append.
+type appendArgs struct {
+	stream, kind, src string
+	format            enumValue
+	noWait            bool
+	timeout           time.Duration
+}
+
+// appended is the output of append: the window written, and how.
+type appended struct {
+	recordstore.AppendResult
+	Role string `json:"role"`
+}
+
+// pendingBatch is the output of append --no-wait through the spool.
+type pendingBatch struct {
+	Batch   string `json:"batch"`
+	Pending bool   `json:"pending"`
+}
+
 func (a *app) appendCmd() *cobra.Command {
-	var stream, kind string
-	format := newEnum("ndjson", "ndjson")
+	p := appendArgs{format: newEnum("ndjson", "ndjson")}
 	cmd := &cobra.Command{
-		Use:   "append --stream S --kind K [--format ndjson] [FILE|-]",
+		Use:   "append --stream S --kind K [--format ndjson] [--no-wait | --timeout D] [FILE|-]",
 		Short: "Append the rows of an NDJSON file (or stdin) to a stream",
 		Long: `Append the rows of an NDJSON file (or stdin, also when FILE is omitted)
 to a stream, creating the stream on first use. One JSON object per line;
 blank lines are skipped. The rows go in as one append: when any row is bad,
 nothing is appended.
 
-Prints {"stream","kind","from","to","appended","skipped","replaced"}.`,
+When no process owns the store, this one applies the rows itself. When
+another process owns it (query serve, say), the rows are checked here, go
+through the spool, and the owner's exact result comes back: by default the
+command waits for it (--timeout bounds the wait; when it runs out the
+command fails with code pending and the batch id, and the batch is still
+applied, once). With --no-wait it prints {"batch":...,"pending":true} as
+soon as the batch is in the spool.
+
+Prints {"stream","kind","from","to","appended","skipped","replaced","role"};
+role is "owner" or "spooled".`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			src := "-"
+			p.src = "-"
 			if len(args) == 1 {
-				src = args[0]
+				p.src = args[0]
 			}
-			return a.appendRows(cmd.Context(), stream, kind, src)
+			if p.timeout < 0 {
+				return usagef("--timeout must not be negative")
+			}
+			if p.noWait && p.timeout > 0 {
+				return usagef("--timeout and --no-wait cannot be used together")
+			}
+			return a.appendRows(cmd.Context(), p)
 		}),
 	}
 	f := cmd.Flags()
-	f.StringVar(&stream, "stream", "", "stream to append to (required)")
-	f.StringVar(&kind, "kind", "", "kind of the rows (required)")
-	f.Var(&format, "format", "input format: ndjson")
+	f.StringVar(&p.stream, "stream", "", "stream to append to (required)")
+	f.StringVar(&p.kind, "kind", "", "kind of the rows (required)")
+	f.Var(&p.format, "format", "input format: ndjson")
+	f.BoolVar(&p.noWait, "no-wait", false, "through the spool, print the batch id instead of waiting for the owner")
+	f.DurationVar(&p.timeout, "timeout", 0, "how long to wait for the owner's result, like 5s (default: no limit)")
 	_ = cmd.MarkFlagRequired("stream")
 	_ = cmd.MarkFlagRequired("kind")
 	return cmd
 }
 
-func (a *app) appendRows(ctx context.Context, stream, kind, src string) error {
-	if err := recordstore.ValidateStreamID(stream); err != nil {
+func (a *app) appendRows(ctx context.Context, p appendArgs) error {
+	if err := recordstore.ValidateStreamID(p.stream); err != nil {
 		return err
 	}
-	if err := recordstore.ValidateKindName(kind); err != nil {
+	if err := recordstore.ValidateKindName(p.kind); err != nil {
 		return err
 	}
-	r, name, closeInput, err := a.openInput(src)
+	r, name, closeInput, err := a.openInput(p.src)
 	if err != nil {
 		return err
 	}
 	defer closeInput()
-	return a.quietly(ctx, func(b recordstore.Backend) error {
-		k, err := b.Kind(ctx, kind)
+	return a.quietly(ctx, func(st *recordresults.Store) error {
+		b := st.Backend()
+		k, err := b.Kind(ctx, p.kind)
 		if err != nil {
 			return err
 		}
+		owned := st.Role() == owner.RoleOwner
+		var maxRows int64
+		if !owned {
+			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
+		}
+		publish := p.noWait && !owned
 		var rows []recordstore.Row
-		keep := func(row recordstore.Row, _ recordstore.Values) { rows = append(rows, row) }
-		if err := readRows(newRowReader(r, name), &k, 0, keep); err != nil {
+		var vals []recordstore.Values
+		keep := func(row recordstore.Row, v recordstore.Values) {
+			if publish {
+				vals = append(vals, v)
+			} else {
+				rows = append(rows, row)
+			}
+		}
+		if err := readRows(newRowReader(r, name), &k, maxRows, keep); err != nil {
 			return err
 		}
-		res, err := b.Append(ctx, stream, kind, rows)
+		if publish {
+			return a.publishAppend(ctx, st, &k, p.stream, vals)
+		}
+		role := roleOwner
+		if st.Role() != owner.RoleOwner {
+			role = roleSpooled
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if p.timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, p.timeout)
+		}
+		defer cancel()
+		res, err := b.Append(actx, p.stream, p.kind, rows)
 		if err != nil {
 			return err
 		}
-		return a.printOne(res)
+		return a.printOne(appended{AppendResult: res, Role: role})
 	})
+}
+
+// publishAppend checks that stream can take rows of kind, publishes vals
+// (normalized for kind, in its column order) as one append batch, and
+// prints its id without waiting for the owner. On error nothing was
+// published.
+func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *recordstore.Kind, stream string, vals []recordstore.Values) error {
+	if err := checkAppendable(ctx, st.Backend(), stream, kind.Name); err != nil {
+		return err
+	}
+	id, err := st.Publish(ctx, recordstore.Batch{
+		Schemas: []recordstore.Kind{*kind},
+		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: vals}},
+	})
+	if err != nil {
+		return err
+	}
+	return a.printOne(pendingBatch{Batch: id, Pending: true})
+}
+
+// checkAppendable refuses, as the owner would, an append to a live stream
+// of another kind (schema_conflict) or to a sealed one (sealed). A stream
+// that does not exist is created by the append.
+func checkAppendable(ctx context.Context, b recordstore.Backend, stream, kind string) error {
+	m, err := b.Meta(ctx, stream)
+	switch {
+	case errors.Is(err, recordstore.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case m.Kind != kind:
+		return fmt.Errorf("append to %s: %w: stream %s has kind %s, not %s", stream, recordstore.ErrSchemaConflict, stream, m.Kind, kind)
+	case m.Sealed:
+		return fmt.Errorf("append to %s: %w: stream %s is sealed", stream, recordstore.ErrSealed, stream)
+	}
+	return nil
 }

@@ -1,16 +1,22 @@
-// Package cli is the query command: one cobra command per verb, wired to a
-// recordstore.Backend opened on the --store path.
+// Package cli is the query command: one cobra command per verb, wired to
+// the store on the --store path.
 //
 // The contract scripts rely on (docs/cli.md): success prints JSON on stdout
 // (one object, or one object per line for lists and rows) and exits 0; a
-// failure prints one line "query: <code>: <message>" on stderr and exits 1;
-// a malformed command line prints "query: usage: <message>" and exits 2.
+// failure prints one line "query: <code>: <message>" on stderr (the code
+// and message of recordstore.Code and recordstore.Message) and exits 1; a
+// malformed command line prints "query: usage: <message>" and exits 2.
 //
-// Every command opens the store, does its work and closes it again, except
-// scan --follow and serve, which hold it until they are told to stop
-// (SIGINT or SIGTERM, delivered through the context given to Run). The
-// spool commands work on the store's spool folder instead and never open
-// the store for writing: spool publish reads a kind from the catalog
-// through a read-only open (or from --schema) and publishes its batch by
-// rename, without any lock.
+// Every command that uses the store opens it through owner election
+// (recordresults.Open), does its work and closes it again. When no process
+// owns the store, the command owns it for its length (writes directly,
+// ingests the spool, drains it on close); when another process owns it,
+// the command reads the live file and its writes go through the spool to
+// the owner, whose exact result comes back. scan --follow and serve hold
+// the store until they are told to stop (SIGINT or SIGTERM, delivered
+// through the context given to Run). status only reads the owner's state
+// file and asks its socket. The spool commands work on the store's spool
+// folder and never take the lock: spool publish reads a kind from the
+// catalog through a read-only open (or from --schema) and publishes its
+// batch by rename.
 package cli

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fb46ecde/records/cmd/query/internal/failure"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/spf13/cobra"
 )
 
@@ -59,10 +59,10 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		fmt.Fprintf(w, "query: usage: %s%s\n", ue.msg, helpHint(cmd))
 		return ExitUsage
 	case errors.As(err, &re):
-		fmt.Fprintf(w, "query: %s: %s\n", failure.Code(re.err), failure.Message(re.err))
+		fmt.Fprintf(w, "query: %s: %s\n", recordstore.Code(re.err), recordstore.Message(re.err))
 		return ExitFailure
 	default:
-		fmt.Fprintf(w, "query: usage: %s%s\n", failure.Message(err), helpHint(cmd))
+		fmt.Fprintf(w, "query: usage: %s%s\n", recordstore.Message(err), helpHint(cmd))
 		return ExitUsage
 	}
 }

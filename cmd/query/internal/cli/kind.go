@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
 
@@ -65,7 +66,8 @@ func (a *app) kindApply(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(b recordstore.Backend) error {
+	return a.quietly(ctx, func(st *recordresults.Store) error {
+		b := st.Backend()
 		if err := precheckKinds(ctx, b, file.Kinds); err != nil {
 			return err
 		}
@@ -134,8 +136,8 @@ func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordsto
 }
 
 func (a *app) kindList(ctx context.Context) error {
-	return a.quietly(ctx, func(b recordstore.Backend) error {
-		kinds, err := b.Kinds(ctx)
+	return a.quietly(ctx, func(st *recordresults.Store) error {
+		kinds, err := st.Backend().Kinds(ctx)
 		if err != nil {
 			return err
 		}

@@ -87,6 +87,7 @@ line exits 2.`,
 		a.expireCmd(),
 		a.trimCmd(),
 		a.spoolCmd(),
+		a.statusCmd(),
 		a.serveCmd(),
 		a.versionCmd(),
 	)

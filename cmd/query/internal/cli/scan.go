@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
 
@@ -55,9 +56,9 @@ func (a *app) scan(ctx context.Context, stream string, after int64, limit int) e
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(b recordstore.Backend) error {
+	return a.quietly(ctx, func(st *recordresults.Store) error {
 		p := newPrinter(a.env.Stdout)
-		err := scanPages(ctx, b, stream, after, limit, p.line)
+		err := scanPages(ctx, st.Backend(), stream, after, limit, p.line)
 		return errors.Join(err, p.flush())
 	})
 }
@@ -96,10 +97,10 @@ func (a *app) follow(ctx context.Context, stream string, after int64, limit int)
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(b recordstore.Backend) error {
+	return a.quietly(ctx, func(st *recordresults.Store) error {
 		p := newPrinter(a.env.Stdout)
 		printed := 0
-		err := recordstore.Tail(ctx, b, stream, after, func(r recordstore.Record) error {
+		err := recordstore.Tail(ctx, st.Backend(), stream, after, func(r recordstore.Record) error {
 			if err := p.line(r); err != nil {
 				return err
 			}

@@ -1,13 +1,14 @@
-// query serve: holding the store and serving its read API over HTTP.
+// query serve: owning the store (or standing by to own it) and serving its
+// read API over HTTP.
 
 package cli
 
 import (
+	"context"
 	"log/slog"
 
-	"github.com/fb46ecde/records/cmd/query/internal/serve"
-	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
 
@@ -18,26 +19,59 @@ func (a *app) serveCmd() *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7070]",
-		Short: "Hold the store and serve its read API over HTTP until SIGINT/SIGTERM",
-		Long: `Hold the store and serve its read API over HTTP until SIGINT or SIGTERM:
+		Short: "Own the store (or stand by to) and serve its read API over HTTP until SIGINT/SIGTERM",
+		Long: `Open the store through owner election and serve its read API over HTTP
+until SIGINT or SIGTERM. When no process owns the store, serve becomes the
+owner: it writes the live file, ingests what other processes spool, and
+runs the retention sweeper. Otherwise it serves reads as a non-owner and
+promotes itself to owner the moment the owner goes away. Each role change
+is logged as "msg=role role=owner|non-owner".
 
   GET /healthz
+  GET /api/v1/status                                      (the owner's status)
   GET /api/v1/streams[?kind=K]
   GET /api/v1/streams/{stream}
   GET /api/v1/streams/{stream}/rows[?after=SEQ&limit=N]   (NDJSON)
+  GET /api/v1/streams/{stream}/follow[?after=SEQ&limit=N] (NDJSON, live)
   GET /                                                   (an HTML page)
 
 Port 0 picks a free port; the address actually bound is logged as
-"msg=listening addr=HOST:PORT". Logs go to stderr (slog text).`,
+"msg=listening addr=HOST:PORT". Logs go to stderr (slog text). On SIGINT
+or SIGTERM it stops accepting connections, ends follow responses, lets
+other requests finish, and as owner drains the spool before it exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			log := a.logger(slog.LevelInfo)
-			return a.withStore(ctx, sqlite.Options{Logger: log}, func(b recordstore.Backend) error {
-				return serve.Run(ctx, addr, serve.NewHandler(b, log), log)
-			})
+			return a.serve(cmd.Context(), addr)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "host:port to listen on (port 0 picks a free one)")
 	return cmd
+}
+
+func (a *app) serve(ctx context.Context, addr string) error {
+	log := a.logger(slog.LevelInfo)
+	opts := recordresults.Options{
+		// The store's own lines (owner, sqlite) only from warnings up,
+		// unless --log-level asks for more: serve reports its role itself.
+		Logger: a.logger(slog.LevelWarn),
+		Events: owner.Events{Role: func(r owner.Role) {
+			if r == owner.RoleOwner || r == owner.RoleNonOwner {
+				log.Info("role", "role", string(r))
+			}
+		}},
+	}
+	err := a.withOwned(ctx, opts, func(st *recordresults.Store) error {
+		done := make(chan struct{})
+		h := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
+			Logger: log,
+			Status: st.Status,
+			Done:   done,
+		})
+		return runHTTP(ctx, addr, h, log, func() { close(done) })
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("stopped") // the store is closed: as owner, after its final drain
+	return nil
 }

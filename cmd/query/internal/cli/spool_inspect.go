@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 
-	"github.com/fb46ecde/records/cmd/query/internal/failure"
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/spf13/cobra"
@@ -52,7 +51,7 @@ func (a *app) spoolInspect(ctx context.Context, name string) error {
 		return err
 	}
 	m, verr := checkBatch(ctx, dir, state, name)
-	if verr != nil && failure.Code(verr) == recordstore.CodeInternal {
+	if verr != nil && recordstore.Code(verr) == recordstore.CodeInternal {
 		return verr // not a verdict on the batch: the command itself failed
 	}
 	if m == nil {
@@ -62,7 +61,7 @@ func (a *app) spoolInspect(ctx context.Context, name string) error {
 	}
 	out := inspection{Batch: name, Valid: verr == nil, Manifest: m}
 	if verr != nil {
-		out.Error = &recordstore.BatchError{Code: failure.Code(verr), Message: failure.Message(verr)}
+		out.Error = &recordstore.BatchError{Code: recordstore.Code(verr), Message: recordstore.Message(verr)}
 	}
 	if err := a.printOne(out); err != nil {
 		return err

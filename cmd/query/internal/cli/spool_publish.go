@@ -7,13 +7,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/spool/parquet"
-	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -143,8 +141,7 @@ func (a *app) publishKind(ctx context.Context, name, schema string) (*recordstor
 // declare, are ErrNotFound.
 func (a *app) catalogKind(ctx context.Context, name string) (*recordstore.Kind, error) {
 	var kind recordstore.Kind
-	opts := sqlite.Options{Logger: a.logger(slog.LevelWarn), ReadOnly: true, SweepInterval: -1}
-	err := a.withStore(ctx, opts, func(b recordstore.Backend) error {
+	err := a.readCatalog(ctx, func(b recordstore.Backend) error {
 		var err error
 		kind, err = b.Kind(ctx, name)
 		return err

@@ -1,4 +1,6 @@
-// Opening the store named by --store for the length of one command.
+// Opening the store named by --store for the length of one command: through
+// owner election (recordresults.Open), or read-only without any lock for
+// the one command that must not take it (spool publish's catalog read).
 
 package cli
 
@@ -7,16 +9,52 @@ import (
 	"log/slog"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
-// withStore opens the store with opts, runs fn on it and closes it. A
-// failure to close is reported when fn itself succeeded. Errors of the
-// backend are passed on as they are: they already say what was being done.
-func (a *app) withStore(ctx context.Context, opts sqlite.Options, fn func(recordstore.Backend) error) (err error) {
+// withOwned opens the store through owner election with opts, runs fn on
+// it and closes it. When no process owns the store this one becomes the
+// owner for the length of the command: it opens the live file writable,
+// ingests what waits in the spool, and on close drains the spool again and
+// releases the lock. Otherwise it opens the live file read-only and its
+// mutations go through the spool to the owner, which answers with their
+// exact result. A failure to close is reported when fn itself succeeded.
+// Errors of the store are passed on as they are: they already say what was
+// being done.
+func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func(*recordresults.Store) error) (err error) {
 	if a.storePath == "" {
 		return usagef("--store must not be empty")
 	}
+	opts.Build = "query " + buildVersion().Version
+	st, err := recordresults.Open(ctx, a.storePath, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return fn(st)
+}
+
+// quietly opens the store for a command that does one thing and exits: only
+// warnings and errors are logged (unless --log-level says otherwise) and no
+// background retention sweeper is started; retention is the job of the
+// long-lived owner (query serve).
+func (a *app) quietly(ctx context.Context, fn func(*recordresults.Store) error) error {
+	opts := recordresults.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1}
+	return a.withOwned(ctx, opts, fn)
+}
+
+// readCatalog opens the live file read-only without Submit — only the
+// reader pool, no lock, no write, no owner election — and runs fn on it.
+func (a *app) readCatalog(ctx context.Context, fn func(recordstore.Backend) error) (err error) {
+	if a.storePath == "" {
+		return usagef("--store must not be empty")
+	}
+	opts := sqlite.Options{Logger: a.logger(slog.LevelWarn), ReadOnly: true, SweepInterval: -1}
 	b, err := sqlite.Open(ctx, a.storePath, opts)
 	if err != nil {
 		return err
@@ -27,13 +65,4 @@ func (a *app) withStore(ctx context.Context, opts sqlite.Options, fn func(record
 		}
 	}()
 	return fn(b)
-}
-
-// quietly opens the store for a command that does one thing and exits: only
-// warnings and errors are logged (unless --log-level says otherwise) and no
-// background retention sweeper is started; retention is the job of the
-// process that holds the store (query serve).
-func (a *app) quietly(ctx context.Context, fn func(recordstore.Backend) error) error {
-	opts := sqlite.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1}
-	return a.withStore(ctx, opts, fn)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
 
@@ -24,8 +25,8 @@ func (a *app) streamCmd(use, short string, op func(ctx context.Context, b record
 			if err := recordstore.ValidateStreamID(*stream); err != nil {
 				return err
 			}
-			return a.quietly(ctx, func(b recordstore.Backend) error {
-				out, err := op(ctx, b, *stream)
+			return a.quietly(ctx, func(st *recordresults.Store) error {
+				out, err := op(ctx, st.Backend(), *stream)
 				if err != nil {
 					return err
 				}
@@ -142,8 +143,8 @@ func (a *app) streamsCmd() *cobra.Command {
 					return err
 				}
 			}
-			return a.quietly(ctx, func(b recordstore.Backend) error {
-				metas, err := b.Streams(ctx, kind)
+			return a.quietly(ctx, func(st *recordresults.Store) error {
+				metas, err := st.Backend().Streams(ctx, kind)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,6 @@
-// Run: listening, serving, and the graceful shutdown when ctx ends.
+// runHTTP: listening, serving, and the graceful shutdown when ctx ends.
 
-package serve
+package cli
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"time"
 )
 
-// ShutdownTimeout bounds how long Run waits for requests in flight once it
-// is told to stop.
-var ShutdownTimeout = 10 * time.Second
+// shutdownTimeout bounds how long runHTTP waits for requests in flight once
+// it is told to stop.
+const shutdownTimeout = 10 * time.Second
 
-// Run listens on addr (port 0 picks a free port), logs the bound address as
-// msg=listening addr=HOST:PORT, and serves h until ctx ends; it then stops
+// runHTTP listens on addr (port 0 picks a free port), logs the bound
+// address as msg=listening addr=HOST:PORT, and serves h until ctx ends; it
+// then calls onShutdown (which ends the long-lived responses), stops
 // accepting connections, lets requests in flight finish (up to
-// ShutdownTimeout) and returns nil.
-func Run(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+// shutdownTimeout) and returns nil.
+func runHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, onShutdown func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -30,6 +31,7 @@ func Run(ctx context.Context, addr string, h http.Handler, log *slog.Logger) err
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(onShutdown)
 	log.Info("listening", "addr", ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -40,7 +42,7 @@ func Run(ctx context.Context, addr string, h http.Handler, log *slog.Logger) err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shut down http server: %w", err)
@@ -48,6 +50,5 @@ func Run(ctx context.Context, addr string, h http.Handler, log *slog.Logger) err
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)
 	}
-	log.Info("stopped")
 	return nil
 }

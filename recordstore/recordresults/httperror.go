@@ -1,19 +1,19 @@
 // Error responses: {"error":{"code":..., "message":...}} with a status
 // chosen by the code.
 
-package serve
+package recordresults
 
 import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
 
-	"github.com/fb46ecde/records/cmd/query/internal/failure"
+	"github.com/fb46ecde/records/recordstore"
 )
 
-// Status returns the HTTP status for an error code: 400 for bad input, 404
-// for a missing stream or kind, 409 for a state conflict, 500 otherwise.
-func Status(code string) int {
+// HTTPStatus returns the HTTP status for an error code: 400 for bad input,
+// 404 for a missing stream or kind, 409 for a state conflict, 500 otherwise.
+func HTTPStatus(code string) int {
 	switch code {
 	case "invalid", "unsupported":
 		return http.StatusBadRequest
@@ -37,9 +37,9 @@ type errorBody struct {
 // logged, since the client sees only their text.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var body errorBody
-	body.Error.Code = failure.Code(err)
-	body.Error.Message = failure.Message(err)
-	status := Status(body.Error.Code)
+	body.Error.Code = recordstore.Code(err)
+	body.Error.Message = recordstore.Message(err)
+	status := HTTPStatus(body.Error.Code)
 	if status == http.StatusInternalServerError {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

@@ -1,6 +1,6 @@
 // Request logging: one slog line per request with its status and duration.
 
-package serve
+package recordresults
 
 import (
 	"log/slog"

@@ -1,7 +1,7 @@
 // GET /: a small HTML page listing the live streams, with links to their
 // metadata and rows.
 
-package serve
+package recordresults
 
 import (
 	"bytes"

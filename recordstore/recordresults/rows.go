@@ -1,7 +1,7 @@
 // GET /api/v1/streams/{stream}/rows: a window of a stream as NDJSON,
 // streamed a page at a time.
 
-package serve
+package recordresults
 
 import (
 	"encoding/json"

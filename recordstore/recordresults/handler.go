@@ -1,0 +1,137 @@
+// The HTTP read API over one backend: its routes, its options, and the small
+// handlers (health, stream list, meta, status).
+
+package recordresults
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+)
+
+// HandlerOptions configure Handler. The zero value is usable.
+type HandlerOptions struct {
+	// Logger receives one line per request, and the failures a client
+	// only sees the text of; default: discard.
+	Logger *slog.Logger
+	// Status, when set, answers GET /api/v1/status: the store's owner as
+	// the serving process sees it (Store.Status does that). Without it the
+	// route does not exist (404).
+	Status func(ctx context.Context) (owner.Status, error)
+	// Done, when closed, ends every follow response as if its stream were
+	// sealed. Close it when the server shuts down, so that followers do not
+	// hold the shutdown up (http.Server.RegisterOnShutdown is the place).
+	Done <-chan struct{}
+}
+
+// handler serves the read API of one backend.
+type handler struct {
+	b    recordstore.Backend
+	log  *slog.Logger
+	opts HandlerOptions
+}
+
+// Handler returns the HTTP read API over b:
+//
+//	GET /healthz                                      {"status":"ok"}
+//	GET /api/v1/status                                the owner's Status (with HandlerOptions.Status)
+//	GET /api/v1/streams[?kind=K]                      {"streams":[<meta>...]}
+//	GET /api/v1/streams/{stream}                      <meta>
+//	GET /api/v1/streams/{stream}/rows?after=&limit=   NDJSON, one row per line
+//	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON, streamed as rows arrive
+//	GET /                                             a small HTML page of streams
+//
+// Failures are JSON {"error":{"code":"not_found","message":"..."}} with the
+// code and message of recordstore.Code and recordstore.Message and a status
+// chosen by the code (HTTPStatus). The handler only reads: it never writes
+// to the store. It is safe for concurrent requests (as every
+// recordstore.Backend is).
+func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &handler{b: b, log: log, opts: opts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", h.healthz)
+	if opts.Status != nil {
+		mux.HandleFunc("GET /api/v1/status", h.status)
+	}
+	mux.HandleFunc("GET /api/v1/streams", h.streams)
+	mux.HandleFunc("GET /api/v1/streams/{stream}", h.meta)
+	mux.HandleFunc("GET /api/v1/streams/{stream}/rows", h.rows)
+	mux.HandleFunc("GET /api/v1/streams/{stream}/follow", h.follow)
+	mux.HandleFunc("GET /{$}", h.index)
+	mux.HandleFunc("/", h.noRoute)
+	return logRequests(log, mux)
+}
+
+func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	st, err := h.opts.Status(r.Context())
+	if err != nil {
+		writeError(w, r, h.log, fmt.Errorf("read owner status: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, NewStatus(st))
+}
+
+// streamList is the body of GET /api/v1/streams.
+type streamList struct {
+	Streams []recordstore.Meta `json:"streams"`
+}
+
+func (h *handler) streams(w http.ResponseWriter, r *http.Request) {
+	kind := r.URL.Query().Get("kind")
+	if kind != "" {
+		if err := recordstore.ValidateKindName(kind); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+	}
+	metas, err := h.b.Streams(r.Context(), kind)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	if metas == nil {
+		metas = []recordstore.Meta{}
+	}
+	writeJSON(w, http.StatusOK, streamList{Streams: metas})
+}
+
+func (h *handler) meta(w http.ResponseWriter, r *http.Request) {
+	stream := r.PathValue("stream")
+	m, err := h.b.Meta(r.Context(), stream)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, h.log, fmt.Errorf("%w: no route for %s %s", recordstore.ErrNotFound, r.Method, r.URL.Path))
+}
+
+// intParam reads an optional non-negative integer query parameter.
+func intParam(r *http.Request, name string) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, recordstore.Invalidf("query parameter %s=%q: want a non-negative integer", name, s)
+	}
+	return n, nil
+}
