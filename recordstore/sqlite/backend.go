@@ -113,6 +113,9 @@ type Backend struct {
 	// schemaVersion is the file's schema_version when the read-only
 	// catalog was last refreshed (used by the change feed goroutine only).
 	schemaVersion int64
+	// watch0 is the watcher a read-only Open makes before reading the
+	// catalog, handed to the change feed when Open succeeds.
+	watch0 *watcher
 
 	tables   tableCache
 	notifier *recordstore.Notifier
@@ -175,12 +178,16 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	}
 	if err := open(ctx); err != nil {
 		b.cancel()
+		if b.watch0 != nil {
+			b.watch0.close()
+		}
 		_ = b.tables.close()
 		_ = b.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	if opts.ReadOnly {
-		b.startFeed()
+		b.startFeed(b.watch0)
+		b.watch0 = nil
 	} else {
 		b.startSweeper()
 	}

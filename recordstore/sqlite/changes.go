@@ -26,17 +26,18 @@ func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 	if err := b.enter(); err != nil {
 		return err
 	}
-	db, conn, err := b.openWatch(ctx)
+	w, err := b.openWatcher(ctx)
 	b.leave()
 	if err != nil {
-		return fmt.Errorf("watch changes of %s: %w", b.path, err)
+		return err
 	}
-	defer db.Close()
-	defer conn.Close()
-	last, err := dataVersion(ctx, conn)
-	if err != nil {
-		return fmt.Errorf("watch changes of %s: %w", b.path, err)
-	}
+	return b.watch(ctx, w, changed)
+}
+
+// watch polls w until ctx ends, the backend closes or w fails, calling
+// changed after each change; it closes w.
+func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
+	defer w.close()
 	tick := time.NewTicker(b.opts.ChangeInterval)
 	defer tick.Stop()
 	for {
@@ -48,44 +49,71 @@ func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 		if b.isClosed() {
 			return closedErr(b.path)
 		}
-		v, err := dataVersion(ctx, conn)
+		moved, err := w.poll(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("watch changes of %s: %w", b.path, err)
 		}
-		if v != last {
-			last = v
+		if moved {
 			changed()
 		}
 	}
 }
 
-// openWatch opens the watcher's own connection (query_only, like the
-// reader pool, but not taken from it) and pins it.
-func (b *Backend) openWatch(ctx context.Context) (*sql.DB, *sql.Conn, error) {
-	db, err := sql.Open("sqlite", readerDSN(b.live, b.opts.BusyTimeout))
-	if err != nil {
-		return nil, nil, err
-	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		_ = db.Close()
-		return nil, nil, err
-	}
-	return db, conn, nil
+// watcher is a connection of its own (query_only, like the reader pool,
+// but not taken from it), pinned, and the data_version it last read there.
+type watcher struct {
+	db   *sql.DB
+	conn *sql.Conn
+	last int64
 }
 
-// dataVersion reads the connection's PRAGMA data_version, which changes
-// when another connection commits to the file.
-func dataVersion(ctx context.Context, conn *sql.Conn) (int64, error) {
+// openWatcher opens a watcher and reads its first data_version: every
+// commit after that is a change.
+func (b *Backend) openWatcher(ctx context.Context) (*watcher, error) {
+	db, err := sql.Open("sqlite", readerDSN(b.live, b.opts.BusyTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
+	}
+	db.SetMaxOpenConns(1)
+	w := &watcher{db: db}
+	if w.conn, err = db.Conn(ctx); err == nil {
+		w.last, err = w.version(ctx)
+	}
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
+	}
+	return w, nil
+}
+
+// poll reports whether data_version moved since the last poll.
+func (w *watcher) poll(ctx context.Context) (bool, error) {
+	v, err := w.version(ctx)
+	if err != nil || v == w.last {
+		return false, err
+	}
+	w.last = v
+	return true, nil
+}
+
+// version reads PRAGMA data_version, which changes when another
+// connection commits to the file.
+func (w *watcher) version(ctx context.Context) (int64, error) {
 	var v int64
-	if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
 		return 0, fmt.Errorf("read data_version: %w", err)
 	}
 	return v, nil
+}
+
+func (w *watcher) close() {
+	if w.conn != nil {
+		_ = w.conn.Close()
+	}
+	_ = w.db.Close()
 }
 
 // isClosed reports whether Close has run (or is running).
@@ -104,12 +132,17 @@ type feedHandle struct {
 }
 
 // startFeed starts the read-only backend's change feed subscription: on
-// every change it refreshes the catalog and wakes every follower. Nothing
-// starts once Close has begun.
-func (b *Backend) startFeed() {
+// every change it refreshes the catalog and wakes every follower. w is the
+// watcher Open made before it loaded the catalog, or nil: the feed then
+// opens one and catches up once (refresh and wake) with whatever it may
+// have missed. Nothing starts once Close has begun.
+func (b *Backend) startFeed(w *watcher) {
 	b.bg.Lock()
 	defer b.bg.Unlock()
 	if b.bg.stopping || b.bg.feed != nil {
+		if w != nil {
+			w.close()
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
@@ -119,7 +152,7 @@ func (b *Backend) startFeed() {
 	go func() {
 		defer b.wg.Done()
 		defer close(f.done)
-		b.followChanges(ctx)
+		b.followChanges(ctx, w)
 	}()
 }
 
@@ -136,14 +169,25 @@ func (b *Backend) stopFeed() {
 	}
 }
 
-// followChanges runs WatchChanges until ctx ends, starting it again after
-// an error (a connection the file's owner broke, say).
-func (b *Backend) followChanges(ctx context.Context) {
+// followChanges follows the file's changes with w until ctx ends, opening
+// a new watcher after an error (a connection the file's owner broke, say)
+// and catching up with what it may have missed in between.
+func (b *Backend) followChanges(ctx context.Context, w *watcher) {
+	refresh := func() {
+		b.refreshCatalog(ctx)
+		b.notifier.NotifyAll()
+	}
 	for {
-		err := b.WatchChanges(ctx, func() {
-			b.refreshCatalog(ctx)
-			b.notifier.NotifyAll()
-		})
+		var err error
+		if w == nil {
+			if w, err = b.openWatcher(ctx); err == nil {
+				refresh()
+			}
+		}
+		if err == nil {
+			err = b.watch(ctx, w, refresh)
+			w = nil
+		}
 		if ctx.Err() != nil || errors.Is(err, recordstore.ErrClosed) {
 			return
 		}

@@ -101,7 +101,7 @@ type tableSQL struct {
 func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 	q := quote(table)
 	var s tableSQL
-	s.insert = insertSQL(k, table, 1)
+	s.insert = insertSQL(k, table)
 	if len(k.Key) > 0 {
 		s.insert += " ON CONFLICT (" + colStream + ", " + quoteList(k.Key) + ") DO NOTHING"
 		s.deleteKey = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
@@ -119,18 +119,28 @@ func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 	return s
 }
 
-// insertSQL returns an INSERT of rows rows into table, with anonymous
-// parameters (stream, seq, columns...) per row: the driver binds those
-// without parsing parameter names.
-func insertSQL(k *recordstore.Kind, table string, rows int) string {
+// insertSQL returns the single-row INSERT into table, with anonymous
+// parameters (stream, seq, columns...): the driver binds those without
+// parsing parameter names.
+func insertSQL(k *recordstore.Kind, table string) string {
+	return "INSERT INTO " + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
+}
+
+// insertManySQL returns an INSERT of rows rows into table. The stream
+// number (?1) and the first row's seq (?2) are bound once; row r gets seq
+// ?2 + r; the columns of every row follow as anonymous parameters (which
+// SQLite numbers from 3 on). Binding two parameters fewer per row saves a
+// sixth of the binding work of a ten-column kind.
+func insertManySQL(k *recordstore.Kind, table string, rows int) string {
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO " + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
-	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
+	cols := strings.Repeat(", ?", len(k.Columns))
 	for i := 0; i < rows; i++ {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(one)
+		sb.WriteString("(?1, ?2 + " + strconv.Itoa(i) + cols + ")")
 	}
 	return sb.String()
 }
@@ -145,7 +155,7 @@ const maxParams = 32766
 // driver and in SQLite (binding setup, opening the table cursor), so
 // larger appends go through as few statements as possible.
 func batchSizes(k *recordstore.Kind) []int {
-	big := min(64, maxParams/(len(k.Columns)+2))
+	big := min(64, (maxParams-2)/len(k.Columns))
 	var out []int
 	for _, n := range []int{big, 16, 4} {
 		if n > 1 && (len(out) == 0 || n < out[len(out)-1]) {

@@ -70,17 +70,17 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, s *streamRow, feed *
 // how many it inserted; the rest is left for the single-row insert.
 func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, feed *rowFeed) (int, error) {
 	vals := feed.vals
-	width := 2 + len(t.kind.Columns)
+	width := len(t.kind.Columns)
 	done := 0
 	var args []any
-	no := any(s.no) // boxed once, not per row
 	bg := context.WithoutCancel(ctx)
 	for _, b := range t.batch {
 		if len(vals)-done < b.rows {
 			continue
 		}
 		if args == nil {
-			args = make([]any, width*b.rows)
+			args = make([]any, 2+width*b.rows)
+			args[0] = s.no
 		}
 		st := tx.StmtContext(ctx, b.st)
 		for len(vals)-done >= b.rows {
@@ -90,12 +90,10 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, s *streamRow, fee
 			if err := feed.wait(done + b.rows); err != nil {
 				return done, err
 			}
-			a := args[:width*b.rows]
+			a := args[:2+width*b.rows]
+			a[1] = s.high + int64(done) + 1
 			for r := 0; r < b.rows; r++ {
-				row := a[r*width : (r+1)*width]
-				row[0] = no
-				row[1] = s.high + int64(done+r) + 1
-				copy(row[2:], vals[done+r])
+				copy(a[2+r*width:2+(r+1)*width], vals[done+r])
 			}
 			if _, err := st.ExecContext(bg, a...); err != nil {
 				return done, fmt.Errorf("insert rows %d-%d: %w", done, done+b.rows-1, err)

@@ -34,7 +34,7 @@ func (b *Backend) Promote(ctx context.Context) error {
 	// life exclusively.
 	b.stopFeed()
 	if err := b.promote(ctx); err != nil {
-		b.startFeed()
+		b.startFeed(nil)
 		return fmt.Errorf("promote store %s: %w", b.path, err)
 	}
 	b.startSweeper()

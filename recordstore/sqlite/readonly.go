@@ -26,7 +26,13 @@ func (b *Backend) openReadOnly(ctx context.Context) error {
 	if err := b.openReaders(ctx); err != nil {
 		return err
 	}
-	if err := checkReadable(ctx, b.r); err != nil {
+	err := checkReadable(ctx, b.r)
+	if err != nil {
+		return err
+	}
+	// Watch from before the catalog is read, so that no later change of it
+	// is missed.
+	if b.watch0, err = b.openWatcher(ctx); err != nil {
 		return err
 	}
 	epoch, err := readEpoch(ctx, b.r)

@@ -72,7 +72,7 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 				db  *sql.DB
 				sql string
 				dst **sql.Stmt
-			}{w, insertSQL(&t.kind, name, n), &t.batch[i].st})
+			}{w, insertManySQL(&t.kind, name, n), &t.batch[i].st})
 		}
 	}
 	for _, p := range prep {
