@@ -168,10 +168,17 @@ func (c *child) schema(ctx context.Context, batch *recordstore.Batch, e PublishE
 	return &batch.Schemas[len(batch.Schemas)-1], nil
 }
 
-// doAwait waits for one publication (Ref) or every one not awaited yet.
-// A batch whose result carries an error fails the step with that error;
-// the result is printed all the same.
+// doAwait waits for one batch (ID, Ref) or every publication not awaited
+// yet. A batch whose result carries an error fails the step with that
+// error; the result is printed all the same.
 func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
+	if st.ID != "" {
+		res, err := c.store.Await(ctx, st.ID)
+		if err != nil {
+			return nil, err
+		}
+		return res, res.Err()
+	}
 	if st.Ref != nil {
 		for j := range c.published {
 			if p := &c.published[j]; p.step == *st.Ref {

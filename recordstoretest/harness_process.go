@@ -25,7 +25,8 @@ import (
 const maxEnvScript = 64 << 10
 
 // Child is a running child process. Its methods are safe for concurrent
-// use, but lines are consumed in order by one reader (Next, Step, Until).
+// use. Next, Event and Until share one cursor over the lines received;
+// Step and Lines look at every line.
 type Child struct {
 	// Script is what the child runs.
 	Script Script
@@ -165,18 +166,36 @@ func (c *Child) Next(timeout time.Duration) (Line, error) {
 	return c.Until(func(Line) bool { return true }, timeout)
 }
 
-// Step returns the line of step i, skipping (but keeping in Lines) the
-// lines before it, waiting up to timeout.
+// Step returns the line of step i, waiting up to timeout. Every step prints
+// exactly one line, so Step finds it wherever it is: it neither needs nor
+// moves the cursor of Next, Event and Until.
 func (c *Child) Step(i int, timeout time.Duration) (Line, error) {
 	if i < 0 || i >= len(c.Script.Steps) {
 		return Line{}, fmt.Errorf("the script has no step %d", i)
 	}
 	op := c.Script.Steps[i].Op
-	l, err := c.Until(func(l Line) bool { return l.Step == i && l.Op == op }, timeout)
-	if err != nil {
-		return l, fmt.Errorf("step %d (%s): %w", i, op, err)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	seen := 0
+	for {
+		c.mu.Lock()
+		for ; seen < len(c.lines); seen++ {
+			if l := c.lines[seen]; l.Step == i && l.Op == op {
+				c.mu.Unlock()
+				return l, nil
+			}
+		}
+		exited, changed := c.exited, c.changed
+		c.mu.Unlock()
+		if exited {
+			return Line{}, fmt.Errorf("step %d (%s): %w", i, op, c.exitError("the child exited"))
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return Line{}, fmt.Errorf("step %d (%s): %w", i, op, c.exitError(fmt.Sprintf("no such line within %s", timeout)))
+		}
 	}
-	return l, nil
 }
 
 // Event returns the next line of event op (EventFailpoint, EventRole, ...),
@@ -245,6 +264,20 @@ func (c *Child) Lines() []Line {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Line(nil), c.lines...)
+}
+
+// Role returns the last role the child reported (on a step line or an
+// EventRole line), "" when it reported none yet. It lags the child's real
+// role by the time a line takes to arrive.
+func (c *Child) Role() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.lines) - 1; i >= 0; i-- {
+		if r := c.lines[i].Role; r != "" {
+			return r
+		}
+	}
+	return ""
 }
 
 // Release ends the child's current OpHold step (or one ActBlock failpoint).

@@ -49,9 +49,12 @@ const (
 	// sealing when Step.Seal). Each append entry's schema is Step.Schema,
 	// else the kind as the store knows it. Result: {"id": batch id}.
 	OpPublish = "publish"
-	// OpAwait waits for the batch published at step Step.Ref, or, with no
-	// Ref, for every batch this child published and has not awaited yet.
-	// Result: the BatchResult, or a list of them.
+	// OpAwait waits for the batch with id Step.ID (published by anyone),
+	// or the batch published at step Step.Ref, or, with neither, for every
+	// batch this child published and has not awaited yet. Result: the
+	// BatchResult, or a list of them. A batch whose result carries an
+	// error (the batch failed, or one of its entries did) fails the step
+	// with that error's code; the result is printed all the same.
 	OpAwait = "await"
 	// OpSeal, OpDelete: the backend calls on Step.Stream. Result: Meta
 	// (seal) or nothing (delete).
@@ -127,6 +130,8 @@ type Step struct {
 	Count int `json:"count,omitempty"`
 	// Ref is the index of the OpPublish step OpAwait waits for.
 	Ref *int `json:"ref,omitempty"`
+	// ID is the batch id OpAwait waits for.
+	ID string `json:"id,omitempty"`
 	// Role is what OpWaitRole waits for ("owner", "non-owner").
 	Role string `json:"role,omitempty"`
 	// Duration is OpSleep's length.
