@@ -326,10 +326,12 @@ func (s *Store[T]) close() error {
 		return nil
 	}
 	s.mu.closed = true
-	role := s.mu.role
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait() // the promoter
+	// Read the role only now: a promotion may have completed while Close
+	// waited for the promoter, and then this process must leave as owner.
+	role := s.Role()
 	var errs []error
 	if role == RoleOwner {
 		errs = append(errs, s.closeOwner())
