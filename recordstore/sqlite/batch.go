@@ -53,6 +53,9 @@ func (b *Backend) AppendBatch(ctx context.Context, batches ...recordstore.Batch)
 	if b.readOnly {
 		return nil, b.readOnlyErr("append batch")
 	}
+	if len(batches) == 0 {
+		return []recordstore.BatchResult{}, nil
+	}
 	if err := b.lockWrite(ctx); err != nil {
 		return nil, fmt.Errorf("append batch: %w", err)
 	}

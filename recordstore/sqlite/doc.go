@@ -1,5 +1,6 @@
 // Package sqlite is the SQLite backend of records (modernc.org/sqlite, pure
-// Go): a recordstore.Backend and recordstore.Sweeper in one file.
+// Go): a recordstore.Backend, recordstore.Sweeper, recordstore.BatchAppender
+// and recordstore.ChangeSource in one file.
 //
 // # Files on disk
 //
@@ -16,15 +17,23 @@
 //
 // Inside the file:
 //
-//	record_meta     key/value facts: catalog_version
+//	record_meta     key/value facts: catalog_version, epoch
 //	record_kinds    one row per kind: name, lowercase name (unique),
 //	                table name, schema JSON, created/updated times
 //	record_streams  one row per stream ever created: its number no, id,
 //	                kind, generation, high_seq, low_seq, total, sealed,
 //	                times, expires_at, deleted (a tombstone keeps the
 //	                number and makes generations keep increasing)
-//	record_appends  one row per append: stream number, appended_at,
-//	                from_seq, to_seq, generation (for Trim and retention)
+//	record_appends  one row per append (or run of appends in one
+//	                transaction) that stored rows: stream number,
+//	                appended_at, from_seq, to_seq, generation (for Trim and
+//	                retention)
+//	record_spool_batches
+//	                the ledger, created by the first AppendBatch: one row
+//	                per applied batch — batch_id (primary key), producer,
+//	                producer_seq, epoch, outcome, results (JSON of the entry
+//	                results and the batch error), ingested_at; indexed by
+//	                (producer, producer_seq) and by ingested_at
 //	<kind>          one table per kind, named like the kind: _seq_stream
 //	                (the stream number), _seq, the two being the primary
 //	                key, then the kind's columns typed TEXT, INTEGER or
@@ -51,11 +60,52 @@
 // recordstore.ErrClosed. A background sweeper (Options.SweepInterval)
 // removes expired streams and enforces row retention.
 //
+// # Batches and the ledger
+//
+// AppendBatch applies batches exactly once: many in one transaction (group
+// commit), each entry in its own savepoint (a failing entry is rolled back
+// and reported, the others commit), each batch with its ledger row in the
+// same transaction as its data. A batch id found in the ledger writes
+// nothing and returns the recorded result; BatchOutcome reads it, from any
+// process. A batch's own schemas are reconciled with the catalog before the
+// transaction: new kinds are declared and new columns added, nothing else
+// about a stored kind ever changes. The rows' appended_at is the time of
+// the transaction, so retention counts from ingest, not from when a
+// producer wrote them.
+//
+// # The epoch
+//
+// record_meta holds an epoch, incremented in its own transaction every time
+// a process opens the file writable or promotes a read-only backend. Every
+// ledger row carries the epoch of the writer that applied it, and
+// AppendBatch checks inside its transaction that the file's epoch is still
+// its own: a writer that was paused while another process took the store
+// over fails with ErrFenced and stops writing.
+//
+// # Read-only mode
+//
+// Options.ReadOnly opens an existing live file through the reader pool only:
+// no sweeper, nothing written. Reads work as usual. Every mutation is first
+// checked locally (names, kind known, rows valid, no repeated key, stream of
+// the right kind and not sealed, ttl positive, stream live), so that an
+// obviously bad write fails at once, then handed to Options.Submit as a
+// one-entry batch; the entry's result, or its error (a
+// *recordstore.BatchError that errors.Is matches with its sentinel), is
+// returned. Without Submit mutations fail with recordstore.ErrReadOnly. A
+// kind is declared through a declare-only batch and then read from the
+// catalog. The backend follows the file's changes (PRAGMA data_version,
+// see WatchChanges) to reload kinds and columns other processes added and
+// to wake its Notifier, so followers in this process see the owner's
+// appends. Promote makes the same *Backend writable in place.
+//
 // # What survives a crash
 //
 // Every mutating call is one SQLite transaction: after it returns nil the
 // change is in the WAL. With synchronous=NORMAL a power loss may undo the
 // last transactions before a checkpoint, but never leaves one half applied;
 // a process crash loses nothing that was committed. A call that returns an
-// error has written nothing.
+// error has written nothing (AppendBatch: no data and no ledger row, though
+// kinds and columns its batches declared stay declared). A batch's ledger
+// row commits with its data, so after a crash a batch is either wholly
+// applied and in the ledger, or not applied at all.
 package sqlite
