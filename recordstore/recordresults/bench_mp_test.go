@@ -98,8 +98,8 @@ func mpOpenParent(b *testing.B, path string) *recordresults.Store {
 // owns the store. Reported: p50_ms and p99_ms of the round trip, and as
 // the same-run baseline the bare durable part — write, fsync, rename and
 // fsync the folder, of one file the size of the batch's files, in the
-// store's folder — as baseline_p50_ms, with vs_fsync = p50 / baseline p50.
-// The two alternate inside each iteration.
+// store's folder — as baseline_p50_ms, with vs_fsync = p50 / baseline p50,
+// and that size as batch_bytes. The two alternate inside each iteration.
 func BenchmarkSpooledAppend(b *testing.B) {
 	ctx := context.Background()
 	path := mpStorePath(b)
@@ -115,7 +115,8 @@ func BenchmarkSpooledAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	base := mpDurableWriter(b, filepath.Dir(path), mpBatchSize(b, s))
+	size := mpBatchSize(b, s)
+	base := mpDurableWriter(b, filepath.Dir(path), size)
 	ours, bare := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -127,11 +128,24 @@ func BenchmarkSpooledAppend(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	mpCheckRows(b, s, "spooled", int64(3+b.N))
 	p50, basep50 := mpPercentile(ours, 0.5), mpPercentile(bare, 0.5)
 	b.ReportMetric(mpMS(p50), "p50_ms")
 	b.ReportMetric(mpMS(mpPercentile(ours, 0.99)), "p99_ms")
 	b.ReportMetric(mpMS(basep50), "baseline_p50_ms")
 	b.ReportMetric(p50.Seconds()/basep50.Seconds(), "vs_fsync")
+	b.ReportMetric(float64(size), "batch_bytes")
+}
+
+// mpCheckRows fails the benchmark unless stream holds exactly rows rows.
+func mpCheckRows(b *testing.B, s *recordresults.Store, stream string, rows int64) {
+	m, err := s.Backend().Meta(context.Background(), stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if m.HighSeq != rows {
+		b.Fatalf("stream %s holds %d rows, want %d", stream, m.HighSeq, rows)
+	}
 }
 
 // mpBatchSize returns the bytes of the files of the last batch the owner
@@ -235,6 +249,7 @@ func BenchmarkPromotion(b *testing.B) {
 		standby.stop(b)
 	}
 	b.ReportMetric(mpMS(mpPercentile(lat, 0.5)), "p50_ms")
+	b.ReportMetric(mpMS(slices.Min(lat)), "min_ms")
 	b.ReportMetric(mpMS(slices.Max(lat)), "max_ms")
 }
 
@@ -353,6 +368,10 @@ func BenchmarkIngestProducers(b *testing.B) {
 		ratios = append(ratios, r.Seconds()/o.Seconds())
 	}
 	b.StopTimer()
+	s := mpOpenParent(b, path)
+	for i := range producers {
+		mpCheckRows(b, s, fmt.Sprintf("p%d", i), int64((b.N+1)*mpProducerRows))
+	}
 	slices.Sort(ratios)
 	b.ReportMetric(float64(mpProducers*mpProducerRows*b.N)/oursTotal.Seconds(), "rows/s")
 	b.ReportMetric(rawTotal.Seconds()/oursTotal.Seconds(), "vs_raw")
