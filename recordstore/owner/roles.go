@@ -101,24 +101,29 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 }
 
 // promoter keeps trying the lock and promotes this process when it gets it.
+// A lock error (the lock file could not be opened: every try re-opens it)
+// or a failed promotion is retried after a pause, never given up on.
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
 	for {
 		won, err := s.lock.wait(s.ctx, 100*time.Millisecond)
-		if !won || s.ctx.Err() != nil {
+		if s.ctx.Err() != nil {
 			if won {
 				_ = s.lock.unlock()
 			}
 			return
 		}
-		if err == nil {
+		if !won && err == nil {
+			continue
+		}
+		if won {
 			if err = s.promote(s.ctx); err == nil {
 				return
 			}
+			_ = s.lock.unlock()
 		}
 		s.log.Error("promotion failed", "error", err)
 		s.setLastError(err)
-		_ = s.lock.unlock()
 		select {
 		case <-s.ctx.Done():
 			return

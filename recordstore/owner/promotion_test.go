@@ -1,10 +1,15 @@
-// Close racing a promotion: a non-owner whose promoter becomes the owner
-// while Close waits for it must leave as an owner does.
+// Promotion in this process: a promoter that meets a lock error keeps
+// trying, and a promotion completing while Close waits for it is closed as
+// an owner.
 
 package owner_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -55,3 +60,47 @@ var _ = Describe("Close during a promotion", Label("crash"), func() {
 		Expect(err).To(HaveOccurred(), "the socket is no longer served")
 	})
 })
+
+var _ = Describe("the promoter", Label("crash"), func() {
+	It("keeps trying after the lock file could not be opened, and promotes once the owner dies", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		logs := &syncBuffer{}
+		s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+			Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
+			Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+
+		// The promoter re-opens the lock file on every try: make that fail.
+		lock := owner.PathsFor(path).Lock
+		Expect(os.Rename(lock, lock+".away")).To(Succeed())
+		Expect(os.Symlink(filepath.Join(GinkgoT().TempDir(), "missing", "x.lock"), lock)).To(Succeed())
+		Eventually(logs.String, wait).Should(ContainSubstring("promotion failed"))
+		Expect(os.Remove(lock)).To(Succeed())
+		Expect(os.Rename(lock+".away", lock)).To(Succeed())
+
+		Expect(own.Kill()).To(Succeed())
+		Eventually(s.Role, wait, 20*time.Millisecond).Should(Equal(owner.RoleOwner))
+	})
+})
+
+// syncBuffer is a bytes.Buffer safe for a logger's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
