@@ -24,6 +24,14 @@
 // tests run the whole suite against it, which keeps the suite and the model
 // honest with each other.
 //
+// The package also holds the multi-process harness: a test binary whose
+// TestMain calls RunChild re-executes itself as child processes
+// (StartChild, MustStartChild) that run a JSON Script of steps against the
+// caller's store, print one JSON Line per step, and SIGKILL, stop, exit or
+// block at named failpoints (FailpointRule). OwnerOptions and OwnerChild
+// wire an owner.Store into it. docs/testing.md, "The multi-process
+// harness", describes the steps, lines and failpoints.
+//
 // Concurrency: a Clock is safe for concurrent use. DescribeBackend must be
 // called while the ginkgo tree is built (at package level or inside a
 // container), never from inside a running spec.
