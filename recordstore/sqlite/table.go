@@ -185,11 +185,19 @@ func (b *Backend) table(ctx context.Context, kind string) (*table, error) {
 	return b.tables.put(t, true), nil
 }
 
-// reloadTable reads a kind from the catalog again and replaces its cached
-// table: a read-only backend calls it when another process may have added
-// the kind or columns to it.
+// reloadTable reads a kind from the catalog again and, when its columns
+// changed (or it was not cached), caches its new table: a read-only backend
+// calls it when another process may have declared the kind or added
+// columns to it.
 func (b *Backend) reloadTable(ctx context.Context, kind string) (*table, error) {
-	t, err := b.loadTable(ctx, kind)
+	k, name, err := b.catalogKind(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	if t := b.tables.get(kind); t != nil && len(t.kind.Columns) == len(k.Columns) {
+		return t, nil
+	}
+	t, err := newTable(ctx, b.w, b.r, k, name)
 	if err != nil {
 		return nil, err
 	}
@@ -198,19 +206,26 @@ func (b *Backend) reloadTable(ctx context.Context, kind string) (*table, error) 
 
 // loadTable reads a kind from the catalog and prepares its table.
 func (b *Backend) loadTable(ctx context.Context, kind string) (*table, error) {
-	var name, schema string
-	err := b.r.QueryRowContext(ctx, `SELECT table_name, schema FROM record_kinds WHERE name = ?`, kind).Scan(&name, &schema)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("kind %s is not declared", kind)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read kind %s: %w", kind, err)
-	}
-	k, err := parseSchema(kind, schema)
+	k, name, err := b.catalogKind(ctx, kind)
 	if err != nil {
 		return nil, err
 	}
 	return newTable(ctx, b.w, b.r, k, name)
+}
+
+// catalogKind reads a kind's declaration and table name from the catalog
+// (ErrNotFound when undeclared).
+func (b *Backend) catalogKind(ctx context.Context, kind string) (recordstore.Kind, string, error) {
+	var name, schema string
+	err := b.r.QueryRowContext(ctx, `SELECT table_name, schema FROM record_kinds WHERE name = ?`, kind).Scan(&name, &schema)
+	if errors.Is(err, sql.ErrNoRows) {
+		return recordstore.Kind{}, "", notFound("kind %s is not declared", kind)
+	}
+	if err != nil {
+		return recordstore.Kind{}, "", fmt.Errorf("read kind %s: %w", kind, err)
+	}
+	k, err := parseSchema(kind, schema)
+	return k, name, err
 }
 
 // parseSchema reads a kind's stored declaration.
