@@ -1,6 +1,7 @@
 // Bad input through the real binary: each case exits 1 with one line
 // "query: <code>: <message>" on stderr, prints nothing on stdout, and
-// changes nothing in the store.
+// changes nothing in the store — whether the command owns the store or
+// another process (query serve) does.
 
 package main_test
 
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -57,81 +59,103 @@ const (
 	newThenConflict   = `{"kinds":[{"name":"fresh","columns":[{"name":"a","type":"string"}]},{"name":"events","columns":[{"name":"msg","type":"integer"}]}]}`
 )
 
+// badEntries are the refused commands, run without an owner (the command
+// owns the store) and with query serve owning it (the command is a
+// non-owner and must refuse before anything reaches the spool).
+var badEntries = []any{
+	Entry("unknown column", appendJobs(`{"id": 5, "colour": "red"}`).fails("invalid", `unknown column "colour"`)),
+	Entry("a string into an integer", appendJobs(`{"id": "five"}`).fails("invalid", "stdin line 1: kind jobs: column id (integer)")),
+	Entry("1.5 into an integer", appendJobs(`{"id": 1.5}`).fails("invalid", "column id")),
+	Entry("a datetime that is not RFC 3339", appendJobs(`{"id": 5, "at": "01/05/2024 12:00"}`).fails("invalid", "column at")),
+	Entry("a missing required column", appendJobs(`{"name": "no id"}`).fails("invalid", "column id is required")),
+	Entry("one bad row among good ones", appendJobs(`{"id": 10}`+"\n\n"+`{"id": 11}`+"\n"+`{"id": "x"}`).fails("invalid", "stdin line 4: kind jobs: column id")),
+	Entry("a malformed NDJSON line", appendJobs(`{"id": 10}`+"\n"+`{"id": 11,`).fails("invalid", "stdin line 2: malformed JSON")),
+	Entry("a line that is not an object", appendJobs(`{"id": 10}`+"\n"+`[11]`).fails("invalid", "stdin line 2: want a JSON object")),
+	Entry("empty input", appendJobs("").fails("invalid", "no rows (empty input)")),
+	Entry("a key repeated in the input",
+		appendJobs(`{"id": 10}`+"\n"+`{"id": 11}`+"\n"+`{"id": 10, "name": "again"}`).fails("invalid", "stdin lines 1 and 3: kind jobs: the same key [10]")),
+	Entry("an invalid stream name",
+		badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "bad/name", "--kind", "jobs"}}.fails("invalid", `stream id "bad/name"`)),
+	Entry("an invalid kind name",
+		badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "s1", "--kind", "9jobs"}}.fails("invalid", `kind name "9jobs"`)),
+	Entry("an undeclared kind",
+		badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "s2", "--kind", "nokind"}}.fails("not_found", "nokind")),
+	Entry("rows of another kind than the stream's",
+		badCase{stdin: `{"msg": "x"}`, args: []string{"append", "--stream", "s1", "--kind", "events"}}.fails("schema_conflict", "")),
+	Entry("an append to a sealed stream",
+		badCase{stdin: `{"msg": "more"}`, args: []string{"append", "--stream", "sealed1", "--kind", "events"}}.fails("sealed", "sealed1")),
+	Entry("a kind redeclared with a changed type", kindApply(jobsChangedType).fails("schema_conflict", "column id")),
+	Entry("a kind redeclared with a changed key", kindApply(jobsChangedKey).fails("schema_conflict", "key")),
+	Entry("a kind redeclared with a changed policy", kindApply(jobsChangedPolicy).fails("schema_conflict", "onConflict")),
+	Entry("a kind file whose second kind conflicts declares neither", kindApply(newThenConflict).fails("schema_conflict", "events")),
+	Entry("an invalid kind name in a kind file",
+		kindApply(`{"kinds":[{"name":"bad-name","columns":[{"name":"a","type":"string"}]}]}`).fails("invalid", `kind name "bad-name"`)),
+	Entry("an unknown column type in a kind file",
+		kindApply(`{"kinds":[{"name":"k2","columns":[{"name":"a","type":"text"}]}]}`).fails("invalid", `unknown type "text"`)),
+	Entry("an unknown field in a kind file",
+		kindApply(`{"kinds":[{"name":"k2","colums":[]}]}`).fails("invalid", `unknown field "colums"`)),
+	Entry("a kind file without kinds", kindApply(`{"kinds":[]}`).fails("invalid", "no kinds")),
+	Entry("a kind file that is not JSON", kindApply(`kinds: []`).fails("invalid", "kind file stdin")),
+	Entry("a kind file that does not exist",
+		badCase{args: []string{"kind", "apply", "/nonexistent/kinds.json"}}.fails("invalid", "/nonexistent/kinds.json")),
+	Entry("scan of an unknown stream", badCase{args: []string{"scan", "--stream", "nope"}}.fails("not_found", "nope")),
+	Entry("meta of an unknown stream", badCase{args: []string{"meta", "--stream", "nope"}}.fails("not_found", "nope")),
+	Entry("seal of an unknown stream", badCase{args: []string{"seal", "--stream", "nope"}}.fails("not_found", "nope")),
+	Entry("trim of an unknown stream",
+		badCase{args: []string{"trim", "--stream", "nope", "--before", "2030-01-01T00:00:00Z"}}.fails("not_found", "nope")),
+	Entry("expire of an unknown stream", badCase{args: []string{"expire", "--stream", "nope", "--ttl", "1h"}}.fails("not_found", "nope")),
+	Entry("reopen at another generation than the current one",
+		badCase{args: []string{"reopen", "--stream", "sealed1", "--generation", "2"}}.fails("not_found", "generation 2")),
+	Entry("reopen of an unknown stream", badCase{args: []string{"reopen", "--stream", "nope", "--generation", "1"}}.fails("not_found", "nope")),
+	Entry("delete of an unknown stream", badCase{args: []string{"delete", "--stream", "nope"}}.fails("not_found", "nope")),
+	Entry("meta with an invalid stream name", badCase{args: []string{"meta", "--stream", ".."}}.fails("invalid", "stream id")),
+	Entry("expire with a zero ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl", "0s"}}.fails("invalid", "ttl")),
+	Entry("expire with a negative ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl=-1h"}}.fails("invalid", "ttl")),
+	Entry("streams of an undeclared kind", badCase{args: []string{"streams", "--kind", "nothing"}}.fails("not_found", "kind nothing")),
+	Entry("streams of an invalid kind name", badCase{args: []string{"streams", "--kind", "no-such"}}.fails("invalid", "kind name")),
+}
+
 var _ = Describe("bad input", func() {
-	var s *store
+	for _, served := range []bool{false, true} {
+		name := "with no owner running"
+		if served {
+			name = "with query serve owning the store"
+		}
+		Context(name, func() {
+			var s *store
 
-	BeforeEach(func() {
-		s = newStore()
-		s.ok("", "kind", "apply", kindsFile())
-		s.ok(jobRows, "append", "--stream", "s1", "--kind", "jobs")
-		s.ok(`{"msg":"last"}`, "append", "--stream", "sealed1", "--kind", "events")
-		s.ok("", "seal", "--stream", "sealed1")
-	})
+			BeforeEach(func() {
+				s = newStore()
+				s.ok("", "kind", "apply", kindsFile())
+				s.ok(jobRows, "append", "--stream", "s1", "--kind", "jobs")
+				s.ok(`{"msg":"last"}`, "append", "--stream", "sealed1", "--kind", "events")
+				s.ok("", "seal", "--stream", "sealed1")
+				if served {
+					startServe(s)
+				}
+			})
 
-	DescribeTable("is refused with its code and changes nothing",
-		func(c badCase) {
-			before := s.snapshot()
-			r := s.run(c.stdin, c.args...)
-			Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
-			Expect(r.stdout).To(BeEmpty())
-			Expect(r.stderr).To(HaveSuffix("\n"))
-			Expect(strings.Count(r.stderr, "\n")).To(Equal(1), "one line on stderr: %q", r.stderr)
-			prefix := "query: " + c.code + ": "
-			Expect(r.stderr).To(HavePrefix(prefix))
-			msg := strings.TrimPrefix(strings.TrimSuffix(r.stderr, "\n"), prefix)
-			Expect(msg).NotTo(HavePrefix(recordstore.SentinelForCode(c.code).Error()+":"), "the code is not repeated")
-			Expect(msg).To(ContainSubstring(c.says))
-			Expect(s.snapshot()).To(Equal(before))
-		},
-		Entry("unknown column", appendJobs(`{"id": 5, "colour": "red"}`).fails("invalid", `unknown column "colour"`)),
-		Entry("a string into an integer", appendJobs(`{"id": "five"}`).fails("invalid", "stdin line 1: kind jobs: column id (integer)")),
-		Entry("1.5 into an integer", appendJobs(`{"id": 1.5}`).fails("invalid", "column id")),
-		Entry("a datetime that is not RFC 3339", appendJobs(`{"id": 5, "at": "01/05/2024 12:00"}`).fails("invalid", "column at")),
-		Entry("a missing required column", appendJobs(`{"name": "no id"}`).fails("invalid", "column id is required")),
-		Entry("one bad row among good ones", appendJobs(`{"id": 10}`+"\n\n"+`{"id": 11}`+"\n"+`{"id": "x"}`).fails("invalid", "stdin line 4: kind jobs: column id")),
-		Entry("a malformed NDJSON line", appendJobs(`{"id": 10}`+"\n"+`{"id": 11,`).fails("invalid", "stdin line 2: malformed JSON")),
-		Entry("a line that is not an object", appendJobs(`{"id": 10}`+"\n"+`[11]`).fails("invalid", "stdin line 2: want a JSON object")),
-		Entry("empty input", appendJobs("").fails("invalid", "no rows (empty input)")),
-		Entry("a key repeated in the input",
-			appendJobs(`{"id": 10}`+"\n"+`{"id": 11}`+"\n"+`{"id": 10, "name": "again"}`).fails("invalid", "stdin lines 1 and 3: kind jobs: the same key [10]")),
-		Entry("an invalid stream name",
-			badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "bad/name", "--kind", "jobs"}}.fails("invalid", `stream id "bad/name"`)),
-		Entry("an invalid kind name",
-			badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "s1", "--kind", "9jobs"}}.fails("invalid", `kind name "9jobs"`)),
-		Entry("an undeclared kind",
-			badCase{stdin: `{"id": 5}`, args: []string{"append", "--stream", "s2", "--kind", "nokind"}}.fails("not_found", "nokind")),
-		Entry("rows of another kind than the stream's",
-			badCase{stdin: `{"msg": "x"}`, args: []string{"append", "--stream", "s1", "--kind", "events"}}.fails("schema_conflict", "")),
-		Entry("an append to a sealed stream",
-			badCase{stdin: `{"msg": "more"}`, args: []string{"append", "--stream", "sealed1", "--kind", "events"}}.fails("sealed", "sealed1")),
-		Entry("a kind redeclared with a changed type", kindApply(jobsChangedType).fails("schema_conflict", "column id")),
-		Entry("a kind redeclared with a changed key", kindApply(jobsChangedKey).fails("schema_conflict", "key")),
-		Entry("a kind redeclared with a changed policy", kindApply(jobsChangedPolicy).fails("schema_conflict", "onConflict")),
-		Entry("a kind file whose second kind conflicts declares neither", kindApply(newThenConflict).fails("schema_conflict", "events")),
-		Entry("an invalid kind name in a kind file",
-			kindApply(`{"kinds":[{"name":"bad-name","columns":[{"name":"a","type":"string"}]}]}`).fails("invalid", `kind name "bad-name"`)),
-		Entry("an unknown column type in a kind file",
-			kindApply(`{"kinds":[{"name":"k2","columns":[{"name":"a","type":"text"}]}]}`).fails("invalid", `unknown type "text"`)),
-		Entry("an unknown field in a kind file",
-			kindApply(`{"kinds":[{"name":"k2","colums":[]}]}`).fails("invalid", `unknown field "colums"`)),
-		Entry("a kind file without kinds", kindApply(`{"kinds":[]}`).fails("invalid", "no kinds")),
-		Entry("a kind file that is not JSON", kindApply(`kinds: []`).fails("invalid", "kind file stdin")),
-		Entry("a kind file that does not exist",
-			badCase{args: []string{"kind", "apply", "/nonexistent/kinds.json"}}.fails("invalid", "/nonexistent/kinds.json")),
-		Entry("scan of an unknown stream", badCase{args: []string{"scan", "--stream", "nope"}}.fails("not_found", "nope")),
-		Entry("meta of an unknown stream", badCase{args: []string{"meta", "--stream", "nope"}}.fails("not_found", "nope")),
-		Entry("seal of an unknown stream", badCase{args: []string{"seal", "--stream", "nope"}}.fails("not_found", "nope")),
-		Entry("trim of an unknown stream",
-			badCase{args: []string{"trim", "--stream", "nope", "--before", "2030-01-01T00:00:00Z"}}.fails("not_found", "nope")),
-		Entry("expire of an unknown stream", badCase{args: []string{"expire", "--stream", "nope", "--ttl", "1h"}}.fails("not_found", "nope")),
-		Entry("reopen at another generation than the current one",
-			badCase{args: []string{"reopen", "--stream", "sealed1", "--generation", "2"}}.fails("not_found", "generation 2")),
-		Entry("reopen of an unknown stream", badCase{args: []string{"reopen", "--stream", "nope", "--generation", "1"}}.fails("not_found", "nope")),
-		Entry("delete of an unknown stream", badCase{args: []string{"delete", "--stream", "nope"}}.fails("not_found", "nope")),
-		Entry("meta with an invalid stream name", badCase{args: []string{"meta", "--stream", ".."}}.fails("invalid", "stream id")),
-		Entry("expire with a zero ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl", "0s"}}.fails("invalid", "ttl")),
-		Entry("expire with a negative ttl", badCase{args: []string{"expire", "--stream", "s1", "--ttl=-1h"}}.fails("invalid", "ttl")),
-		Entry("streams of an undeclared kind", badCase{args: []string{"streams", "--kind", "nothing"}}.fails("not_found", "kind nothing")),
-		Entry("streams of an invalid kind name", badCase{args: []string{"streams", "--kind", "no-such"}}.fails("invalid", "kind name")),
-	)
+			DescribeTable("is refused with its code and changes nothing", append([]any{
+				func(c badCase) {
+					before := s.snapshot()
+					r := s.run(c.stdin, c.args...)
+					Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
+					Expect(r.stdout).To(BeEmpty())
+					Expect(r.stderr).To(HaveSuffix("\n"))
+					Expect(strings.Count(r.stderr, "\n")).To(Equal(1), "one line on stderr: %q", r.stderr)
+					prefix := "query: " + c.code + ": "
+					Expect(r.stderr).To(HavePrefix(prefix))
+					msg := strings.TrimPrefix(strings.TrimSuffix(r.stderr, "\n"), prefix)
+					Expect(msg).NotTo(HavePrefix(recordstore.SentinelForCode(c.code).Error()+":"), "the code is not repeated")
+					Expect(msg).To(ContainSubstring(c.says))
+					Expect(s.snapshot()).To(Equal(before))
+					if served {
+						for _, state := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
+							Expect(s.entries(state)).To(BeEmpty(), "nothing was spooled (%s)", state)
+						}
+					}
+				}}, badEntries...)...,
+			)
+		})
+	}
 })

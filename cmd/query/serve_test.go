@@ -3,6 +3,7 @@
 package main_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -38,9 +39,13 @@ func startServe(s *store) (*gexec.Session, string) {
 	return session, "http://" + addr
 }
 
+// client bounds every request of the tests, so that a response that never
+// ends fails the test instead of hanging it.
+var client = &http.Client{Timeout: 30 * time.Second}
+
 // get fetches url and returns status, content type and body.
 func get(url string) (int, string, string) {
-	resp, err := http.Get(url)
+	resp, err := client.Get(url)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -119,6 +124,41 @@ var _ = Describe("query serve", func() {
 		Expect(body).To(BeEmpty())
 	})
 
+	It("follows a stream as NDJSON, with rows another process appends, until it is sealed", func() {
+		resp, err := http.Get(base + "/api/v1/streams/e1/follow?after=1")
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		Expect(resp.Header.Get("Content-Type")).To(Equal("application/x-ndjson"))
+		lines := make(chan string, 10)
+		go func() {
+			defer GinkgoRecover()
+			defer close(lines)
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		Eventually(lines).WithTimeout(20 * time.Second).Should(Receive(Equal(`{"_seq":2,"msg":"b"}`)))
+		Eventually(lines).WithTimeout(20 * time.Second).Should(Receive(Equal(`{"_seq":3,"msg":"c"}`)))
+		s.ok(`{"msg":"d"}`, "append", "--stream", "e1", "--kind", "events")
+		Eventually(lines).WithTimeout(20 * time.Second).Should(Receive(Equal(`{"_seq":4,"msg":"d"}`)))
+		s.ok("", "seal", "--stream", "e1")
+		Eventually(lines).WithTimeout(20 * time.Second).Should(BeClosed())
+	})
+
+	It("ends a follow response when it shuts down", func() {
+		resp, err := http.Get(base + "/api/v1/streams/e1/follow?after=3")
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		ended := make(chan error, 1)
+		go func() { _, err := io.ReadAll(resp.Body); ended <- err }()
+		Consistently(ended).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
+		session.Terminate()
+		Eventually(ended).WithTimeout(20 * time.Second).Should(Receive(BeNil()))
+		Eventually(session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+	})
+
 	DescribeTable("answers errors as JSON with a status by code",
 		func(path string, status int, code, says string) {
 			got, ctype, body := get(base + path)
@@ -133,6 +173,8 @@ var _ = Describe("query serve", func() {
 		Entry("an invalid stream id", "/api/v1/streams/..x%20y", 400, "invalid", "stream id"),
 		Entry("a bad after", "/api/v1/streams/s1/rows?after=abc", 400, "invalid", "after"),
 		Entry("a negative limit", "/api/v1/streams/s1/rows?limit=-1", 400, "invalid", "limit"),
+		Entry("a bad follow after", "/api/v1/streams/e1/follow?after=x", 400, "invalid", "after"),
+		Entry("an invalid stream id to follow", "/api/v1/streams/..x%20y/follow", 400, "invalid", "stream id"),
 		Entry("an invalid kind filter", "/api/v1/streams?kind=a-b", 400, "invalid", "kind name"),
 		Entry("an undeclared kind filter", "/api/v1/streams?kind=nothing", 404, "not_found", "kind nothing"),
 		Entry("an unknown path", "/api/v2/things", 404, "not_found", "no route"),
@@ -157,6 +199,7 @@ var _ = Describe("query serve", func() {
 			session.Signal(sig)
 			Eventually(session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
 			Expect(string(session.Err.Contents())).To(ContainSubstring("msg=stopped"))
+			Expect(s.ok("", "status")).To(Equal(`{"phase":"none"}`+"\n"), "the owner released the store")
 			Expect(strings.Count(s.ok("", "scan", "--stream", "e1"), "\n")).To(Equal(3))
 		},
 		Entry("SIGINT", syscall.SIGINT),

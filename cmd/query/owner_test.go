@@ -1,0 +1,227 @@
+// The store shared by several real processes: query serve owning it, short
+// commands writing through the spool, status seen from the outside, a
+// second serve taking over when the owner is killed, and the owner's final
+// drain on SIGTERM.
+
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore/spool"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+// statusKeys are the fields query status prints while a process owns the
+// store.
+var statusKeys = []string{"instance", "pid", "host", "build", "phase", "epoch", "startedAt", "heartbeatAt",
+	"store", "catalogVersion", "socket", "spool", "backlog", "failed", "lastError", "socketAlive", "stale"}
+
+// pendingRE matches the failure of an append whose wait ran out, and
+// captures the batch id.
+var pendingRE = regexp.MustCompile(`^query: pending: batch ([0-9a-f]{32}) is spooled and not applied yet\n$`)
+
+// liveness bounds every wait on another process: generous, since it is
+// not a speed check.
+const liveness = 30 * time.Second
+
+// pidOf returns the pid of a session's process as JSON prints it.
+func pidOf(session *gexec.Session) json.Number {
+	return json.Number(strconv.Itoa(session.Command.Process.Pid))
+}
+
+// logOf returns what a session has logged so far.
+func logOf(session *gexec.Session) func() string {
+	return func() string { return string(session.Err.Contents()) }
+}
+
+// msgs returns the msg column of every row of an events stream.
+func (s *store) msgs(stream string) []string {
+	var out []string
+	for _, row := range decodeLines(s.ok("", "scan", "--stream", stream)) {
+		out = append(out, row["msg"].(string))
+	}
+	return out
+}
+
+// signal sends sig to a session's process (SIGSTOP and SIGCONT, which
+// gexec has no shorthand for).
+func signal(session *gexec.Session, sig syscall.Signal) {
+	ExpectWithOffset(1, session.Command.Process.Signal(sig)).To(Succeed())
+}
+
+var _ = Describe("a store owned by query serve", func() {
+	var s *store
+
+	BeforeEach(func() {
+		s = newStore()
+		s.ok("", "kind", "apply", kindsFile())
+		s.ok(`{"msg":"a"}`+"\n"+`{"msg":"b"}`, "append", "--stream", "e1", "--kind", "events")
+	})
+
+	Describe("query status", func() {
+		It(`prints {"phase":"none"} when no process owns the store, without creating anything`, func() {
+			fresh := newStore()
+			Expect(fresh.ok("", "status")).To(Equal(`{"phase":"none"}` + "\n"))
+			Expect(fresh.path + ".lock").NotTo(BeAnExistingFile())
+			Expect(spool.PathFor(fresh.path)).NotTo(BeAnExistingFile())
+
+			Expect(s.ok("", "status")).To(Equal(`{"phase":"none"}`+"\n"), "the last command released the store")
+		})
+
+		It("describes a running serve, and a killed one as stale", func() {
+			session, base := startServe(s)
+			st := s.one("", "status")
+			Expect(keys(st)).To(ConsistOf(statusKeys))
+			Expect(st).To(HaveKeyWithValue("phase", "ready"))
+			Expect(st).To(HaveKeyWithValue("pid", pidOf(session)))
+			Expect(st).To(HaveKeyWithValue("socketAlive", true))
+			Expect(st).To(HaveKeyWithValue("stale", false))
+			Expect(st).To(HaveKeyWithValue("catalogVersion", num("1")))
+			Expect(st).To(HaveKeyWithValue("backlog", num("0")))
+			Expect(st).To(HaveKeyWithValue("lastError", ""))
+			Expect(st["heartbeatAt"]).To(MatchRegexp(datetimeRE))
+			Expect(st["spool"]).To(HaveKeyWithValue("dir", spool.PathFor(s.path)))
+
+			code, _, body := get(base + "/api/v1/status")
+			Expect(code).To(Equal(http.StatusOK))
+			var api map[string]any
+			Expect(json.Unmarshal([]byte(body), &api)).To(Succeed())
+			Expect(keys(api)).To(ConsistOf(statusKeys))
+			Expect(api).To(HaveKeyWithValue("instance", st["instance"]))
+			Expect(api).To(HaveKeyWithValue("socketAlive", true))
+
+			session.Kill()
+			Eventually(session).WithTimeout(liveness).Should(gexec.Exit())
+			st = s.one("", "status")
+			Expect(st).To(HaveKeyWithValue("pid", pidOf(session)))
+			Expect(st).To(HaveKeyWithValue("stale", true))
+			Expect(st).To(HaveKeyWithValue("socketAlive", false))
+		})
+	})
+
+	Describe("query append from another process", func() {
+		var (
+			session *gexec.Session
+			base    string
+		)
+
+		BeforeEach(func() {
+			session, base = startServe(s)
+			Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+		})
+
+		It("goes through the spool and prints the owner's exact window", func() {
+			res := s.one(`{"msg":"c"}`+"\n"+`{"msg":"d"}`, "append", "--stream", "e1", "--kind", "events")
+			Expect(res).To(Equal(map[string]any{"stream": "e1", "kind": "events", "from": num("3"), "to": num("4"),
+				"appended": num("2"), "skipped": num("0"), "replaced": num("0"), "role": "spooled"}))
+			Expect(s.msgs("e1")).To(Equal([]string{"a", "b", "c", "d"}))
+			_, _, body := get(base + "/api/v1/streams/e1/rows?after=2")
+			Expect(body).To(Equal(`{"_seq":3,"msg":"c"}` + "\n" + `{"_seq":4,"msg":"d"}` + "\n"))
+			Expect(s.entries(spool.StateIncoming)).To(BeEmpty())
+		})
+
+		It("with --no-wait prints the batch id at once, and the rows arrive", func() {
+			out := s.one(`{"msg":"c"}`, "append", "--stream", "e1", "--kind", "events", "--no-wait")
+			Expect(keys(out)).To(ConsistOf("batch", "pending"))
+			Expect(out).To(HaveKeyWithValue("pending", true))
+			Expect(spool.ValidID(out["batch"].(string))).To(BeTrue(), "batch %v", out["batch"])
+			Eventually(func() string {
+				_, _, body := get(base + "/api/v1/streams/e1/rows?after=2")
+				return body
+			}).WithTimeout(liveness).Should(Equal(`{"_seq":3,"msg":"c"}` + "\n"))
+			Expect(s.msgs("e1")).To(Equal([]string{"a", "b", "c"}))
+		})
+
+		It("with --timeout fails with code pending and the batch id while the owner is stopped, and the batch is applied once when it resumes", func() {
+			signal(session, syscall.SIGSTOP)
+			r := s.run(`{"msg":"late"}`, "append", "--stream", "e1", "--kind", "events", "--timeout", "300ms")
+			signal(session, syscall.SIGCONT)
+			Expect(r.code).To(Equal(1), r.stderr)
+			Expect(r.stdout).To(BeEmpty())
+			m := pendingRE.FindStringSubmatch(r.stderr)
+			Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
+
+			Eventually(s.msgs).WithArguments("e1").WithTimeout(liveness).Should(Equal([]string{"a", "b", "late"}))
+			Eventually(func() []string { return s.entries(spool.StateIncoming) }).WithTimeout(liveness).Should(BeEmpty())
+			Expect(s.entries(spool.StateTrash)).To(ContainElement(HaveSuffix(m[1])), "the batch named in the error is the one applied")
+			Consistently(s.msgs).WithArguments("e1").WithTimeout(time.Second).Should(Equal([]string{"a", "b", "late"}))
+		})
+
+		It("declares kinds and seals, reopens, expires, trims and deletes through the owner", func() {
+			Expect(s.ok(`{"kinds":[{"name":"notes","columns":[{"name":"msg","type":"string"}]}]}`, "kind", "apply", "-")).
+				To(Equal(`{"name":"notes","status":"created"}` + "\n"))
+			Expect(s.lines("", "kind", "list")).To(HaveLen(3))
+			Expect(s.one(`{"msg":"n1"}`, "append", "--stream", "n", "--kind", "notes")).To(HaveKeyWithValue("role", "spooled"))
+
+			sealed := s.one("", "seal", "--stream", "n")
+			Expect(keys(sealed)).To(ConsistOf(metaKeys))
+			Expect(sealed).To(HaveKeyWithValue("sealed", true))
+			r := s.run(`{"msg":"n2"}`, "append", "--stream", "n", "--kind", "notes")
+			Expect(r.code).To(Equal(1))
+			Expect(r.stderr).To(HavePrefix("query: sealed: "))
+
+			reopened := s.one("", "reopen", "--stream", "n", "--generation", sealed["generation"].(json.Number).String())
+			Expect(reopened).To(HaveKeyWithValue("sealed", false))
+			Expect(s.one(`{"msg":"n2"}`, "append", "--stream", "n", "--kind", "notes")).To(HaveKeyWithValue("from", num("2")))
+
+			expiring := s.one("", "expire", "--stream", "n", "--ttl", "1h")
+			Expect(expiring["expiresAt"]).To(MatchRegexp(datetimeRE))
+			future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			trimmed := s.one("", "trim", "--stream", "n", "--before", future)
+			Expect(trimmed).To(HaveKeyWithValue("total", num("0")))
+			Expect(trimmed).To(HaveKeyWithValue("highSeq", num("2")))
+
+			Expect(s.ok("", "delete", "--stream", "n")).To(Equal(`{"stream":"n","deleted":true}` + "\n"))
+			Expect(s.run("", "meta", "--stream", "n").stderr).To(HavePrefix("query: not_found: "))
+			Expect(s.one("", "status")).To(HaveKeyWithValue("pid", pidOf(session)), "serve owned the store throughout")
+		})
+	})
+
+	It("promotes a standing-by serve when the owner is killed", func() {
+		first, _ := startServe(s)
+		Eventually(logOf(first)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+		second, base := startServe(s)
+		Expect(logOf(second)()).To(ContainSubstring("msg=role role=non-owner"))
+		Expect(logOf(second)()).NotTo(ContainSubstring("msg=role role=owner"))
+		_, _, body := get(base + "/api/v1/streams/e1/rows")
+		Expect(body).To(Equal(`{"_seq":1,"msg":"a"}` + "\n" + `{"_seq":2,"msg":"b"}` + "\n"))
+
+		first.Signal(syscall.SIGKILL)
+		Eventually(first).WithTimeout(liveness).Should(gexec.Exit())
+		Eventually(logOf(second)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+		Eventually(func() any { return s.one("", "status")["pid"] }).WithTimeout(liveness).Should(Equal(pidOf(second)))
+
+		res := s.one(`{"msg":"c"}`, "append", "--stream", "e1", "--kind", "events")
+		Expect(res).To(HaveKeyWithValue("role", "spooled"))
+		Expect(res).To(HaveKeyWithValue("from", num("3")))
+		_, _, body = get(base + "/api/v1/streams/e1/rows?after=2")
+		Expect(body).To(Equal(`{"_seq":3,"msg":"c"}` + "\n"))
+		st := s.one("", "status")
+		Expect(st).To(HaveKeyWithValue("stale", false))
+		Expect(st).To(HaveKeyWithValue("socketAlive", true))
+	})
+
+	It("drains the spool before it exits 0 on SIGTERM", func() {
+		session, _ := startServe(s)
+		signal(session, syscall.SIGSTOP)
+		s.ok(`{"msg":"c"}`, "spool", "publish", "--stream", "e1", "--kind", "events")
+		Expect(s.entries(spool.StateIncoming)).To(HaveLen(1))
+		session.Terminate()
+		signal(session, syscall.SIGCONT)
+		Eventually(session).WithTimeout(liveness).Should(gexec.Exit(0))
+		Expect(logOf(session)()).To(ContainSubstring("msg=stopped"))
+
+		// Checked before any other command could own the store and drain.
+		Expect(s.entries(spool.StateIncoming)).To(BeEmpty())
+		Expect(s.ok("", "status")).To(Equal(`{"phase":"none"}` + "\n"))
+		Expect(s.msgs("e1")).To(Equal([]string{"a", "b", "c"}))
+	})
+})
