@@ -106,20 +106,9 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 			results[i] = *p.recorded
 			continue
 		}
-		res := recordstore.BatchResult{ID: p.batch.ID, Outcome: recordstore.OutcomeCommitted, Epoch: b.epoch.Load(),
-			IngestedAt: now, Entries: make([]recordstore.EntryResult, 0, len(p.entries))}
-		if p.batch.Failure != nil {
-			res.Outcome, res.Error = recordstore.OutcomeFailed, p.batch.Failure
-		}
-		for j := range p.entries {
-			r, changed, err := b.applyEntryTx(ctx, tx, cache, &p.entries[j], now)
-			if err != nil {
-				return nil, nil, fmt.Errorf("batch %s entry %d: %w", p.batch.ID, j, err)
-			}
-			res.Entries = append(res.Entries, r)
-			if changed {
-				touched = append(touched, r.Stream)
-			}
+		res, err := b.applyBatchTx(ctx, tx, cache, p, now, &touched)
+		if err != nil {
+			return nil, nil, err
 		}
 		if err := ledger.add(p.batch, &res); err != nil {
 			return nil, nil, err
@@ -133,6 +122,27 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 		return nil, nil, err
 	}
 	return results, touched, nil
+}
+
+// applyBatchTx applies one batch's entries (none for a failed batch) and
+// returns its result; the streams its entries changed are added to touched.
+func (b *Backend) applyBatchTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *batchPlan, now time.Time, touched *[]string) (recordstore.BatchResult, error) {
+	res := recordstore.BatchResult{ID: p.batch.ID, Outcome: recordstore.OutcomeCommitted, Epoch: b.epoch.Load(),
+		IngestedAt: now, Entries: make([]recordstore.EntryResult, 0, len(p.entries))}
+	if p.batch.Failure != nil {
+		res.Outcome, res.Error = recordstore.OutcomeFailed, p.batch.Failure
+	}
+	for j := range p.entries {
+		r, changed, err := b.applyEntryTx(ctx, tx, cache, &p.entries[j], now)
+		if err != nil {
+			return res, fmt.Errorf("batch %s entry %d: %w", p.batch.ID, j, err)
+		}
+		res.Entries = append(res.Entries, r)
+		if changed {
+			*touched = append(*touched, r.Stream)
+		}
+	}
+	return res, nil
 }
 
 // checkEpochTx fails with ErrFenced, and stops the writer, when the file's
