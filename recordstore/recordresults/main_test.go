@@ -27,7 +27,7 @@ import (
 
 // The environment of a benchmark child.
 const (
-	// mpChildEnv names the role: "owner", "standby" or
+	// mpChildEnv names the role: "owner", "owner batches", "standby" or
 	// "producer <stream> <rows>".
 	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
 	// mpStoreEnv is the store path the child opens.
@@ -60,7 +60,7 @@ func mpRunChild(role string) int {
 		ctx, path := context.Background(), os.Getenv(mpStoreEnv)
 		switch args[0] {
 		case "owner":
-			err = mpRunOwner(ctx, path)
+			err = mpRunOwner(ctx, path, args[1:])
 		case "standby":
 			err = mpRunStandby(ctx, path)
 		case "producer":
@@ -138,17 +138,42 @@ func mpOpenAs(ctx context.Context, path string, opts recordresults.Options, role
 // prints "ready", then serves commands: "append" appends one row to
 // mpTailStream whose n column is the wall clock in nanoseconds taken just
 // before the call, and prints "appended <before> <after>".
-func mpRunOwner(ctx context.Context, path string) (err error) {
-	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleOwner)
+//
+// With args "batches" it declares nothing and prints, instead of "ready",
+// "owner <ns>" when it becomes the owner and "batch <ns> <rows>" as each
+// spooled batch commits.
+func mpRunOwner(ctx context.Context, path string, args []string) (err error) {
+	opts, batches := mpOptions(), len(args) == 1 && args[0] == "batches"
+	if batches {
+		opts.Events.Role = func(r owner.Role) {
+			if r == owner.RoleOwner {
+				mpSay("owner %d", time.Now().UnixNano())
+			}
+		}
+		opts.Events.Batch = func(res recordstore.BatchResult) {
+			var rows int64
+			for _, e := range res.Entries {
+				if e.Append != nil {
+					rows += e.Append.Appended
+				}
+			}
+			mpSay("batch %d %d", time.Now().UnixNano(), rows)
+		}
+	} else if len(args) > 0 {
+		return fmt.Errorf("owner: unknown arguments %q", args)
+	}
+	s, err := mpOpenAs(ctx, path, opts, owner.RoleOwner)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
 	k := mpKind()
-	if _, err := s.Backend().DeclareKind(ctx, k); err != nil {
-		return fmt.Errorf("declare kind: %w", err)
+	if !batches {
+		if _, err := s.Backend().DeclareKind(ctx, k); err != nil {
+			return fmt.Errorf("declare kind: %w", err)
+		}
+		mpSay("ready %d", os.Getpid())
 	}
-	mpSay("ready %d", os.Getpid())
 	in := bufio.NewScanner(os.Stdin)
 	for i := 0; in.Scan(); i++ {
 		if in.Text() != "append" {
