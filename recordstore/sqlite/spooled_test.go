@@ -16,6 +16,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
+	_ "github.com/fb46ecde/records/recordstore/spool/parquet" // registers the parquet codec
 )
 
 // edgeRows are rows of eventsKind with values at the edges of each type.
@@ -65,7 +66,7 @@ var _ = Describe("spooled rows", func() {
 		Expect(direct).To(HaveLen(len(edgeRows())))
 
 		formats := spool.Formats()
-		Expect(formats).To(ContainElements(spool.FormatNDJSON, spool.FormatNDJSONGz))
+		Expect(formats).To(ContainElements(spool.FormatNDJSON, spool.FormatNDJSONGz, "parquet"))
 		for _, format := range formats {
 			codec, err := spool.Lookup(format)
 			Expect(err).NotTo(HaveOccurred())
