@@ -6,6 +6,7 @@
 #   make bench   every benchmark, once
 #   make fuzz    a short run of every fuzz target listed in a FUZZ_TARGETS file
 #   make lint    vet, gofmt and staticcheck
+#   make soak    the multi-process soak for SOAK (default 5m): owners SIGKILLed at random
 #
 # Each module is built and tested on its own (GOWORK=off), exactly as a user
 # who depends on only one of them would.
@@ -44,7 +45,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 GINKGO_ARGS := $(if $(GINKGO_LABELS),-args -ginkgo.label-filter='$(GINKGO_LABELS)')
 
-.PHONY: all build run test fmt-check vet build-nocgo test-go bench fuzz lint staticcheck clean
+SOAK ?= 5m
+
+.PHONY: soak all build run test fmt-check vet build-nocgo test-go bench fuzz lint staticcheck clean
 
 all: build test
 
@@ -105,6 +108,11 @@ fuzz:
 			(cd "$$from" && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg") || exit 1; \
 		done; \
 	done
+
+## soak: producers append while owner processes are SIGKILLed at random, for SOAK;
+## then every acknowledged row must be stored exactly once. (make test runs a 20s version.)
+soak:
+	RECORDSTORE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count=1 ./recordstore/owner/ -args -ginkgo.label-filter=soak -ginkgo.v
 
 ## lint: vet, gofmt and staticcheck over both modules
 lint: fmt-check vet staticcheck
