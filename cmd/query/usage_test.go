@@ -50,6 +50,11 @@ var _ = Describe("usage errors", func() {
 		Entry("spool ls with an argument", `unknown command "x"`, "spool", "ls", "x"),
 		Entry("an empty store path for spool", "--store must not be empty", "--store", "", "spool", "ls"),
 		Entry("an empty store path", "--store must not be empty", "--store", "", "streams"),
+		Entry("a negative append timeout", "--timeout must not be negative", "append", "--stream", "s1", "--kind", "jobs", "--timeout=-1s"),
+		Entry("an append timeout that is not a duration", `invalid argument "5" for "--timeout"`, "append", "--stream", "s1", "--kind", "jobs", "--timeout", "5"),
+		Entry("append with both --no-wait and --timeout", "--timeout and --no-wait cannot be used together", "append", "--stream", "s1", "--kind", "jobs", "--no-wait", "--timeout", "1s"),
+		Entry("status with an argument", `unknown command "x"`, "status", "x"),
+		Entry("an empty store path for status", "--store must not be empty", "--store", "", "status"),
 		Entry("an unknown log level", `invalid argument "loud" for "--log-level"`, "--log-level", "loud", "streams"),
 	)
 
