@@ -23,44 +23,11 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 const benchRows = 10_000
-
-// benchKind is a ten-column kind of every type, like an event log row.
-func benchKind() *recordstore.Kind {
-	k := &recordstore.Kind{Name: "event", Columns: []recordstore.Column{
-		{Name: "id", Type: recordstore.TypeString},
-		{Name: "n", Type: recordstore.TypeInteger},
-		{Name: "x", Type: recordstore.TypeNumber},
-		{Name: "ok", Type: recordstore.TypeBool},
-		{Name: "at", Type: recordstore.TypeDatetime},
-		{Name: "doc", Type: recordstore.TypeJSON},
-		{Name: "host", Type: recordstore.TypeString},
-		{Name: "count", Type: recordstore.TypeInteger},
-		{Name: "score", Type: recordstore.TypeNumber},
-		{Name: "msg", Type: recordstore.TypeString},
-	}}
-	if err := k.Validate(); err != nil {
-		panic(err)
-	}
-	return k
-}
-
-func benchRowsOf(n int) []recordstore.Row {
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	rows := make([]recordstore.Row, n)
-	for i := range rows {
-		rows[i] = recordstore.Row{
-			"id": fmt.Sprintf("evt-%08d", i), "n": int64(i) << 20, "x": float64(i) * 0.25, "ok": i%3 == 0,
-			"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":"v","list":[1,2,3]}`),
-			"host": "worker-7.example.org", "count": int64(i * 13), "score": 98.6,
-			"msg": "request served in 12ms \"ok\"",
-		}
-	}
-	return rows
-}
 
 // rawLines is the baseline's text: one json.Marshal of each row's map.
 func rawLines(rows []recordstore.Row) [][]byte {
@@ -77,8 +44,9 @@ func rawLines(rows []recordstore.Row) [][]byte {
 }
 
 func BenchmarkCodec(b *testing.B) {
-	kind := benchKind()
-	rows := benchRowsOf(benchRows)
+	k := benchdata.Kind()
+	kind := &k
+	rows := benchdata.Rows(benchRows)
 	vals := normalizeAll(kind, rows)
 	lines := rawLines(rows)
 	for _, format := range []string{spool.FormatNDJSON, spool.FormatNDJSONGz} {
@@ -151,9 +119,10 @@ func rawDecode(b *testing.B, lines [][]byte) {
 }
 
 func BenchmarkPublish(b *testing.B) {
-	kind := benchKind()
+	k := benchdata.Kind()
+	kind := &k
 	for _, n := range []int{1, 1000, benchRows} {
-		vals := normalizeAll(kind, benchRowsOf(n))
+		vals := normalizeAll(kind, benchdata.Rows(n))
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			root := b.TempDir()

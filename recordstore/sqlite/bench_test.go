@@ -7,8 +7,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,122 +14,12 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
-// benchKind is a 10-column kind mixing every type.
-func benchKind() recordstore.Kind {
-	return recordstore.Kind{Name: "bench", Columns: []recordstore.Column{
-		{Name: "id", Type: recordstore.TypeString},
-		{Name: "n", Type: recordstore.TypeInteger},
-		{Name: "x", Type: recordstore.TypeNumber},
-		{Name: "ok", Type: recordstore.TypeBool},
-		{Name: "at", Type: recordstore.TypeDatetime},
-		{Name: "doc", Type: recordstore.TypeJSON},
-		{Name: "host", Type: recordstore.TypeString},
-		{Name: "count", Type: recordstore.TypeInteger},
-		{Name: "score", Type: recordstore.TypeNumber},
-		{Name: "tag", Type: recordstore.TypeString},
-	}}
-}
-
-func benchRows(n int) []recordstore.Row {
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	rows := make([]recordstore.Row, n)
-	for i := range rows {
-		rows[i] = recordstore.Row{
-			"id": fmt.Sprintf("row-%08d", i), "n": int64(i), "x": float64(i) * 0.5, "ok": i%2 == 0,
-			"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":1,"v":[1,2,3]}`),
-			"host": "host-a.example.org", "count": int64(i * 7), "score": 3.25, "tag": "benchmark",
-		}
-	}
-	return rows
-}
-
-// rawStore is the baseline: a bare table with the kind's columns in a file
-// opened with the backend's writer pragmas.
-type rawStore struct {
-	db     *sql.DB
-	insert *sql.Stmt
-	cols   int
-}
-
-func openRaw(b *testing.B, k recordstore.Kind) *rawStore {
-	path := filepath.Join(b.TempDir(), "raw.sqlite")
-	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	b.Cleanup(func() { _ = db.Close() })
-	ddl, names, marks := "CREATE TABLE raw (", "", ""
-	for i, c := range k.Columns {
-		typ := map[recordstore.ColumnType]string{recordstore.TypeInteger: "INTEGER", recordstore.TypeBool: "INTEGER",
-			recordstore.TypeNumber: "REAL"}[c.Type]
-		if typ == "" {
-			typ = "TEXT"
-		}
-		if i > 0 {
-			ddl, names, marks = ddl+", ", names+", ", marks+", "
-		}
-		ddl += c.Name + " " + typ
-		names += c.Name
-		marks += "?"
-	}
-	if _, err := db.Exec(ddl + ")"); err != nil {
-		b.Fatal(err)
-	}
-	st, err := db.Prepare("INSERT INTO raw (" + names + ") VALUES (" + marks + ")")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &rawStore{db: db, insert: st, cols: len(k.Columns)}
-}
-
-// insert stores already-normalized rows in one transaction.
-func (r *rawStore) insertAll(ctx context.Context, vals []recordstore.Values) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	st := tx.StmtContext(ctx, r.insert)
-	args := make([]any, r.cols)
-	for _, v := range vals {
-		copy(args, v)
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-	}
-	return tx.Commit()
-}
-
-// scanAll reads every row of the bare table.
-func (r *rawStore) scanAll(ctx context.Context) (int, error) {
-	rows, err := r.db.QueryContext(ctx, "SELECT rowid, * FROM raw ORDER BY rowid")
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var seq int64
-	vals := make([]any, r.cols)
-	dest := make([]any, r.cols+1)
-	dest[0] = &seq
-	for i := range vals {
-		dest[i+1] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
-}
-
-func openBench(b *testing.B) (*sqlite.Backend, *rawStore, recordstore.Kind) {
-	k := benchKind()
+func openBench(b *testing.B) (*sqlite.Backend, *benchdata.Raw, recordstore.Kind) {
+	k := benchdata.Kind()
 	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "store", "records.sqlite"), sqlite.Options{SweepInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -143,19 +31,7 @@ func openBench(b *testing.B) (*sqlite.Backend, *rawStore, recordstore.Kind) {
 	if err := k.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	return s, openRaw(b, k), k
-}
-
-func normalizeAll(b *testing.B, k recordstore.Kind, rows []recordstore.Row) []recordstore.Values {
-	vals := make([]recordstore.Values, len(rows))
-	for i, r := range rows {
-		v, err := k.Normalize(r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		vals[i] = v
-	}
-	return vals
+	return s, benchdata.OpenRaw(b, k), k
 }
 
 // pair accumulates the interleaved timings of ours and the baseline.
@@ -201,14 +77,14 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			s, raw, k := openBench(b)
-			rows := benchRows(n)
-			vals := normalizeAll(b, k, rows)
+			rows := benchdata.Rows(n)
+			vals := benchdata.Normalize(b, &k, rows)
 			var p pair
 			ours := func() error {
 				_, err := s.Append(ctx, "bench", "bench", rows)
 				return err
 			}
-			base := func() error { return raw.insertAll(ctx, vals) }
+			base := func() error { return raw.InsertAll(ctx, vals) }
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				p.run(b, i, ours, base)
@@ -224,11 +100,11 @@ func BenchmarkScan(b *testing.B) {
 	const n = 10000
 	ctx := context.Background()
 	s, raw, k := openBench(b)
-	rows := benchRows(n)
+	rows := benchdata.Rows(n)
 	if _, err := s.Append(ctx, "bench", "bench", rows); err != nil {
 		b.Fatal(err)
 	}
-	if err := raw.insertAll(ctx, normalizeAll(b, k, rows)); err != nil {
+	if err := raw.InsertAll(ctx, benchdata.Normalize(b, &k, rows)); err != nil {
 		b.Fatal(err)
 	}
 	var p pair
@@ -240,7 +116,7 @@ func BenchmarkScan(b *testing.B) {
 		return err
 	}
 	base := func() error {
-		got, err := raw.scanAll(ctx)
+		got, err := raw.ScanAll(ctx)
 		if err == nil && got != n {
 			err = fmt.Errorf("raw scan: %d rows", got)
 		}

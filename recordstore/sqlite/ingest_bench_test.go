@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
@@ -39,7 +40,7 @@ func benchIngestBatch(b *testing.B) {
 	const n = 50000
 	ctx := context.Background()
 	s, raw, k := openBench(b)
-	vals := normalizeAll(b, k, benchRows(n))
+	vals := benchdata.Normalize(b, &k, benchdata.Rows(n))
 	data := encodeNDJSON(b, &k, vals)
 	var p pair
 	b.ResetTimer()
@@ -54,7 +55,7 @@ func benchIngestBatch(b *testing.B) {
 				Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "bench", Kind: k.Name, Rows: rows}}}
 			return applyAll(ctx, s, batch)
 		}
-		p.run(b, i, ours, func() error { return raw.insertAll(ctx, vals) })
+		p.run(b, i, ours, func() error { return raw.InsertAll(ctx, vals) })
 	}
 	p.report(b, n*b.N)
 }
@@ -64,7 +65,7 @@ func benchIngestGroup(b *testing.B) {
 	ctx := context.Background()
 	group, _, k := openBench(b)
 	each := openIngestStore(b, k)
-	row := normalizeAll(b, k, benchRows(1))[0]
+	row := benchdata.Normalize(b, &k, benchdata.Rows(1))[0]
 	batches := func(prefix string, i int) []recordstore.Batch {
 		out := make([]recordstore.Batch, n)
 		for j := range out {

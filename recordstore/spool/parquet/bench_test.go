@@ -10,50 +10,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
 	pq "github.com/fb46ecde/records/recordstore/spool/parquet"
 )
 
 const benchRowCount = 10_000
-
-// benchKind is a 10-column kind mixing every type.
-func benchKind() *recordstore.Kind {
-	k := &recordstore.Kind{Name: "bench", Columns: []recordstore.Column{
-		{Name: "id", Type: recordstore.TypeString},
-		{Name: "n", Type: recordstore.TypeInteger},
-		{Name: "x", Type: recordstore.TypeNumber},
-		{Name: "ok", Type: recordstore.TypeBool},
-		{Name: "at", Type: recordstore.TypeDatetime},
-		{Name: "doc", Type: recordstore.TypeJSON},
-		{Name: "host", Type: recordstore.TypeString},
-		{Name: "count", Type: recordstore.TypeInteger},
-		{Name: "score", Type: recordstore.TypeNumber},
-		{Name: "tag", Type: recordstore.TypeString},
-	}}
-	if err := k.Validate(); err != nil {
-		panic(err)
-	}
-	return k
-}
-
-func benchRows(n int) []recordstore.Row {
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	rows := make([]recordstore.Row, n)
-	for i := range rows {
-		rows[i] = recordstore.Row{
-			"id": fmt.Sprintf("row-%08d", i), "n": int64(i), "x": float64(i) * 0.5, "ok": i%2 == 0,
-			"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":1,"v":[1,2,3]}`),
-			"host": "host-a.example.org", "count": int64(i * 7), "score": 3.25, "tag": "benchmark",
-		}
-	}
-	return rows
-}
 
 func benchEncode(b *testing.B, kind *recordstore.Kind, vals []recordstore.Values) []byte {
 	var buf bytes.Buffer
@@ -130,8 +97,9 @@ func report(b *testing.B, rows int, ours, raw time.Duration) {
 // codec encodes rows already normalized (normalization is the same for
 // every codec); the baseline alternates with it inside each iteration.
 func BenchmarkCodec(b *testing.B) {
-	kind := benchKind()
-	rows := benchRows(benchRowCount)
+	k := benchdata.Kind()
+	kind := &k
+	rows := benchdata.Rows(benchRowCount)
 	vals := make([]recordstore.Values, len(rows))
 	for i, r := range rows {
 		v, err := kind.Normalize(r)
