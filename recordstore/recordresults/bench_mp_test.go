@@ -226,8 +226,9 @@ func mpDurableWriter(b *testing.B, dir string, size int) func() error {
 // child (a non-owner), waits until both are settled, SIGKILLs the owner
 // and measures until the standby reports that it is the owner (its state
 // file says ready and it serves the socket: owner.Events.Role fires after
-// both). The kill comes at a random moment (see below). p50_ms and max_ms are over the iterations; keep b.N small
-// (-benchtime 20x): every iteration starts two processes.
+// both). The kill comes at a random moment (see below). p50_ms, min_ms
+// (about the promotion's own work) and max_ms are over the iterations;
+// keep b.N small (-benchtime 20x): every iteration starts two processes.
 func BenchmarkPromotion(b *testing.B) {
 	path := mpStorePath(b)
 	lat := make([]time.Duration, 0, b.N)
