@@ -193,7 +193,9 @@ func (b *Batch) openVerified(ctx context.Context, i int) (*os.File, error) {
 
 func checkSum(ctx context.Context, f *os.File, e Entry) error {
 	h := sha256.New()
-	buf := make([]byte, 1<<20)
+	// Read in one piece up to 1 MiB (+1 byte to see EOF or an overlong
+	// file at once); most spooled files are small.
+	buf := make([]byte, min(max(e.Bytes, 0)+1, 1<<20))
 	var n int64
 	for {
 		if err := ctx.Err(); err != nil {

@@ -32,6 +32,12 @@ func init() {
 // of the encoders.
 const readBufSize = 64 << 10
 
+// bufSizeFor sizes a plain file's read buffer: the file itself when it is
+// smaller than readBufSize (bufio's minimum is 16 bytes).
+func bufSizeFor(size int64) int {
+	return int(min(max(size+1, 16), readBufSize))
+}
+
 type ndjsonCodec struct{}
 
 func (ndjsonCodec) Name() string      { return FormatNDJSON }
@@ -42,7 +48,7 @@ func (ndjsonCodec) NewEncoder(w io.Writer, kind *recordstore.Kind) (Encoder, err
 }
 
 func (ndjsonCodec) NewDecoder(r io.ReaderAt, size int64, kind *recordstore.Kind, lim Limits) (Decoder, error) {
-	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), readBufSize)
+	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), bufSizeFor(size))
 	return newLineDecoder(src, kind, lim, nil), nil
 }
 

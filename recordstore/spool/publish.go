@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
@@ -92,14 +92,20 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 }
 
 func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manifest, codec Codec) error {
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("remove earlier attempt: %w", err)
-	}
-	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); err != nil {
+	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); errors.Is(err, fs.ErrExist) {
+		// An earlier attempt of this delivery left its folder behind.
+		if err := os.RemoveAll(tmp); err != nil {
+			return fmt.Errorf("remove earlier attempt: %w", err)
+		}
+		err = d.fs.FS.Mkdir(tmp, fsutil.DirMode)
+		if err != nil {
+			return fmt.Errorf("create tmp folder: %w", err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
 	d.fail(StepTmpCreated)
-	var small []smallFile // encoded in memory, written together with the manifest
+	var small []fsutil.NamedData // encoded in memory, written together with the manifest
 	var buffered int64
 	for i := range del.Entries {
 		e := &del.Entries[i]
@@ -116,7 +122,7 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 			data, err = encodeRows(ctx, codec, kind, e.Values)
 			n, sum = int64(len(data)), sha256Hex(data)
 			buffered += n
-			small = append(small, smallFile{path, data})
+			small = append(small, fsutil.NamedData{Path: path, Data: data})
 		} else {
 			n, sum, err = d.writeData(ctx, path, codec, kind, e.Values)
 		}
@@ -130,15 +136,14 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 	if err != nil {
 		return err
 	}
-	small = append(small, smallFile{filepath.Join(tmp, ManifestFile), data})
-	if err := d.createConcurrently(small); err != nil {
+	small = append(small, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Data: data})
+	// The small data files, the manifest and the folder are fsynced
+	// together: one fsync of latency instead of two in a row.
+	if err := d.fs.CreateFiles(tmp, small, fsutil.FileMode); err != nil {
 		return err
 	}
 	d.fail(StepDataWritten)
 	d.fail(StepManifestWritten)
-	if err := d.fs.SyncDir(tmp); err != nil {
-		return err
-	}
 	d.fail(StepTmpSynced)
 	return nil
 }
@@ -147,32 +152,6 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 // memory to write them concurrently with the manifest; larger entries are
 // streamed to disk one by one.
 const smallBudget = 4 << 20
-
-type smallFile struct {
-	path string
-	data []byte
-}
-
-// createConcurrently writes and fsyncs each file with fsutil.CreateFile,
-// in parallel: concurrent fsyncs share journal commits, which makes a
-// small publish cost little more than one fsync. Every file is attempted;
-// the first error is returned.
-func (d *Dir) createConcurrently(files []smallFile) error {
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = d.fs.CreateFile(f.path, fsutil.FileMode, func(w io.Writer) error {
-				_, err := w.Write(f.data)
-				return err
-			})
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
 
 // estimateSize is the Writer's size estimate of rows (see rowSize).
 func estimateSize(kind *recordstore.Kind, rows []recordstore.Values) int64 {

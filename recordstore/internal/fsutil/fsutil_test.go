@@ -152,3 +152,41 @@ var _ = Describe("MkdirAll and Rename", func() {
 		Expect(fsutil.MkdirAll(filepath.Join(f, "sub"))).NotTo(Succeed())
 	})
 })
+
+var _ = Describe("CreateFiles", func() {
+	files := func(dir string) []fsutil.NamedData {
+		return []fsutil.NamedData{{Path: filepath.Join(dir, "a"), Data: []byte("one")}, {Path: filepath.Join(dir, "b"), Data: []byte("two")}}
+	}
+
+	It("writes every file with mode 0600", func() {
+		dir := GinkgoT().TempDir()
+		Expect(fsutil.Default.CreateFiles(dir, files(dir), fsutil.FileMode)).To(Succeed())
+		Expect(os.ReadFile(filepath.Join(dir, "a"))).To(Equal([]byte("one")))
+		Expect(os.ReadFile(filepath.Join(dir, "b"))).To(Equal([]byte("two")))
+		fi, err := os.Stat(filepath.Join(dir, "b"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+	})
+
+	DescribeTable("removes every file it created when a step fails",
+		func(op string, wantSync bool) {
+			dir := GinkgoT().TempDir()
+			h := &fsutil.Helper{FS: &faultFS{failOp: op, err: errors.New("eio")}}
+			err := h.CreateFiles(dir, files(dir), fsutil.FileMode)
+			Expect(err).To(HaveOccurred())
+			Expect(errors.Is(err, fsutil.ErrSync)).To(Equal(wantSync))
+			Expect(entries(dir)).To(BeEmpty())
+		},
+		Entry("a write", "write", false),
+		Entry("a file fsync (fatal)", "sync", true),
+		Entry("the folder fsync (fatal)", "syncdir", true),
+	)
+
+	It("refuses a file that exists and leaves it alone", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "b"), []byte("old"), 0o600)).To(Succeed())
+		Expect(fsutil.Default.CreateFiles(dir, files(dir), fsutil.FileMode)).To(MatchError(os.ErrExist))
+		Expect(entries(dir)).To(Equal([]string{"b"}))
+		Expect(os.ReadFile(filepath.Join(dir, "b"))).To(Equal([]byte("old")))
+	})
+})
