@@ -34,6 +34,7 @@ type ingestState struct {
 	hw       map[string]int64     // producer instance → highest seq in the ledger
 	gapSince map[string]time.Time // batch name → when it was first held back by a gap
 	retries  map[string]*retry    // batch name → transient failures so far
+	applied  map[string]bool      // batch name → committed, its folder not yet in trash/
 	single   bool                 // apply one batch per transaction (a group just failed)
 }
 
@@ -51,6 +52,7 @@ func (st *ingestState) reset() {
 	st.hw = map[string]int64{}
 	st.gapSince = map[string]time.Time{}
 	st.retries = map[string]*retry{}
+	st.applied = map[string]bool{}
 	st.single = false
 }
 
@@ -165,7 +167,8 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 }
 
 // pickGroup loads the next batches to apply, in order, failing at once
-// those that can never load.
+// those that can never load and moving to trash/ those this owner already
+// committed. The count it returns is of batches failed or moved.
 func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]loaded, int, error) {
 	var group []loaded
 	rows, failed := 0, 0
@@ -180,6 +183,17 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			break
 		}
 		key := n.String()
+		if s.ing.applied[key] {
+			// Committed by this owner; only the move to trash/ is left
+			// (it was cut short): no need to load it again.
+			if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, key); err != nil {
+				return group, failed, err
+			}
+			delete(s.ing.applied, key)
+			taken[n.Instance] = n.Seq
+			failed++
+			continue
+		}
 		now := time.Now()
 		if !s.ing.due(key, now) {
 			continue
@@ -307,6 +321,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	for i, res := range results {
 		g := group[i]
 		s.ing.done(g.name.String())
+		s.ing.applied[g.name.String()] = true
 		s.raiseHighWater(g.name.Instance, g.name.Seq)
 		s.announce(res)
 	}
@@ -314,9 +329,12 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	for _, g := range group {
 		s.opts.Failpoint(FailBeforeTrash)
 		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, g.name.String()); err != nil {
-			s.setLastError(err)
+			if ctx.Err() == nil {
+				s.setLastError(err)
+			}
 			return len(group), err
 		}
+		delete(s.ing.applied, g.name.String())
 	}
 	return len(group), nil
 }

@@ -74,12 +74,16 @@ var _ = Describe("the promoter", Label("crash"), func() {
 		DeferCleanup(s.Close)
 		Expect(s.Role()).To(Equal(owner.RoleNonOwner))
 
-		// The promoter re-opens the lock file on every try: make that fail.
+		// The promoter re-opens the lock file on every try: make that fail
+		// by swapping a dangling symlink in. Every swap is one rename, so
+		// the lock path never goes missing (the promoter would recreate it
+		// and win a lock on a new file); the owner's lock file is kept by a
+		// hard link and renamed back.
 		lock := owner.PathsFor(path).Lock
-		Expect(os.Rename(lock, lock+".away")).To(Succeed())
-		Expect(os.Symlink(filepath.Join(GinkgoT().TempDir(), "missing", "x.lock"), lock)).To(Succeed())
+		Expect(os.Link(lock, lock+".away")).To(Succeed())
+		Expect(os.Symlink(filepath.Join(GinkgoT().TempDir(), "missing", "x.lock"), lock+".link")).To(Succeed())
+		Expect(os.Rename(lock+".link", lock)).To(Succeed())
 		Eventually(logs.String, wait).Should(ContainSubstring("promotion failed"))
-		Expect(os.Remove(lock)).To(Succeed())
 		Expect(os.Rename(lock+".away", lock)).To(Succeed())
 
 		Expect(own.Kill()).To(Succeed())
