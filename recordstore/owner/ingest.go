@@ -156,7 +156,6 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.moveStrays(ctx)
 	s.setBacklog(len(names))
 	group, failed, err := s.pickGroup(ctx, names)
 	if err != nil || len(group) == 0 {

@@ -21,6 +21,7 @@ func (s *Store[T]) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		s.moveStrays(ctx)
 		s.refreshCounts(ctx)
 		if err := s.writeState(PhaseReady); err != nil {
 			s.log.Error("heartbeat", "error", err)

@@ -48,7 +48,7 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 	if err != nil {
 		return recordstore.BatchResult{}, err
 	}
-	return s.Await(ctx, id)
+	return s.await(ctx, id, true)
 }
 
 // Publish writes b into the spool as one batch of this process's producer
@@ -117,9 +117,17 @@ func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResul
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}
-	for {
-		if res, ok, err := s.ledger(ctx, id); ok || err != nil {
-			return res, err
+	return s.await(ctx, id, false)
+}
+
+// await is Await; fresh says the batch was published a moment ago, so the
+// first look at the ledger is left to the owner's answer.
+func (s *Store[T]) await(ctx context.Context, id string, fresh bool) (recordstore.BatchResult, error) {
+	for first := true; ; first = false {
+		if !(first && fresh) {
+			if res, ok, err := s.ledger(ctx, id); ok || err != nil {
+				return res, err
+			}
 		}
 		var res recordstore.BatchResult
 		var done bool

@@ -192,8 +192,12 @@ func (d *Dir) Retry(ctx context.Context, name string) error {
 // committed. When trash/ already holds that name, a numeric suffix is
 // added.
 //
-// On disk when it returns an error: the batch is still in s, or — after
-// an fsync error — in trash/ but perhaps not durably.
+// The move is not fsynced: it need not survive a crash. A batch whose move
+// is lost reappears in s, and the ledger, which already holds it, makes
+// its replay a no-op. Skipping the two folder fsyncs keeps them off the
+// owner's path between one spooled append and the next.
+//
+// On disk when it returns an error: the batch is still in s.
 func (d *Dir) MoveToTrash(ctx context.Context, s State, name string) error {
 	if err := checkEntryName(name); err != nil {
 		return err
@@ -204,7 +208,7 @@ func (d *Dir) MoveToTrash(ctx context.Context, s State, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := d.fs.Rename(d.Path(s, name), d.trashPath(name)); err != nil {
+	if err := d.fs.FS.Rename(d.Path(s, name), d.trashPath(name)); err != nil {
 		return fmt.Errorf("trash batch %s: %w", name, err)
 	}
 	return nil
