@@ -10,8 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,6 +26,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
@@ -41,31 +40,11 @@ const mpTailStream = "tail"
 // mpWait bounds every wait for a child: liveness, not speed.
 const mpWait = 2 * time.Minute
 
-// mpKind is a ten-column kind mixing every type (the row shape of the
-// sqlite benchmarks); n carries a timestamp where a benchmark needs one.
-func mpKind() recordstore.Kind {
-	return recordstore.Kind{Name: "bench", Columns: []recordstore.Column{
-		{Name: "id", Type: recordstore.TypeString},
-		{Name: "n", Type: recordstore.TypeInteger},
-		{Name: "x", Type: recordstore.TypeNumber},
-		{Name: "ok", Type: recordstore.TypeBool},
-		{Name: "at", Type: recordstore.TypeDatetime},
-		{Name: "doc", Type: recordstore.TypeJSON},
-		{Name: "host", Type: recordstore.TypeString},
-		{Name: "count", Type: recordstore.TypeInteger},
-		{Name: "score", Type: recordstore.TypeNumber},
-		{Name: "tag", Type: recordstore.TypeString},
-	}}
-}
-
-// mpRow is row i of the benchmarks, with n in column n.
+// mpRow is row i of the shared benchmark rows, with n in column n.
 func mpRow(i int, n int64) recordstore.Row {
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	return recordstore.Row{
-		"id": fmt.Sprintf("row-%08d", i), "n": n, "x": float64(i) * 0.5, "ok": i%2 == 0,
-		"at": at.Add(time.Duration(i) * time.Millisecond), "doc": json.RawMessage(`{"k":1,"v":[1,2,3]}`),
-		"host": "host-a.example.org", "count": int64(i * 7), "score": 3.25, "tag": "benchmark",
-	}
+	r := benchdata.Row(i)
+	r["n"] = n
+	return r
 }
 
 // mpRows returns rows 0..n-1.
@@ -106,7 +85,7 @@ func BenchmarkSpooledAppend(b *testing.B) {
 	path := mpStorePath(b)
 	mpStartOwner(b, path)
 	s := mpOpenParent(b, path)
-	k := mpKind()
+	k := benchdata.Kind()
 	appendOne := func(i int) error {
 		_, err := s.Backend().Append(ctx, "spooled", k.Name, []recordstore.Row{mpRow(i, int64(i))})
 		return err
@@ -338,11 +317,11 @@ func BenchmarkIngestProducers(b *testing.B) {
 	for _, p := range producers {
 		p.expect(b, "ready")
 	}
-	k := mpKind()
-	raw := mpOpenRaw(b, &k)
+	k := benchdata.Kind()
+	raw := benchdata.OpenRaw(b, k)
 	vals := mpNormalized(b, &k)
 	ours := func() (time.Duration, time.Duration) { return mpIngestRound(b, producers) }
-	base := func() error { return raw.insertAll(ctx, vals) }
+	base := func() error { return raw.InsertAll(ctx, vals) }
 	ours()
 	mpTime(b, base)
 	var oursTotal, rawTotal, publish time.Duration
@@ -398,10 +377,10 @@ func BenchmarkIngestBacklog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	k := mpKind()
-	raw := mpOpenRaw(b, &k)
+	k := benchdata.Kind()
+	raw := benchdata.OpenRaw(b, k)
 	vals := mpNormalized(b, &k)
-	base := func() error { return raw.insertAll(ctx, vals) }
+	base := func() error { return raw.InsertAll(ctx, vals) }
 	round := func(i int) time.Duration {
 		names := make([]string, mpProducers)
 		ids := make([]string, mpProducers)
@@ -491,61 +470,6 @@ func mpIngestRound(b *testing.B, producers []*mpProc) (total, publish time.Durat
 		}
 	}
 	return applied.Sub(t0), published.Sub(t0)
-}
-
-// mpRaw is the baseline of BenchmarkIngestProducers: a bare table with
-// the kind's columns in a file opened with the backend's writer pragmas.
-type mpRaw struct {
-	db     *sql.DB
-	insert *sql.Stmt
-	cols   int
-}
-
-func mpOpenRaw(b *testing.B, k *recordstore.Kind) *mpRaw {
-	path := filepath.Join(b.TempDir(), "raw.sqlite")
-	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	b.Cleanup(func() { _ = db.Close() })
-	cols, names, marks := make([]string, len(k.Columns)), make([]string, len(k.Columns)), make([]string, len(k.Columns))
-	for i, c := range k.Columns {
-		typ := "TEXT"
-		switch c.Type {
-		case recordstore.TypeInteger, recordstore.TypeBool:
-			typ = "INTEGER"
-		case recordstore.TypeNumber:
-			typ = "REAL"
-		}
-		cols[i], names[i], marks[i] = c.Name+" "+typ, c.Name, "?"
-	}
-	if _, err := db.Exec("CREATE TABLE raw (" + strings.Join(cols, ", ") + ")"); err != nil {
-		b.Fatal(err)
-	}
-	st, err := db.Prepare("INSERT INTO raw (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &mpRaw{db: db, insert: st, cols: len(k.Columns)}
-}
-
-// insertAll stores normalized rows in one transaction.
-func (r *mpRaw) insertAll(ctx context.Context, vals []recordstore.Values) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	st := tx.StmtContext(ctx, r.insert)
-	args := make([]any, r.cols)
-	for _, v := range vals {
-		copy(args, v)
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-	}
-	return tx.Commit()
 }
 
 // mpProc is a running benchmark child (see main_test.go).

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 )
@@ -167,7 +168,7 @@ func mpRunOwner(ctx context.Context, path string, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	k := mpKind()
+	k := benchdata.Kind()
 	if !batches {
 		if _, err := s.Backend().DeclareKind(ctx, k); err != nil {
 			return fmt.Errorf("declare kind: %w", err)
@@ -224,7 +225,7 @@ func mpRunProducer(ctx context.Context, path string, args []string) (err error) 
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	k, rows := mpKind(), mpRows(n)
+	k, rows := benchdata.Kind(), mpRows(n)
 	mpSay("ready %d", os.Getpid())
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
