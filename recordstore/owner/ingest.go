@@ -8,6 +8,8 @@ package owner
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -86,7 +88,6 @@ func (st *ingestState) done(name string) {
 type loaded struct {
 	name  spool.BatchName
 	batch recordstore.Batch
-	rows  int
 }
 
 // ingestLoop drains at start, then whenever poked, polling with a backoff
@@ -167,10 +168,55 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 
 // pickGroup loads the next batches to apply, in order, failing at once
 // those that can never load and moving to trash/ those this owner already
-// committed. The count it returns is of batches failed or moved.
+// committed. The count it returns is of batches failed or moved. Batches
+// are chosen and their manifests read one by one, in order; their rows are
+// then decoded concurrently (decoding is the costly part), and the results
+// are taken in order again.
 func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]loaded, int, error) {
+	picked, failed, err := s.pickBatches(ctx, names)
+	if err != nil {
+		return nil, failed, err
+	}
+	decoded := s.decodeAll(ctx, picked)
 	var group []loaded
-	rows, failed := 0, 0
+	blocked := map[string]bool{} // producers whose earlier batch must be retried first
+	for i, p := range picked {
+		n, key := p.name, p.name.String()
+		if blocked[n.Instance] {
+			continue
+		}
+		if decoded[i].err == nil {
+			group = append(group, decoded[i].l)
+			continue
+		}
+		if ctx.Err() != nil {
+			return group, failed, ctx.Err()
+		}
+		err := decoded[i].err
+		if !deterministic(err) && !s.ing.transient(key, err, time.Now()) {
+			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
+			blocked[n.Instance] = true
+			continue
+		}
+		if ferr := s.failBatch(ctx, n, err); ferr != nil {
+			return group, failed, ferr
+		}
+		failed++
+	}
+	return group, failed, nil
+}
+
+// pickedBatch is a batch chosen for the next group, its manifest read.
+type pickedBatch struct {
+	name  spool.BatchName
+	batch *spool.Batch
+}
+
+// pickBatches chooses, in order, the batches of the next group and reads
+// their manifests, up to groupBatches batches or groupRows rows.
+func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName) ([]pickedBatch, int, error) {
+	var picked []pickedBatch
+	rows, failed := int64(0), 0
 	taken := map[string]int64{} // producer → seq taken into this group
 	limit := groupBatches
 	if s.ing.single {
@@ -178,7 +224,7 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 	}
 	var failedNames map[string]bool // lazily listed
 	for _, n := range names {
-		if len(group) >= limit || rows >= groupRows {
+		if len(picked) >= limit || rows >= groupRows {
 			break
 		}
 		key := n.String()
@@ -186,7 +232,7 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			// Committed by this owner; only the move to trash/ is left
 			// (it was cut short): no need to load it again.
 			if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, key); err != nil {
-				return group, failed, err
+				return picked, failed, err
 			}
 			delete(s.ing.applied, key)
 			taken[n.Instance] = n.Seq
@@ -194,36 +240,72 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			continue
 		}
 		now := time.Now()
-		if !s.ing.due(key, now) {
+		if !s.ing.due(key, now) || !s.inOrder(ctx, n, taken, &failedNames) {
 			continue
 		}
-		if !s.inOrder(ctx, n, taken, &failedNames) {
-			continue
-		}
-		b, err := s.load(ctx, n)
+		b, err := s.spool.Load(ctx, spool.StateIncoming, key)
 		if err == nil {
-			group = append(group, b)
+			picked = append(picked, pickedBatch{name: n, batch: b})
 			taken[n.Instance] = n.Seq
-			rows += b.rows
+			for _, e := range b.Manifest.Entries {
+				rows += e.Rows
+			}
 			continue
 		}
 		if ctx.Err() != nil {
 			// The drain was cancelled (the owner is closing), not the
 			// batch at fault: recording a transient failure would hold it
 			// back from the final drain by the retry backoff.
-			return group, failed, ctx.Err()
+			return picked, failed, ctx.Err()
 		}
 		if !deterministic(err) && !s.ing.transient(key, err, now) {
 			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
 			continue
 		}
 		if ferr := s.failBatch(ctx, n, err); ferr != nil {
-			return group, failed, ferr
+			return picked, failed, ferr
 		}
 		taken[n.Instance] = n.Seq
 		failed++
 	}
-	return group, failed, nil
+	return picked, failed, nil
+}
+
+type decodeResult struct {
+	l   loaded
+	err error
+}
+
+// decodeAll reads and checks the rows of every picked batch, as many at a
+// time as there are processors.
+func (s *Store[T]) decodeAll(ctx context.Context, picked []pickedBatch) []decodeResult {
+	out := make([]decodeResult, len(picked))
+	if len(picked) == 1 {
+		out[0].l, out[0].err = decode(ctx, picked[0])
+		return out
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range picked {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i].l, out[i].err = decode(ctx, p)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// decode reads one picked batch's rows.
+func decode(ctx context.Context, p pickedBatch) (loaded, error) {
+	d, err := p.batch.ReadAll(ctx)
+	if err != nil {
+		return loaded{}, err
+	}
+	return loaded{name: p.name, batch: toBatch(d)}, nil
 }
 
 // inOrder reports whether n may be applied now: its producer is new to the
@@ -276,19 +358,6 @@ func (s *Store[T]) raiseHighWater(instance string, seq int64) {
 	if seq > s.ing.hw[instance] {
 		s.ing.hw[instance] = seq
 	}
-}
-
-// load reads and validates one batch, rows included.
-func (s *Store[T]) load(ctx context.Context, n spool.BatchName) (loaded, error) {
-	b, err := s.spool.Load(ctx, spool.StateIncoming, n.String())
-	if err != nil {
-		return loaded{}, err
-	}
-	d, err := b.ReadAll(ctx)
-	if err != nil {
-		return loaded{}, err
-	}
-	return loaded{name: n, batch: toBatch(d), rows: int(d.Rows())}, nil
 }
 
 // deterministic reports whether a load error will recur on every try (the
