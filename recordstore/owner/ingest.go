@@ -44,7 +44,6 @@ type retry struct {
 	first    time.Time
 	attempts int
 	next     time.Time
-	last     error
 }
 
 func (st *ingestState) init() { st.reset() }
@@ -66,14 +65,13 @@ func (st *ingestState) due(name string, now time.Time) bool {
 
 // transient records a transient failure and reports whether the batch has
 // now used up its tries.
-func (st *ingestState) transient(name string, err error, now time.Time) (exhausted bool) {
+func (st *ingestState) transient(name string, now time.Time) (exhausted bool) {
 	r := st.retries[name]
 	if r == nil {
 		r = &retry{first: now}
 		st.retries[name] = r
 	}
 	r.attempts++
-	r.last = err
 	delay := retryMin << min(r.attempts-1, 12)
 	r.next = now.Add(min(delay, retryMax))
 	return r.attempts >= retryAttempts || now.Sub(r.first) >= retryFor
@@ -193,7 +191,7 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			return group, failed, ctx.Err()
 		}
 		err := decoded[i].err
-		if !deterministic(err) && !s.ing.transient(key, err, time.Now()) {
+		if !deterministic(err) && !s.ing.transient(key, time.Now()) {
 			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
 			blocked[n.Instance] = true
 			continue
@@ -258,7 +256,7 @@ func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName) ([]
 			// back from the final drain by the retry backoff.
 			return picked, failed, ctx.Err()
 		}
-		if !deterministic(err) && !s.ing.transient(key, err, now) {
+		if !deterministic(err) && !s.ing.transient(key, now) {
 			s.log.Warn("batch load failed; will retry", "batch", key, "error", err)
 			continue
 		}
@@ -380,7 +378,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			s.ing.single = len(group) > 1
 			now := time.Now()
 			for _, g := range group {
-				s.ing.transient(g.name.String(), err, now)
+				s.ing.transient(g.name.String(), now)
 			}
 		}
 		return 0, err
@@ -412,9 +410,6 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 // back), then moves it to failed/ with error.json.
 func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error) error {
 	key := n.String()
-	if r := s.ing.retries[key]; r != nil && r.last != nil && !deterministic(cause) {
-		cause = r.last
-	}
 	b := recordstore.Batch{ID: n.ID, Created: n.Created,
 		Producer: recordstore.Producer{Instance: n.Instance, Seq: n.Seq},
 		Failure:  recordstore.AsBatchError(cause)}

@@ -30,8 +30,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
-
-	_ "modernc.org/sqlite" // the raw baseline's driver
 )
 
 // mpTailStream is the stream the owner child appends to on "append".

@@ -22,25 +22,9 @@ import (
 	pq "github.com/fb46ecde/records/recordstore/spool/parquet"
 )
 
-// allTypes is a kind with one column of every type and a required key.
-func allTypes() *recordstore.Kind {
-	k := &recordstore.Kind{
-		Name: "events",
-		Columns: []recordstore.Column{
-			{Name: "id", Type: recordstore.TypeString},
-			{Name: "s", Type: recordstore.TypeString},
-			{Name: "i", Type: recordstore.TypeInteger},
-			{Name: "n", Type: recordstore.TypeNumber},
-			{Name: "b", Type: recordstore.TypeBool},
-			{Name: "d", Type: recordstore.TypeDatetime},
-			{Name: "j", Type: recordstore.TypeJSON},
-			{Name: "r", Type: recordstore.TypeInteger, Required: true},
-		},
-		Key: []string{"id"},
-	}
-	Expect(k.Validate()).To(Succeed())
-	return k
-}
+// allTypes is a kind with one column of every type and a required key (the
+// fuzz target's kind).
+func allTypes() *recordstore.Kind { return fuzzKind() }
 
 // oneColumn is a kind with a single optional column of type t named c.
 func oneColumn(c string, t recordstore.ColumnType, required bool) *recordstore.Kind {
