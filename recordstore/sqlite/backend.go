@@ -49,6 +49,14 @@ type Options struct {
 	// ChangeInterval is how often WatchChanges polls the file's
 	// data_version; default 100ms.
 	ChangeInterval time.Duration
+	// Detached, with ReadOnly, opens the store detached from its catalog,
+	// for a process whose build has another catalog version than the
+	// store's owner (see the package documentation, "Detached mode"): Open
+	// touches no file, every read returns an error wrapping Detached, and
+	// mutations are handed to Submit, appends being checked against the
+	// kinds this process declared. Without ReadOnly, Open refuses with
+	// recordstore.ErrInvalid.
+	Detached error
 }
 
 func (o Options) withDefaults() Options {
@@ -116,6 +124,9 @@ type Backend struct {
 	// watch0 is the watcher a read-only Open makes before reading the
 	// catalog, handed to the change feed when Open succeeds.
 	watch0 *watcher
+	// det is the detached state (Options.Detached), nil when not detached;
+	// set by Open and never changed.
+	det *detached
 
 	tables   tableCache
 	notifier *recordstore.Notifier
@@ -154,7 +165,7 @@ var (
 // wrapping recordstore.ErrNotFound otherwise) through the reader pool,
 // checks the catalog version, reads the epoch, loads the kinds and follows
 // the file's changes (see WatchChanges) to wake the Notifier; it writes
-// nothing.
+// nothing. With Options.Detached as well it opens no file at all.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	abs, err := checkPath(path)
 	if err != nil {
@@ -169,11 +180,15 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		wsem:     make(chan struct{}, 1),
 		notifier: recordstore.NewNotifier(),
 		readOnly: opts.ReadOnly,
+		det:      newDetached(opts.Detached),
 	}
 	b.tables.init()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	open := b.open
-	if opts.ReadOnly {
+	switch {
+	case b.det != nil:
+		open = b.openDetached
+	case opts.ReadOnly:
 		open = b.openReadOnly
 	}
 	if err := open(ctx); err != nil {
@@ -185,10 +200,12 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		_ = b.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if opts.ReadOnly {
+	switch {
+	case b.det != nil: // no file to follow, nothing to sweep
+	case opts.ReadOnly:
 		b.startFeed(b.watch0)
 		b.watch0 = nil
-	} else {
+	default:
 		b.startSweeper()
 	}
 	b.log.Debug("opened", "live", b.live, "read_only", opts.ReadOnly, "epoch", b.epoch.Load())

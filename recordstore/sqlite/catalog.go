@@ -155,7 +155,7 @@ func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.T
 
 // Kinds lists the declared kinds, sorted by name.
 func (b *Backend) Kinds(ctx context.Context) ([]recordstore.Kind, error) {
-	if err := b.enter(); err != nil {
+	if err := b.enterRead("list kinds"); err != nil {
 		return nil, err
 	}
 	defer b.leave()
@@ -188,7 +188,7 @@ func (b *Backend) Kind(ctx context.Context, name string) (recordstore.Kind, erro
 	if err := recordstore.ValidateKindName(name); err != nil {
 		return recordstore.Kind{}, err
 	}
-	if err := b.enter(); err != nil {
+	if err := b.enterRead("read kind " + name); err != nil {
 		return recordstore.Kind{}, err
 	}
 	defer b.leave()

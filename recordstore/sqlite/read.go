@@ -18,7 +18,7 @@ func (b *Backend) Meta(ctx context.Context, stream string) (recordstore.Meta, er
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.Meta{}, err
 	}
-	if err := b.enter(); err != nil {
+	if err := b.enterRead("meta " + stream); err != nil {
 		return recordstore.Meta{}, err
 	}
 	defer b.leave()
@@ -40,7 +40,7 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 			return nil, err
 		}
 	}
-	if err := b.enter(); err != nil {
+	if err := b.enterRead("list streams"); err != nil {
 		return nil, err
 	}
 	defer b.leave()
@@ -91,7 +91,7 @@ func (b *Backend) Scan(ctx context.Context, stream string, opts recordstore.Scan
 	if opts.Limit < 0 || opts.After < 0 {
 		return nil, recordstore.Invalidf("scan %s: negative limit %d or after %d", stream, opts.Limit, opts.After)
 	}
-	if err := b.enter(); err != nil {
+	if err := b.enterRead("scan " + stream); err != nil {
 		return nil, err
 	}
 	defer b.leave()

@@ -87,6 +87,9 @@ func (b *Backend) submit(ctx context.Context, what string, schemas []recordstore
 // already as declared (KindUnchanged, nothing submitted) or k conflicts
 // with it (refused here). The declared kind is then read from the catalog.
 func (b *Backend) declareReadOnly(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	if b.det != nil {
+		return b.declareDetached(ctx, k)
+	}
 	what := "declare kind " + k.Name
 	status, err := b.checkDeclare(ctx, k)
 	if err != nil {
@@ -145,6 +148,9 @@ func (b *Backend) adopt(ctx context.Context, kind string) error {
 // sealed — and submits it with the rows normalized in the catalog kind's
 // column order.
 func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
+	if b.det != nil {
+		return b.appendDetached(ctx, stream, kind, rows)
+	}
 	what := "append to " + stream
 	t, vals, err := b.checkAppend(ctx, stream, kind, rows)
 	if err != nil {
@@ -201,6 +207,9 @@ func (b *Backend) checkAppend(ctx context.Context, stream, kind string, rows []r
 // mutateReadOnly checks a stream mutation locally (the stream is live; for
 // reopen, at the given generation) and submits it.
 func (b *Backend) mutateReadOnly(ctx context.Context, e recordstore.BatchEntry) (recordstore.Meta, error) {
+	if b.det != nil {
+		return b.mutateDetached(ctx, e)
+	}
 	what := string(e.Op) + " " + e.Stream
 	if err := b.checkLive(ctx, e); err != nil {
 		return recordstore.Meta{}, fmt.Errorf("%s: %w", what, err)
