@@ -56,6 +56,11 @@ type BatchEntry struct {
 	// that kind (Batch.Schemas), in that schema's column order.
 	Kind string
 	Rows []Values
+	// Source, when set, streams the append's rows instead of Rows: the
+	// backend reads them while it inserts, so decoding a large spooled
+	// file overlaps the inserts instead of preceding them. See RowSource
+	// for what a source error does to the batch.
+	Source RowSource
 	// Seal, with append, seals the stream after the rows are appended.
 	Seal bool
 	// Generation, when not zero, fences the entry: it applies only to that
@@ -65,6 +70,28 @@ type BatchEntry struct {
 	TTL time.Duration
 	// Before is the trim operation's cut-off.
 	Before time.Time
+}
+
+// RowSource streams the rows of one append entry (BatchEntry.Source), in
+// the column order of the batch's schema of the entry's kind. The backend
+// reads it from one goroutine at a time, at most once, and never closes it:
+// whoever built the batch closes its sources after AppendBatch returns.
+//
+// A source error is a problem of the batch, not of the entry: when Next
+// fails with an error that carries a code (Code(err) is not
+// CodeInternal: rows that do not fit, a row count that differs from the
+// one announced), the backend rolls back every entry of the batch and
+// records the batch as failed with that error (OutcomeFailed), exactly as
+// if it had been submitted with Failure. Any other error (an I/O error
+// reading the source) fails the whole AppendBatch call, and nothing is
+// committed. An entry refused before its rows are read (a schema conflict,
+// a fenced generation) leaves its source unread.
+type RowSource interface {
+	// Len is how many rows the source announces; Next must yield exactly
+	// that many before io.EOF.
+	Len() int
+	// Next returns the next row, or io.EOF after the last one.
+	Next() (Values, error)
 }
 
 // Batch is a group of entries applied once, identified by ID. Schemas are

@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -126,14 +127,30 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 
 // applyBatchTx applies one batch's entries (none for a failed batch) and
 // returns its result; the streams its entries changed are added to touched.
-func (b *Backend) applyBatchTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *batchPlan, now time.Time, touched *[]string) (recordstore.BatchResult, error) {
-	res := recordstore.BatchResult{ID: p.batch.ID, Outcome: recordstore.OutcomeCommitted, Epoch: b.epoch.Load(),
+func (b *Backend) applyBatchTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *batchPlan, now time.Time, touched *[]string) (res recordstore.BatchResult, err error) {
+	res = recordstore.BatchResult{ID: p.batch.ID, Outcome: recordstore.OutcomeCommitted, Epoch: b.epoch.Load(),
 		IngestedAt: now, Entries: make([]recordstore.EntryResult, 0, len(p.entries))}
 	if p.batch.Failure != nil {
 		res.Outcome, res.Error = recordstore.OutcomeFailed, p.batch.Failure
 	}
+	var undo *batchUndo
+	if hasSource(p.batch) {
+		t0 := len(*touched)
+		defer func() {
+			if res.Outcome == recordstore.OutcomeFailed {
+				*touched = (*touched)[:t0]
+			}
+		}()
+		if undo, err = beginBatchUndo(ctx, tx, cache, p); err != nil {
+			return res, err
+		}
+	}
 	for j := range p.entries {
 		r, changed, err := b.applyEntryTx(ctx, tx, cache, &p.entries[j], now)
+		var se *sourceError
+		if errors.As(err, &se) && !fatal(ctx, err) {
+			return undo.fail(ctx, tx, cache, res, se)
+		}
 		if err != nil {
 			return res, fmt.Errorf("batch %s entry %d: %w", p.batch.ID, j, err)
 		}
@@ -142,7 +159,7 @@ func (b *Backend) applyBatchTx(ctx context.Context, tx *sql.Tx, cache *streamCac
 			*touched = append(*touched, r.Stream)
 		}
 	}
-	return res, nil
+	return res, undo.release(ctx, tx)
 }
 
 // checkEpochTx fails with ErrFenced, and stops the writer, when the file's
@@ -162,8 +179,10 @@ func (b *Backend) checkEpochTx(ctx context.Context, tx *sql.Tx) error {
 
 // applyEntryTx applies one planned entry in its own savepoint. An error
 // that belongs to the entry rolls the savepoint (and the entry's stream in
-// the cache) back and becomes the entry's result; any other error is
-// returned (the caller rolls the whole transaction back). changed reports
+// the cache) back and becomes the entry's result; a row source's bad data
+// does too, and is also returned as a *sourceError (the caller fails the
+// batch); any other error is returned (the caller rolls the whole
+// transaction back). changed reports
 // that the entry's stream changed.
 func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *entryPlan, now time.Time) (r recordstore.EntryResult, changed bool, err error) {
 	r = recordstore.EntryResult{Op: p.e.Op, Stream: p.e.Stream}
@@ -190,11 +209,18 @@ func (b *Backend) applyEntryTx(ctx context.Context, tx *sql.Tx, cache *streamCac
 		cache.restore(p.e.Stream, snap, cached)
 		r = recordstore.EntryResult{Op: p.e.Op, Stream: p.e.Stream, Error: recordstore.AsBatchError(err)}
 		changed = false
+		var se *sourceError
+		if errors.As(err, &se) {
+			// The batch fails as a whole; the caller rolls it back.
+			err = se
+		} else {
+			err = nil
+		}
 	}
-	if _, err := tx.StmtContext(ctx, b.ledger.release).ExecContext(ctx); err != nil {
-		return r, false, fmt.Errorf("release savepoint: %w", err)
+	if _, rerr := tx.StmtContext(ctx, b.ledger.release).ExecContext(ctx); rerr != nil {
+		return r, false, fmt.Errorf("release savepoint: %w", rerr)
 	}
-	return r, changed, nil
+	return r, changed, err
 }
 
 // entryTx is the body of one entry, filling r. Appends go through the
@@ -246,7 +272,13 @@ func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p
 // created) and seals the stream when the entry says so.
 func (b *Backend) appendEntryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p *entryPlan, r *recordstore.EntryResult, now time.Time) (bool, error) {
 	e := p.e
-	feed, err := p.t.feedValues(e.Rows, p.remap)
+	var feed *rowFeed
+	var err error
+	if e.Source != nil {
+		feed, err = p.t.feedSource(e.Source, p.remap)
+	} else {
+		feed, err = p.t.feedValues(e.Rows, p.remap)
+	}
 	if err != nil {
 		return false, err
 	}

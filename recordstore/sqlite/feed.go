@@ -7,6 +7,7 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -47,6 +48,50 @@ func (t *table) feedRows(rows []recordstore.Row) (*rowFeed, error) {
 // as feedRows does with caller rows.
 func (t *table) feedValues(rows []recordstore.Values, m *recordstore.Remapper) (*rowFeed, error) {
 	return t.feed(len(rows), func(i int) (recordstore.Values, error) { return m.Remap(rows[i]) })
+}
+
+// sourceError marks an error of a RowSource: it fails the entry's batch,
+// not only the entry (see recordstore.RowSource).
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
+// feedSource reads an entry's rows from src, remapping them as feedValues
+// does; src's errors are *sourceError. After the announced rows it reads
+// once more, so that a source that has more (or checks something at its
+// end) reports it before the entry can commit.
+func (t *table) feedSource(src recordstore.RowSource, m *recordstore.Remapper) (*rowFeed, error) {
+	n := src.Len()
+	end := func() error {
+		switch _, err := src.Next(); {
+		case err == io.EOF:
+			return nil
+		case err == nil:
+			return &sourceError{recordstore.Invalidf("the row source yields more than the %d rows it announced", n)}
+		default:
+			return &sourceError{err}
+		}
+	}
+	if n == 0 {
+		return readyFeed(nil), end()
+	}
+	return t.feed(n, func(i int) (recordstore.Values, error) {
+		v, err := src.Next()
+		if err == io.EOF {
+			return nil, &sourceError{recordstore.Invalidf("the row source ended after %d of the %d rows it announced", i, n)}
+		}
+		if err != nil {
+			return nil, &sourceError{err}
+		}
+		if v, err = m.Remap(v); err != nil {
+			return nil, err
+		}
+		if i == n-1 {
+			return v, end()
+		}
+		return v, nil
+	})
 }
 
 // feed builds the feed of n rows, conv(i) giving row i's stored values, and
