@@ -8,6 +8,7 @@ package owner
 import (
 	"context"
 	"errors"
+	"io"
 	"runtime"
 	"sync"
 	"time"
@@ -82,10 +83,21 @@ func (st *ingestState) done(name string) {
 	delete(st.gapSince, name)
 }
 
-// loaded is a batch read from incoming/, ready to apply.
+// loaded is a batch read from incoming/, ready to apply. Its large
+// entries stream from their files (readers), closed once it was applied.
 type loaded struct {
-	name  spool.BatchName
-	batch recordstore.Batch
+	name    spool.BatchName
+	batch   recordstore.Batch
+	readers []*spool.EntryReader
+}
+
+// closeLoaded closes the files of loaded batches.
+func closeLoaded(group []loaded) {
+	for _, g := range group {
+		for _, r := range g.readers {
+			_ = r.Close()
+		}
+	}
 }
 
 // ingestLoop drains at start, then whenever poked, polling with a backoff
@@ -157,6 +169,7 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 	}
 	s.setBacklog(len(names))
 	group, failed, err := s.pickGroup(ctx, names)
+	defer closeLoaded(group)
 	if err != nil || len(group) == 0 {
 		return failed, err
 	}
@@ -181,6 +194,7 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 	for i, p := range picked {
 		n, key := p.name, p.name.String()
 		if blocked[n.Instance] {
+			closeLoaded([]loaded{decoded[i].l})
 			continue
 		}
 		if decoded[i].err == nil {
@@ -188,6 +202,9 @@ func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]lo
 			continue
 		}
 		if ctx.Err() != nil {
+			for _, d := range decoded[i+1:] {
+				closeLoaded([]loaded{d.l})
+			}
 			return group, failed, ctx.Err()
 		}
 		err := decoded[i].err
@@ -297,14 +314,70 @@ func (s *Store[T]) decodeAll(ctx context.Context, picked []pickedBatch) []decode
 	return out
 }
 
-// decode reads one picked batch's rows.
+// streamMin is the smallest append entry that streams from its file while
+// the backend inserts (recordstore.RowSource), so that decoding it
+// overlaps the inserts. Smaller entries are read in full beforehand, where
+// a group's many small batches decode concurrently.
+const streamMin = 4096
+
+// decode checks one picked batch's files and reads the rows of its small
+// entries; its large ones are opened to stream (see streamMin). A row that
+// does not fit in a streamed entry fails the batch when the backend
+// reaches it (commitGroup sends it to failed/ then).
 func decode(ctx context.Context, p pickedBatch) (loaded, error) {
-	d, err := p.batch.ReadAll(ctx)
-	if err != nil {
-		return loaded{}, err
+	m := p.batch.Manifest
+	d := &spool.Delivery{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
+		Entries: make([]spool.DeliveryEntry, len(m.Entries))}
+	l := loaded{name: p.name}
+	sources := map[int]recordstore.RowSource{}
+	for i, e := range m.Entries {
+		d.Entries[i].Entry = e
+		if e.Op != spool.OpAppend {
+			continue
+		}
+		r, err := p.batch.Open(ctx, i)
+		if err != nil {
+			closeLoaded([]loaded{l})
+			return loaded{}, err
+		}
+		if e.Rows >= streamMin {
+			l.readers = append(l.readers, r)
+			sources[i] = entrySource{r}
+			continue
+		}
+		d.Entries[i].Values, err = readEntry(r)
+		if err != nil {
+			closeLoaded([]loaded{l})
+			return loaded{}, err
+		}
 	}
-	return loaded{name: p.name, batch: toBatch(d)}, nil
+	l.batch = toBatch(d)
+	for i, src := range sources {
+		l.batch.Entries[i].Source = src
+	}
+	return l, nil
 }
+
+// readEntry reads every row of r and closes it.
+func readEntry(r *spool.EntryReader) ([]recordstore.Values, error) {
+	defer r.Close()
+	vals := make([]recordstore.Values, 0, r.Entry().Rows)
+	for {
+		v, err := r.Next()
+		if err == io.EOF {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+}
+
+// entrySource is a spool entry reader as a row source.
+type entrySource struct{ *spool.EntryReader }
+
+func (s entrySource) Len() int { return int(s.Entry().Rows) }
 
 // inOrder reports whether n may be applied now: its producer is new to the
 // ledger, or n is the next seq after the producer's high-water mark, or the
@@ -384,15 +457,29 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 		return 0, err
 	}
 	s.ing.single = false
+	var bad map[int]bool // batches whose streamed rows failed them
 	for i, res := range results {
 		g := group[i]
 		s.ing.done(g.name.String())
-		s.ing.applied[g.name.String()] = true
 		s.raiseHighWater(g.name.Instance, g.name.Seq)
+		if res.Outcome == recordstore.OutcomeFailed {
+			if bad == nil {
+				bad = map[int]bool{}
+			}
+			bad[i] = true
+			continue // announced once in failed/
+		}
+		s.ing.applied[g.name.String()] = true
 		s.announce(res)
 	}
 	s.opts.Failpoint(FailAfterLedger)
-	for _, g := range group {
+	for i, g := range group {
+		if bad[i] {
+			if err := s.moveFailed(ctx, g.name, results[i].Error, results); err != nil {
+				return len(group), err
+			}
+			continue
+		}
 		s.opts.Failpoint(FailBeforeTrash)
 		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, g.name.String()); err != nil {
 			if ctx.Err() == nil {
@@ -420,6 +507,13 @@ func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error
 	}
 	s.ing.done(key)
 	s.raiseHighWater(n.Instance, n.Seq)
+	return s.moveFailed(ctx, n, cause, results)
+}
+
+// moveFailed moves a batch the ledger records as failed to failed/ with
+// error.json, counts it and answers its waiters (results holds its result).
+func (s *Store[T]) moveFailed(ctx context.Context, n spool.BatchName, cause error, results []recordstore.BatchResult) error {
+	key := n.String()
 	if err := s.spool.MoveToFailed(ctx, key, cause); err != nil {
 		s.setLastError(err)
 		return err
@@ -430,7 +524,9 @@ func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error
 	s.mu.lastErr = key + ": " + cause.Error()
 	s.mu.Unlock()
 	for _, res := range results {
-		s.announce(res)
+		if res.ID == n.ID {
+			s.announce(res)
+		}
 	}
 	return nil
 }

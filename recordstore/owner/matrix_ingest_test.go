@@ -6,6 +6,10 @@ package owner_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -235,6 +239,37 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		expectFailed(path, poison, "invalid", "checksum")
 	})
 
+	It("fails a large batch whose bad row is found only while its rows stream into the transaction", func() {
+		path := storePath()
+		startOwner(path, fast(), nil)
+		rows := make([]recordstore.Row, 6000)
+		for i := range rows {
+			rows[i] = recordstore.Row{"k": fmt.Sprintf("big-%d", i), "n": i}
+		}
+		poison := handBatch(path, "s", rows, func(dir string) {
+			// Row 5000 gets a string where an integer belongs, and the
+			// manifest is made to agree with the new bytes: only decoding
+			// can tell.
+			rewriteData(dir, func(b []byte) []byte {
+				return []byte(strings.Replace(string(b), `"n":5000`, `"n":"five thousand"`, 1))
+			})
+		})
+		p := startProducer(path, fast(), nil,
+			publishGen("s", "g0", 0, 3), rt.Step{Op: rt.OpAwait, ID: poison.ID, Timeout: wait},
+			publishGen("s", "g1", 0, 3), awaitAll(), scan("s"))
+		l, err := p.Step(2, wait)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(l.Code).To(Equal("invalid"), "%s", l)
+		Expect(batchResult(l).Outcome).To(Equal(recordstore.OutcomeFailed))
+		p.MustStep(4, wait)
+		recs, err := p.MustStep(5, wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		counts := lineKeyCounts(recs)
+		Expect(counts).To(HaveLen(6), "the good batches only: %v", len(recs))
+		Expect(counts).NotTo(HaveKey("big-0"), "none of the failed batch's rows stayed")
+		expectFailed(path, poison, "invalid", "line 5001")
+	})
+
 	DescribeTable("stores rows spooled in every codec exactly as a direct append does",
 		func(format string) {
 			path := storePath()
@@ -294,4 +329,29 @@ func allTypeRows() []recordstore.Row {
 		{"s": "", "i": 0, "f": 1e300, "j": []any{}},
 		{},
 	}
+}
+
+// rewriteData replaces the only data file of a batch folder with
+// change(its bytes) and updates the manifest's size and SHA-256 to match.
+func rewriteData(dir string, change func([]byte) []byte) {
+	GinkgoHelper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).To(HaveLen(1))
+	old, err := os.ReadFile(files[0])
+	Expect(err).NotTo(HaveOccurred())
+	data := change(old)
+	Expect(data).NotTo(Equal(old), "the change changed nothing")
+	Expect(os.WriteFile(files[0], data, 0o600)).To(Succeed())
+	mf := filepath.Join(dir, spool.ManifestFile)
+	raw, err := os.ReadFile(mf)
+	Expect(err).NotTo(HaveOccurred())
+	var m map[string]any
+	Expect(json.Unmarshal(raw, &m)).To(Succeed())
+	e := m["entries"].([]any)[0].(map[string]any)
+	sum := sha256.Sum256(data)
+	e["sha256"], e["bytes"] = hex.EncodeToString(sum[:]), len(data)
+	raw, err = json.Marshal(m)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(mf, raw, 0o600)).To(Succeed())
 }
