@@ -21,6 +21,28 @@ var (
 	ErrProtocol = errors.New("control protocol")
 )
 
+// ErrCatalogVersion is the sentinel of CatalogVersionError.
+var ErrCatalogVersion = errors.New("catalog version mismatch")
+
+// CatalogVersionError says that the store's owner runs a build with another
+// catalog version than this one. Open returns it in a non-owner without
+// Options.OpenDetached; with it, every read of the detached backend
+// returns an error wrapping it.
+type CatalogVersionError struct {
+	Owner, Build int
+}
+
+// Error names both catalog versions.
+func (e *CatalogVersionError) Error() string {
+	return fmt.Sprintf("the owner uses catalog version %d, this build %d", e.Owner, e.Build)
+}
+
+// Unwrap makes errors.Is(err, ErrCatalogVersion) true.
+func (e *CatalogVersionError) Unwrap() error { return ErrCatalogVersion }
+
+// ErrorCode is "catalog_version", the code the CLI prints.
+func (e *CatalogVersionError) ErrorCode() string { return "catalog_version" }
+
 // LockedError says who holds a lock. Owner is nil when the holder wrote no
 // readable state.
 type LockedError struct {

@@ -17,22 +17,6 @@ import (
 // within StartWait.
 var ErrStartTimeout = errors.New("owner did not become ready")
 
-// CatalogVersionError is returned by Open in a non-owner whose owner runs a
-// build with another catalog version (errors.Is ErrCatalogVersion).
-type CatalogVersionError struct {
-	Owner, Build int
-}
-
-// ErrCatalogVersion is the sentinel of CatalogVersionError.
-var ErrCatalogVersion = errors.New("catalog version mismatch")
-
-func (e *CatalogVersionError) Error() string {
-	return fmt.Sprintf("the owner uses catalog version %d, this build %d", e.Owner, e.Build)
-}
-
-// Unwrap makes errors.Is(err, ErrCatalogVersion) true.
-func (e *CatalogVersionError) Unwrap() error { return ErrCatalogVersion }
-
 // waitReady waits until the owner's state says ready, or until this process
 // takes the lock itself (the owner went away), bounded by StartWait.
 func (s *Store[T]) waitReady(ctx context.Context) (State, bool, error) {
@@ -81,14 +65,16 @@ func (s *Store[T]) startOwner(ctx context.Context) error {
 	return nil
 }
 
-// startNonOwner opens the backend read-only and starts the promoter.
+// startNonOwner opens the backend read-only and starts the promoter, or,
+// when the owner runs another catalog version, opens it detached (see
+// startDetached).
 func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
-	if s.opts.CatalogVersion != 0 && st.CatalogVersion != 0 && st.CatalogVersion != s.opts.CatalogVersion {
-		return &CatalogVersionError{Owner: st.CatalogVersion, Build: s.opts.CatalogVersion}
-	}
 	s.mu.Lock()
 	s.mu.state = st
 	s.mu.Unlock()
+	if s.opts.CatalogVersion != 0 && st.CatalogVersion != 0 && st.CatalogVersion != s.opts.CatalogVersion {
+		return s.startDetached(ctx, &CatalogVersionError{Owner: st.CatalogVersion, Build: s.opts.CatalogVersion})
+	}
 	b, err := s.opts.Open(ctx, true, s.submit)
 	if err != nil {
 		return err
@@ -97,6 +83,26 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 	s.setRole(RoleNonOwner)
 	s.wg.Add(1)
 	go s.promoter()
+	return nil
+}
+
+// startDetached opens the backend with Options.OpenDetached, or refuses
+// with cause when there is none. A detached process starts no promoter:
+// promoted, it would write a live file of its own catalog version and hide
+// the store's data from every other build. It stays detached until it is
+// reopened.
+func (s *Store[T]) startDetached(ctx context.Context, cause *CatalogVersionError) error {
+	if s.opts.OpenDetached == nil {
+		return cause
+	}
+	b, err := s.opts.OpenDetached(ctx, s.submit, cause)
+	if err != nil {
+		return err
+	}
+	s.backend = b
+	s.setRole(RoleDetached)
+	s.log.Warn("detached: the owner runs another catalog version; reads fail, writes go through the spool",
+		"owner_catalog_version", cause.Owner, "catalog_version", cause.Build)
 	return nil
 }
 
@@ -240,9 +246,10 @@ func (s *Store[T]) closeOwner() error {
 }
 
 // closeNonOwner drains the spool when DrainOnClose asks for it and the lock
-// is free (the owner vanished and nobody took over).
+// is free (the owner vanished and nobody took over). A detached process
+// never does: it cannot write the store's catalog.
 func (s *Store[T]) closeNonOwner() error {
-	if s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
+	if s.Role() == RoleDetached || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
 		return nil
 	}
 	won, err := s.lock.try()

@@ -20,6 +20,10 @@ const (
 	RoleOwner Role = "owner"
 	// RoleNonOwner reads the live file and writes through the spool.
 	RoleNonOwner Role = "non-owner"
+	// RoleDetached writes through the spool but cannot read: the owner
+	// runs another catalog version (see Options.OpenDetached). It never
+	// becomes the owner.
+	RoleDetached Role = "detached"
 	// RoleClosed is the role after Close.
 	RoleClosed Role = "closed"
 )

@@ -52,9 +52,21 @@ type Options[T Target] struct {
 	// Open opens the backend: writable (submit nil) for the owner,
 	// read-only with submit for everyone else.
 	Open func(ctx context.Context, readOnly bool, submit Submitter) (T, error)
-	// CatalogVersion is this build's catalog version; a non-owner whose
-	// owner runs another one refuses to open (ErrCatalogVersion).
+	// CatalogVersion is this build's catalog version. A non-owner whose
+	// owner runs another one opens detached with OpenDetached, or refuses
+	// to open (*CatalogVersionError) without it.
 	CatalogVersion int
+	// OpenDetached, when set, opens the backend of a non-owner whose owner
+	// runs another catalog version: cause is the *CatalogVersionError that
+	// every read of the backend must fail with (errors.Is
+	// ErrCatalogVersion), and writes go through submit, as in Open (spool
+	// manifests do not depend on the catalog version). Such a process has
+	// RoleDetached, starts no promoter and never takes the store over, not
+	// even to drain on Close: it stays detached until it is reopened.
+	// While no owner runs, its writes wait, durable in the spool, for an
+	// owner of the store's catalog version (the caller gets a
+	// *PendingError when its ctx ends first).
+	OpenDetached func(ctx context.Context, submit Submitter, cause error) (T, error)
 	// Build names this build in the state file and manifests.
 	Build string
 	// Format is the spool codec non-owner writes use; default "ndjson".
@@ -177,7 +189,9 @@ type Store[T Target] struct {
 // take the lock becomes the owner: it opens the backend writable, serves the
 // socket and ingests the spool. Every other process waits for the owner to
 // be ready (StartWait), opens the backend read-only and keeps trying the
-// lock to promote itself when the owner goes away. Opening the same path
+// lock to promote itself when the owner goes away; when the owner runs
+// another catalog version it opens the backend detached instead (see
+// Options.OpenDetached), or refuses. Opening the same path
 // twice in one process returns the same Store (reference counted; each Open
 // needs its Close).
 //
