@@ -46,7 +46,10 @@ type Options struct {
 
 // Open opens the store configured at path (for example
 // data/records.sqlite; the live file is data/v1/records.sqlite). See
-// owner.Open for the roles and what is on disk when it fails.
+// owner.Open for the roles and what is on disk when it fails. A process
+// whose store is owned by a build with another catalog version opens
+// detached (owner.RoleDetached): its writes go through the spool, its reads
+// fail with *owner.CatalogVersionError.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return owner.Open(ctx, owner.Options[*sqlite.Backend]{
 		Path:           path,
@@ -66,6 +69,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 				SweepInterval: opts.SweepInterval,
 				ReadOnly:      readOnly,
 				Submit:        submit,
+			})
+		},
+		// A build with another catalog version than the owner's writes
+		// through the spool and fails its reads with the cause.
+		OpenDetached: func(ctx context.Context, submit owner.Submitter, cause error) (*sqlite.Backend, error) {
+			return sqlite.Open(ctx, path, sqlite.Options{
+				Logger:   opts.Logger,
+				ReadOnly: true,
+				Submit:   submit,
+				Detached: cause,
 			})
 		},
 	})
