@@ -37,6 +37,13 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // tmp/<instance>-<id>/ and fsynced, the folder is fsynced, then renamed to
 // incoming/<name> (the single commit point) and incoming is fsynced.
 //
+// A batch an owner would refuse to load is refused here, before anything
+// is written: more rows than the Dir's Limits.MaxRows (ErrTooManyRows), or
+// an entry whose rows, written as NDJSON, would exceed Limits.MaxBytes
+// (ErrTooLarge; the size is estimated from the values, counting every
+// number at its widest, so an entry close to the limit may be refused:
+// split it, as Writer does at 64 MiB).
+//
 // On error nothing is in incoming and the tmp folder has been removed,
 // with one exception: an fsync error (fsutil.ErrSync) of the final rename
 // means the batch may or may not be in incoming; the caller must treat
@@ -49,6 +56,9 @@ func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchN
 	}
 	m, err := buildManifest(del)
 	if err != nil {
+		return BatchName{}, err
+	}
+	if err := d.checkLimits(del, m); err != nil {
 		return BatchName{}, err
 	}
 	name := m.Name()
@@ -145,6 +155,33 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 	d.fail(StepDataWritten)
 	d.fail(StepManifestWritten)
 	d.fail(StepTmpSynced)
+	return nil
+}
+
+// checkLimits refuses a delivery that Load would refuse for its size.
+func (d *Dir) checkLimits(del *Delivery, m *Manifest) error {
+	if max := d.limits.MaxRows; max > 0 {
+		if rows := del.Rows(); rows > max {
+			return fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
+		}
+	}
+	max := d.limits.MaxBytes
+	if max <= 0 {
+		return nil
+	}
+	for i, e := range del.Entries {
+		if e.Op != OpAppend {
+			continue
+		}
+		kind := m.Schema(e.Kind)
+		var n int64
+		for _, v := range e.Values {
+			s, _ := rowSize(kind, v)
+			if n += s; n > max {
+				return fmt.Errorf("publish batch %s: entry %d: %w: its rows take more than the limit of %d bytes; split them into several appends", m.ID, i, ErrTooLarge, max)
+			}
+		}
+	}
 	return nil
 }
 

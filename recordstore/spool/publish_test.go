@@ -4,6 +4,7 @@ package spool_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -206,6 +207,52 @@ var _ = Describe("publishing and loading", func() {
 		Expect(err).To(MatchError(spool.ErrChecksum))
 		var ve *spool.ValidationError
 		Expect(err).To(BeAssignableToTypeOf(ve))
+	})
+})
+
+var _ = Describe("publishing within the limits an owner loads with", func() {
+	var (
+		ctx context.Context
+		d   *spool.Dir
+		id  *spool.Identity
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		d = newDir(spool.Options{Limits: spool.Limits{MaxRows: 10, MaxBytes: 4096}})
+		id = spool.NewIdentity("test-build")
+	})
+
+	// wide returns n rows of allTypes with a string of size bytes each.
+	wide := func(n, size int) []recordstore.Values {
+		rows := make([]recordstore.Row, n)
+		for i := range rows {
+			rows[i] = recordstore.Row{"s": strings.Repeat("x", size), "i": i}
+		}
+		return normalizeAll(allTypes(), rows)
+	}
+
+	DescribeTable("refuses, writing nothing, a batch the owner would refuse",
+		func(rows []recordstore.Values, sentinel error, about string) {
+			_, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+			Expect(err).To(MatchError(sentinel))
+			Expect(errors.Is(err, recordstore.ErrCapacity)).To(BeTrue())
+			Expect(err.Error()).To(ContainSubstring(about))
+			expectEmpty(d, spool.StateIncoming)
+			expectEmpty(d, spool.StateTmp)
+		},
+		Entry("more rows than MaxRows", wide(11, 1), spool.ErrTooManyRows, "11 rows, the limit is 10"),
+		Entry("an entry larger than MaxBytes", wide(2, 3000), spool.ErrTooLarge, "4096 bytes"),
+	)
+
+	It("publishes a batch at the limits, and the owner's load accepts it", func() {
+		rows := wide(10, 300)
+		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		got, err := b.ReadAll(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Entries[0].Values).To(Equal(rows))
 	})
 })
 
