@@ -264,6 +264,25 @@ func (h *Helper) SyncDir(dir string) error {
 	return nil
 }
 
+// SyncFile fsyncs an existing file that something else wrote (SQLite's
+// WAL, for example), so that what was written to it survives a power loss.
+// An open error is returned as it is (errors.Is fs.ErrNotExist for a
+// missing file); a failed fsync is wrapped in ErrSync.
+func (h *Helper) SyncFile(path string) error {
+	f, err := h.FS.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return fmt.Errorf("close %s: %w", path, cerr)
+	}
+	if err != nil {
+		return syncErr(path, err)
+	}
+	return nil
+}
+
 // MkdirAll creates dir and any missing parents with DirMode, fsyncing each
 // parent in which it created an entry, so the folders survive a crash.
 // Existing folders keep their mode.
@@ -293,6 +312,9 @@ func (h *Helper) MkdirAll(dir string) error {
 func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return Default.WriteFile(path, data, perm)
 }
+
+// SyncFile is Default.SyncFile.
+func SyncFile(path string) error { return Default.SyncFile(path) }
 
 // MkdirAll is Default.MkdirAll.
 func MkdirAll(dir string) error { return Default.MkdirAll(dir) }

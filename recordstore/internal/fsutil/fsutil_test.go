@@ -190,3 +190,27 @@ var _ = Describe("CreateFiles", func() {
 		Expect(os.ReadFile(filepath.Join(dir, "b"))).To(Equal([]byte("old")))
 	})
 })
+
+var _ = Describe("SyncFile", func() {
+	It("fsyncs a file written by someone else and leaves its content alone", func() {
+		path := filepath.Join(GinkgoT().TempDir(), "records.sqlite-wal")
+		Expect(os.WriteFile(path, []byte("frames"), 0o600)).To(Succeed())
+		Expect(fsutil.SyncFile(path)).To(Succeed())
+		Expect(os.ReadFile(path)).To(Equal([]byte("frames")))
+	})
+
+	It("returns a missing file's error as it is, not as a sync failure", func() {
+		err := fsutil.SyncFile(filepath.Join(GinkgoT().TempDir(), "absent"))
+		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, fsutil.ErrSync)).To(BeFalse())
+	})
+
+	It("wraps a failed fsync in ErrSync", func() {
+		path := filepath.Join(GinkgoT().TempDir(), "f")
+		Expect(os.WriteFile(path, []byte("x"), 0o600)).To(Succeed())
+		h := &fsutil.Helper{FS: &faultFS{failOp: "sync", err: errors.New("EIO")}}
+		err := h.SyncFile(path)
+		Expect(errors.Is(err, fsutil.ErrSync)).To(BeTrue(), "%v", err)
+		Expect(err).To(MatchError(ContainSubstring("EIO")))
+	})
+})
