@@ -14,7 +14,8 @@
 //
 // Correctness rests on files and SQLite alone: the flock, rename-committed
 // spool folders, and a ledger row committed in the same transaction as the
-// data. The socket only makes things fast: a dead or missing socket never
+// data; a batch folder leaves incoming/ only after the backend's Sync has
+// made its commit survive a power loss. The socket only makes things fast: a dead or missing socket never
 // loses or duplicates data, it only sends waiters back to polling.
 //
 // The package is generic over its target backend and never imports a

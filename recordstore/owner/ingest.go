@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +38,8 @@ type ingestState struct {
 	hw       map[string]int64     // producer instance → highest seq in the ledger
 	gapSince map[string]time.Time // batch name → when it was first held back by a gap
 	retries  map[string]*retry    // batch name → transient failures so far
-	applied  map[string]bool      // batch name → committed, its folder not yet in trash/
+	applied  map[string]bool      // batch name → committed, its folder not yet in trash/ (see flushApplied)
+	since    time.Time            // when the oldest entry of applied was committed
 	single   bool                 // apply one batch per transaction (a group just failed)
 }
 
@@ -101,7 +103,8 @@ func closeLoaded(group []loaded) {
 }
 
 // ingestLoop drains at start, then whenever poked, polling with a backoff
-// from PollMin to PollMax in between.
+// from PollMin to PollMax in between. Applied batches leave incoming/ when
+// the loop has been idle for a poll period, or when flushDue says so.
 func (s *Store[T]) ingestLoop(ctx context.Context) {
 	defer s.ownerWG.Done()
 	delay := s.opts.PollMin
@@ -116,7 +119,13 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 		}
 		if n > 0 {
 			delay = s.opts.PollMin
+			if s.flushDue() {
+				s.flushAppliedLocked(ctx)
+			}
 			continue
+		}
+		if s.flushDue() {
+			s.flushAppliedLocked(ctx)
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -126,6 +135,8 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 		case <-s.poke:
 			delay = s.opts.PollMin
 		case <-t.C:
+			// Idle for a while: a good moment for the Sync.
+			s.flushAppliedLocked(ctx)
 			delay = min(2*delay, s.opts.PollMax)
 		}
 		t.Stop()
@@ -150,9 +161,67 @@ func (s *Store[T]) finalDrain() (int, error) {
 		n, err := s.drainOnce(ctx)
 		total += n
 		if err != nil || n == 0 {
-			return total, err
+			s.drainMu.Lock()
+			defer s.drainMu.Unlock()
+			return total, errors.Join(err, s.flushApplied(ctx))
 		}
 	}
+}
+
+// Applied batches leave incoming/ in bulk, after one Sync of the backend:
+// when the ingest loop is idle, or at the latest flushAge after the oldest
+// was applied, or once flushCount are waiting.
+const (
+	flushAge   = time.Second
+	flushCount = 1024
+)
+
+// flushDue reports whether applied batches have waited long enough.
+func (s *Store[T]) flushDue() bool {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	return len(s.ing.applied) >= flushCount || (len(s.ing.applied) > 0 && time.Since(s.ing.since) >= flushAge)
+}
+
+// flushAppliedLocked is flushApplied under drainMu, logging its error.
+func (s *Store[T]) flushAppliedLocked(ctx context.Context) {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	if err := s.flushApplied(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("move applied batches to trash", "error", err)
+	}
+}
+
+// flushApplied makes the applied batches durable in the backend (Sync),
+// then moves their folders to trash/. Until the Sync they stay in
+// incoming/: a power loss may undo commits that were not synced (the
+// backend commits without fsync), and the folders then bring the batches
+// back to be applied again. The caller holds drainMu. On error the
+// batches not moved stay in applied, and the next flush retries them.
+func (s *Store[T]) flushApplied(ctx context.Context) error {
+	if len(s.ing.applied) == 0 {
+		return nil
+	}
+	if err := s.backend.Sync(ctx); err != nil {
+		s.setLastError(err)
+		return err
+	}
+	keys := make([]string, 0, len(s.ing.applied))
+	for k := range s.ing.applied {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s.opts.Failpoint(FailBeforeTrash)
+		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, k); err != nil {
+			if ctx.Err() == nil {
+				s.setLastError(err)
+			}
+			return err
+		}
+		delete(s.ing.applied, k)
+	}
+	return nil
 }
 
 // drainOnce applies one group of incoming batches and returns how many
@@ -167,7 +236,7 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.setBacklog(len(names))
+	s.setBacklog(len(names) - len(s.ing.applied))
 	group, failed, err := s.pickGroup(ctx, names)
 	defer closeLoaded(group)
 	if err != nil || len(group) == 0 {
@@ -244,14 +313,9 @@ func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName) ([]
 		}
 		key := n.String()
 		if s.ing.applied[key] {
-			// Committed by this owner; only the move to trash/ is left
-			// (it was cut short): no need to load it again.
-			if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, key); err != nil {
-				return picked, failed, err
-			}
-			delete(s.ing.applied, key)
+			// Committed by this owner; it leaves incoming/ at the next
+			// flush (flushApplied).
 			taken[n.Instance] = n.Seq
-			failed++
 			continue
 		}
 		now := time.Now()
@@ -437,8 +501,9 @@ func deterministic(err error) bool {
 	return recordstore.Code(err) != recordstore.CodeInternal
 }
 
-// commitGroup applies a group in one transaction, answers its waiters, and
-// moves its folders to trash/.
+// commitGroup applies a group in one transaction and answers its waiters;
+// its folders stay in incoming/ until the next flushApplied, and those of
+// batches a streamed bad row failed go to failed/.
 func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error) {
 	batches := make([]recordstore.Batch, len(group))
 	for i, g := range group {
@@ -469,6 +534,9 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			bad[i] = true
 			continue // announced once in failed/
 		}
+		if len(s.ing.applied) == 0 {
+			s.ing.since = time.Now()
+		}
 		s.ing.applied[g.name.String()] = true
 		s.announce(res)
 	}
@@ -478,16 +546,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			if err := s.moveFailed(ctx, g.name, results[i].Error, results); err != nil {
 				return len(group), err
 			}
-			continue
 		}
-		s.opts.Failpoint(FailBeforeTrash)
-		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, g.name.String()); err != nil {
-			if ctx.Err() == nil {
-				s.setLastError(err)
-			}
-			return len(group), err
-		}
-		delete(s.ing.applied, g.name.String())
 	}
 	return len(group), nil
 }

@@ -25,6 +25,10 @@ type Target interface {
 	recordstore.BatchAppender
 	// Promote makes a read-only backend writable in place (a new epoch).
 	Promote(ctx context.Context) error
+	// Sync makes every committed transaction survive a power loss. The
+	// owner calls it before it moves applied batches out of incoming/:
+	// until then their folders are their durable copy.
+	Sync(ctx context.Context) error
 	// Epoch is the writer epoch stored in the live file.
 	Epoch() int64
 	// LivePath is the live file's path.
