@@ -43,12 +43,33 @@ const awaitPoll = 25 * time.Millisecond
 // submit is the Submitter this store hands its read-only backend.
 // Awaiting pokes the owner itself, so the batch is published without a
 // separate poke.
+//
+// The owner is asked for the outcome as soon as the batch is in incoming/,
+// while the publish's last fsyncs (of the folders the rename touched) still
+// run: the owner's work overlaps them. The result is returned only once the
+// publish has completed, so a caller is never told of a batch whose
+// publish failed. Should a power loss undo the rename, the owner's commit
+// was not synced either (see flushApplied), and the caller had
+// no answer yet.
 func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
-	id, err := s.publish(ctx, b)
+	type outcome struct {
+		res recordstore.BatchResult
+		err error
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan outcome, 1)
+	_, err := s.publishNotify(ctx, b, func(id string) {
+		go func() {
+			res, err := s.await(actx, id, true)
+			got <- outcome{res, err}
+		}()
+	})
 	if err != nil {
 		return recordstore.BatchResult{}, err
 	}
-	return s.await(ctx, id, true)
+	o := <-got
+	return o.res, o.err
 }
 
 // Publish writes b into the spool as one batch of this process's producer
@@ -69,13 +90,23 @@ func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, er
 
 // publish is Publish without the poke.
 func (s *Store[T]) publish(ctx context.Context, b recordstore.Batch) (string, error) {
+	return s.publishNotify(ctx, b, nil)
+}
+
+// publishNotify is publish that calls visible with the batch id once the
+// batch is in incoming/ (see spool.Dir.PublishNotify).
+func (s *Store[T]) publishNotify(ctx context.Context, b recordstore.Batch, visible func(id string)) (string, error) {
 	s.pub.Lock()
 	seq := s.pub.seq + 1
 	b.ID = spool.NewID()
 	b.Created = time.Now().UTC()
 	host := s.id.Host
 	b.Producer = recordstore.Producer{Instance: s.id.Instance, Seq: seq, PID: s.id.Pid, Host: host, Build: s.opts.Build}
-	_, err := s.spool.Publish(ctx, toDelivery(b), s.opts.Format)
+	var notify func(spool.BatchName)
+	if visible != nil {
+		notify = func(n spool.BatchName) { visible(n.ID) }
+	}
+	_, err := s.spool.PublishNotify(ctx, toDelivery(b), s.opts.Format, notify)
 	if err == nil || errors.Is(err, fsutil.ErrSync) {
 		s.pub.seq = seq
 	}

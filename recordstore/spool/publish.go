@@ -50,6 +50,16 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // it as fatal for the writer. Publishing the same delivery again (same id)
 // first removes a tmp folder left by an earlier attempt.
 func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchName, error) {
+	return d.PublishNotify(ctx, del, format, nil)
+}
+
+// PublishNotify is Publish that calls visible (when not nil) with the
+// batch's name as soon as the batch is in incoming/, while the folder
+// fsyncs that make the rename durable still run. A producer uses it to ask
+// the owner for the batch's outcome in parallel with those fsyncs; it must
+// still treat the batch as published only when PublishNotify returns nil.
+// visible runs on its own goroutine and PublishNotify waits for it.
+func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, visible func(BatchName)) (BatchName, error) {
 	codec, err := Lookup(format)
 	if err != nil {
 		return BatchName{}, err
@@ -71,7 +81,11 @@ func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchN
 		_ = os.RemoveAll(tmp)
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
-	if err := d.fs.Rename(tmp, d.Path(StateIncoming, name.String())); err != nil {
+	var notify func()
+	if visible != nil {
+		notify = func() { visible(name) }
+	}
+	if err := d.fs.RenameNotify(tmp, d.Path(StateIncoming, name.String()), notify); err != nil {
 		if !isSyncErr(err) {
 			_ = os.RemoveAll(tmp)
 		}

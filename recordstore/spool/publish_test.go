@@ -67,6 +67,18 @@ var _ = Describe("publishing and loading", func() {
 		})
 	}
 
+	It("tells PublishNotify's caller the batch's name once it is in incoming/, before returning", func() {
+		var seen spool.BatchName
+		var listed []spool.BatchName
+		name, err := d.PublishNotify(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON, func(n spool.BatchName) {
+			seen = n
+			listed, _ = d.List(ctx, spool.StateIncoming)
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(seen).To(Equal(name))
+		Expect(listed).To(Equal([]spool.BatchName{name}), "visible runs once the rename is done")
+	})
+
 	It("writes files 0600 and leaves nothing in tmp", func() {
 		name, err := d.Publish(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())

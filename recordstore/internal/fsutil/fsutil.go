@@ -231,8 +231,25 @@ func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) (e
 // rename error nothing moved; on an fsync error (ErrSync) the move happened
 // but may not survive a crash.
 func (h *Helper) Rename(oldpath, newpath string) error {
+	return h.RenameNotify(oldpath, newpath, nil)
+}
+
+// RenameNotify is Rename that calls visible (when not nil) right after the
+// rename, while the folder fsyncs run: another process may already see
+// newpath then, though the move is durable only once RenameNotify returns
+// nil. visible must not block for long; the fsyncs do not wait for it, and
+// RenameNotify does not return before it has.
+func (h *Helper) RenameNotify(oldpath, newpath string, visible func()) error {
 	if err := h.FS.Rename(oldpath, newpath); err != nil {
 		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), err)
+	}
+	if visible != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			visible()
+		}()
+		defer func() { <-done }()
 	}
 	dst, src := filepath.Dir(newpath), filepath.Dir(oldpath)
 	if src == dst {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -212,5 +213,34 @@ var _ = Describe("SyncFile", func() {
 		err := h.SyncFile(path)
 		Expect(errors.Is(err, fsutil.ErrSync)).To(BeTrue(), "%v", err)
 		Expect(err).To(MatchError(ContainSubstring("EIO")))
+	})
+})
+
+var _ = Describe("RenameNotify", func() {
+	It("calls visible once the new name exists, and returns after it", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(dir, "tmp", "b"), 0o700)).To(Succeed())
+		Expect(os.MkdirAll(filepath.Join(dir, "incoming"), 0o700)).To(Succeed())
+		var sawNew, sawOld bool
+		var calls atomic.Int32
+		err := fsutil.Default.RenameNotify(filepath.Join(dir, "tmp", "b"), filepath.Join(dir, "incoming", "b"), func() {
+			calls.Add(1)
+			_, err := os.Stat(filepath.Join(dir, "incoming", "b"))
+			sawNew = err == nil
+			_, err = os.Stat(filepath.Join(dir, "tmp", "b"))
+			sawOld = err == nil
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(calls.Load()).To(BeEquivalentTo(1), "visible ran before RenameNotify returned")
+		Expect(sawNew).To(BeTrue())
+		Expect(sawOld).To(BeFalse())
+	})
+
+	It("does not call visible when the rename fails", func() {
+		dir := GinkgoT().TempDir()
+		called := false
+		err := fsutil.Default.RenameNotify(filepath.Join(dir, "absent"), filepath.Join(dir, "x"), func() { called = true })
+		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "%v", err)
+		Expect(called).To(BeFalse())
 	})
 })
