@@ -10,7 +10,6 @@ import (
 	"errors"
 	"io"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -38,8 +37,6 @@ type ingestState struct {
 	hw       map[string]int64     // producer instance → highest seq in the ledger
 	gapSince map[string]time.Time // batch name → when it was first held back by a gap
 	retries  map[string]*retry    // batch name → transient failures so far
-	applied  map[string]bool      // batch name → committed, its folder not yet in trash/ (see flushApplied)
-	since    time.Time            // when the oldest entry of applied was committed
 	single   bool                 // apply one batch per transaction (a group just failed)
 }
 
@@ -56,7 +53,6 @@ func (st *ingestState) reset() {
 	st.hw = map[string]int64{}
 	st.gapSince = map[string]time.Time{}
 	st.retries = map[string]*retry{}
-	st.applied = map[string]bool{}
 	st.single = false
 }
 
@@ -103,13 +99,15 @@ func closeLoaded(group []loaded) {
 }
 
 // ingestLoop drains at start, then whenever poked, polling with a backoff
-// from PollMin to PollMax in between. Applied batches leave incoming/ when
-// the loop has been idle for a poll period, or when flushDue says so.
+// from PollMin to PollMax in between. It drains again at once only while
+// incoming/ holds more than one drain took; a batch published meanwhile
+// has poked it. When it has been idle for a poll period it asks the
+// flusher to move applied batches out of incoming/.
 func (s *Store[T]) ingestLoop(ctx context.Context) {
 	defer s.ownerWG.Done()
 	delay := s.opts.PollMin
 	for {
-		n, err := s.drainOnce(ctx)
+		n, more, err := s.drainOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			if f := s.fatal(); f != nil {
 				s.log.Error("writer stopped: fsync failed; reopen the store", "error", f)
@@ -119,13 +117,9 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 		}
 		if n > 0 {
 			delay = s.opts.PollMin
-			if s.flushDue() {
-				s.flushAppliedLocked(ctx)
+			if more {
+				continue
 			}
-			continue
-		}
-		if s.flushDue() {
-			s.flushAppliedLocked(ctx)
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -135,8 +129,7 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 		case <-s.poke:
 			delay = s.opts.PollMin
 		case <-t.C:
-			// Idle for a while: a good moment for the Sync.
-			s.flushAppliedLocked(ctx)
+			s.applied.request() // idle: a good moment for the Sync
 			delay = min(2*delay, s.opts.PollMax)
 		}
 		t.Stop()
@@ -152,98 +145,51 @@ func (s *Store[T]) wake() {
 }
 
 // finalDrain drains until nothing more can be applied or DrainOnClose ends,
-// and returns how many batches it applied or failed.
+// then moves what it applied out of incoming/ (see appliedSet), and
+// returns how many batches it applied or failed.
 func (s *Store[T]) finalDrain() (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.DrainOnClose)
 	defer cancel()
 	total := 0
 	for {
-		n, err := s.drainOnce(ctx)
+		n, _, err := s.drainOnce(ctx)
 		total += n
 		if err != nil || n == 0 {
-			s.drainMu.Lock()
-			defer s.drainMu.Unlock()
 			return total, errors.Join(err, s.flushApplied(ctx))
 		}
 	}
 }
 
-// Applied batches leave incoming/ in bulk, after one Sync of the backend:
-// when the ingest loop is idle, or at the latest flushAge after the oldest
-// was applied, or once flushCount are waiting.
-const (
-	flushAge   = time.Second
-	flushCount = 1024
-)
-
-// flushDue reports whether applied batches have waited long enough.
-func (s *Store[T]) flushDue() bool {
-	s.drainMu.Lock()
-	defer s.drainMu.Unlock()
-	return len(s.ing.applied) >= flushCount || (len(s.ing.applied) > 0 && time.Since(s.ing.since) >= flushAge)
-}
-
-// flushAppliedLocked is flushApplied under drainMu, logging its error.
-func (s *Store[T]) flushAppliedLocked(ctx context.Context) {
-	s.drainMu.Lock()
-	defer s.drainMu.Unlock()
-	if err := s.flushApplied(ctx); err != nil && ctx.Err() == nil {
-		s.log.Warn("move applied batches to trash", "error", err)
-	}
-}
-
-// flushApplied makes the applied batches durable in the backend (Sync),
-// then moves their folders to trash/. Until the Sync they stay in
-// incoming/: a power loss may undo commits that were not synced (the
-// backend commits without fsync), and the folders then bring the batches
-// back to be applied again. The caller holds drainMu. On error the
-// batches not moved stay in applied, and the next flush retries them.
-func (s *Store[T]) flushApplied(ctx context.Context) error {
-	if len(s.ing.applied) == 0 {
-		return nil
-	}
-	if err := s.backend.Sync(ctx); err != nil {
-		s.setLastError(err)
-		return err
-	}
-	keys := make([]string, 0, len(s.ing.applied))
-	for k := range s.ing.applied {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		s.opts.Failpoint(FailBeforeTrash)
-		if err := s.spool.MoveToTrash(ctx, spool.StateIncoming, k); err != nil {
-			if ctx.Err() == nil {
-				s.setLastError(err)
-			}
-			return err
-		}
-		delete(s.ing.applied, k)
-	}
-	return nil
-}
-
 // drainOnce applies one group of incoming batches and returns how many
-// batches it applied or failed.
-func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
+// batches it applied or failed, and whether incoming/ held more waiting
+// batches than that.
+func (s *Store[T]) drainOnce(ctx context.Context) (int, bool, error) {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
 	if err := s.fatal(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
+	// The applied set is read before the listing: a folder the flusher
+	// moves in between is then either not listed or known as applied.
+	applied := s.applied.snapshot()
 	names, err := s.spool.List(ctx, spool.StateIncoming)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	s.setBacklog(len(names) - len(s.ing.applied))
-	group, failed, err := s.pickGroup(ctx, names)
+	waiting := 0
+	for _, n := range names {
+		if !applied[n.ID] {
+			waiting++
+		}
+	}
+	s.setBacklog(waiting)
+	group, failed, err := s.pickGroup(ctx, names, applied)
 	defer closeLoaded(group)
 	if err != nil || len(group) == 0 {
-		return failed, err
+		return failed, waiting > failed, err
 	}
 	n, err := s.commitGroup(ctx, group)
-	return n + failed, err
+	return n + failed, waiting > n+failed, err
 }
 
 // pickGroup loads the next batches to apply, in order, failing at once
@@ -252,8 +198,8 @@ func (s *Store[T]) drainOnce(ctx context.Context) (int, error) {
 // are chosen and their manifests read one by one, in order; their rows are
 // then decoded concurrently (decoding is the costly part), and the results
 // are taken in order again.
-func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName) ([]loaded, int, error) {
-	picked, failed, err := s.pickBatches(ctx, names)
+func (s *Store[T]) pickGroup(ctx context.Context, names []spool.BatchName, applied map[string]bool) ([]loaded, int, error) {
+	picked, failed, err := s.pickBatches(ctx, names, applied)
 	if err != nil {
 		return nil, failed, err
 	}
@@ -298,7 +244,7 @@ type pickedBatch struct {
 
 // pickBatches chooses, in order, the batches of the next group and reads
 // their manifests, up to groupBatches batches or groupRows rows.
-func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName) ([]pickedBatch, int, error) {
+func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName, applied map[string]bool) ([]pickedBatch, int, error) {
 	var picked []pickedBatch
 	rows, failed := int64(0), 0
 	taken := map[string]int64{} // producer → seq taken into this group
@@ -311,13 +257,13 @@ func (s *Store[T]) pickBatches(ctx context.Context, names []spool.BatchName) ([]
 		if len(picked) >= limit || rows >= groupRows {
 			break
 		}
-		key := n.String()
-		if s.ing.applied[key] {
+		if applied[n.ID] {
 			// Committed by this owner; it leaves incoming/ at the next
-			// flush (flushApplied).
+			// flush (see appliedSet).
 			taken[n.Instance] = n.Seq
 			continue
 		}
+		key := n.String()
 		now := time.Now()
 		if !s.ing.due(key, now) || !s.inOrder(ctx, n, taken, &failedNames) {
 			continue
@@ -502,7 +448,7 @@ func deterministic(err error) bool {
 }
 
 // commitGroup applies a group in one transaction and answers its waiters;
-// its folders stay in incoming/ until the next flushApplied, and those of
+// its folders stay in incoming/ until the next flush (appliedSet), those of
 // batches a streamed bad row failed go to failed/.
 func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error) {
 	batches := make([]recordstore.Batch, len(group))
@@ -534,10 +480,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			bad[i] = true
 			continue // announced once in failed/
 		}
-		if len(s.ing.applied) == 0 {
-			s.ing.since = time.Now()
-		}
-		s.ing.applied[g.name.String()] = true
+		s.applied.add(g.name)
 		s.announce(res)
 	}
 	s.opts.Failpoint(FailAfterLedger)

@@ -174,8 +174,9 @@ func (s *Store[T]) serveAsOwner() error {
 	s.setRole(RoleOwner)
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.ownerCancel = cancel
-	s.ownerWG.Add(3)
+	s.ownerWG.Add(4)
 	go s.ingestLoop(ctx)
+	go s.flushLoop(ctx)
 	go s.heartbeatLoop(ctx)
 	go s.gcLoop(ctx)
 	return nil

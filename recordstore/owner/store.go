@@ -179,6 +179,11 @@ type Store[T Target] struct {
 
 	ing ingestState // used by the goroutine that drains (under drainMu)
 
+	// applied are the batches committed whose folders are still in
+	// incoming/; flushMu admits one flush at a time (see flushApplied).
+	applied *appliedSet
+	flushMu sync.Mutex
+
 	// drainMu admits one drain at a time (loop, final drain, recheck).
 	drainMu sync.Mutex
 
@@ -226,6 +231,7 @@ func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 		log:     opts.Logger.With("component", "recordstore_owner", "store", opts.Path),
 		id:      spool.NewIdentity(opts.Build),
 		waiters: newWaiters(),
+		applied: newAppliedSet(),
 		poke:    make(chan struct{}, 1),
 	}
 	s.ing.init()
