@@ -24,6 +24,10 @@ type rowScanner struct {
 	cols map[string]int
 	seen []bool
 	buf  []byte // scratch for unescaped keys and compacted json
+	// text is the line being scanned as a string, made on its first plain
+	// string value: the row's strings are slices of it, one allocation
+	// per row rather than one per value.
+	text string
 }
 
 func newRowScanner(kind *recordstore.Kind) *rowScanner {
@@ -43,6 +47,7 @@ func scanError(off int, format string, args ...any) error {
 func (s *rowScanner) scan(line []byte) (recordstore.Values, error) {
 	vals := make(recordstore.Values, len(s.kind.Columns))
 	clear(s.seen)
+	s.text = ""
 	i := skipWS(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return nil, scanError(i, "want a JSON object")
@@ -142,7 +147,10 @@ func (s *rowScanner) value(c recordstore.Column, line []byte, i int) (any, int, 
 		}
 		var str string
 		if plain {
-			str = string(raw)
+			if s.text == "" {
+				s.text = string(line)
+			}
+			str = s.text[i+1 : end-1]
 		} else {
 			str = string(unquoteInto(nil, raw))
 		}
@@ -186,6 +194,9 @@ func (s *rowScanner) typed(c recordstore.Column, str string) (any, error) {
 	case recordstore.TypeString:
 		return str, nil
 	case recordstore.TypeDatetime:
+		if storedDatetime(str) {
+			return str, nil // already what Format would make of it
+		}
 		t, err := recordstore.ParseDatetime(str)
 		if err != nil {
 			return nil, s.columnErr(c, "datetime %q is not RFC 3339 in years 0000-9999", str)
