@@ -274,7 +274,14 @@ func normJSON(v any) (any, error) {
 
 // CompactJSON validates raw as one JSON value and returns its compact text.
 func CompactJSON(raw []byte) (string, error) {
+	if len(raw) > 0 && !hasJSONSpace(raw) {
+		// Nothing to remove: compact already, if it is valid at all.
+		if json.Valid(raw) {
+			return string(raw), nil
+		}
+	}
 	var buf bytes.Buffer
+	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
 		return "", Invalidf("malformed JSON value: %v", err)
 	}
@@ -282,6 +289,17 @@ func CompactJSON(raw []byte) (string, error) {
 		return "", Invalidf("empty JSON value")
 	}
 	return buf.String(), nil
+}
+
+// hasJSONSpace reports whether raw holds a byte that JSON counts as
+// white space (inside strings too: then Compact decides).
+func hasJSONSpace(raw []byte) bool {
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 func describe(v any) string {

@@ -2,6 +2,7 @@ package recordstore_test
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"time"
 
@@ -127,4 +128,30 @@ var _ = Describe("Record JSON", func() {
 		Expect(string(b)).To(Equal(`{"stream":"s","kind":"k","generation":1,"total":0,"lowSeq":0,"highSeq":0,"sealed":false,` +
 			`"createdAt":"2026-11-29T18:04:05.000000Z","updatedAt":"2026-11-29T18:04:05.000000Z","expiresAt":null}`))
 	})
+})
+
+var _ = Describe("CompactJSON", func() {
+	DescribeTable("returns one JSON value's compact text",
+		func(raw, want string) {
+			got, err := recordstore.CompactJSON([]byte(raw))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got).To(Equal(want))
+		},
+		Entry("compact already", `{"k":1,"v":[1,2,3]}`, `{"k":1,"v":[1,2,3]}`),
+		Entry("with white space", " {\"k\" : 1,\n\t\"v\": [1, 2]}\r\n", `{"k":1,"v":[1,2]}`),
+		Entry("white space inside a string is kept", `{"k": "a b"}`, `{"k":"a b"}`),
+		Entry("a scalar", `12.5e3`, `12.5e3`),
+	)
+	DescribeTable("refuses what is not one JSON value",
+		func(raw string) {
+			_, err := recordstore.CompactJSON([]byte(raw))
+			Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		},
+		Entry("empty", ``),
+		Entry("only space", `   `),
+		Entry("two values, no space", `{}{}`),
+		Entry("two values, spaced", `1 2`),
+		Entry("truncated", `{"k":`),
+		Entry("a bare word", `nope`),
+	)
 })
