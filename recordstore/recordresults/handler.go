@@ -49,7 +49,11 @@ type handler struct {
 //
 // Failures are JSON {"error":{"code":"not_found","message":"..."}} with the
 // code and message of recordstore.Code and recordstore.Message and a status
-// chosen by the code (HTTPStatus). The handler only reads: it never writes
+// chosen by the code (HTTPStatus). A backend that cannot read at all — one
+// opened detached, whose store's owner runs another catalog version —
+// answers every route but /healthz and /api/v1/status with its error (503,
+// code catalog_version) before any response starts, follow included. The
+// handler only reads: it never writes
 // to the store. It is safe for concurrent requests (as every
 // recordstore.Backend is).
 func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
@@ -63,13 +67,36 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	if opts.Status != nil {
 		mux.HandleFunc("GET /api/v1/status", h.status)
 	}
-	mux.HandleFunc("GET /api/v1/streams", h.streams)
-	mux.HandleFunc("GET /api/v1/streams/{stream}", h.meta)
-	mux.HandleFunc("GET /api/v1/streams/{stream}/rows", h.rows)
-	mux.HandleFunc("GET /api/v1/streams/{stream}/follow", h.follow)
-	mux.HandleFunc("GET /{$}", h.index)
+	mux.HandleFunc("GET /api/v1/streams", h.reads(h.streams))
+	mux.HandleFunc("GET /api/v1/streams/{stream}", h.reads(h.meta))
+	mux.HandleFunc("GET /api/v1/streams/{stream}/rows", h.reads(h.rows))
+	mux.HandleFunc("GET /api/v1/streams/{stream}/follow", h.reads(h.follow))
+	mux.HandleFunc("GET /{$}", h.reads(h.index))
 	mux.HandleFunc("/", h.noRoute)
 	return logRequests(log, mux)
+}
+
+// detachable is the optional capability of a backend that may have been
+// opened detached (sqlite.Backend.Detached): a non-nil error is why it
+// cannot read.
+type detachable interface{ Detached() error }
+
+// reads wraps a route that reads the backend: when the backend is detached
+// the request is answered with that error at once, so that a route which
+// starts its response before reading (follow) fails with a status instead
+// of an empty 200.
+func (h *handler) reads(route http.HandlerFunc) http.HandlerFunc {
+	d, ok := h.b.(detachable)
+	if !ok {
+		return route
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Detached(); err != nil {
+			writeError(w, r, h.log, fmt.Errorf("read %s: this process is detached from the store: %w", r.URL.Path, err))
+			return
+		}
+		route(w, r)
+	}
 }
 
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {

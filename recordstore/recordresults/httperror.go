@@ -12,7 +12,10 @@ import (
 )
 
 // HTTPStatus returns the HTTP status for an error code: 400 for bad input,
-// 404 for a missing stream or kind, 409 for a state conflict, 500 otherwise.
+// 404 for a missing stream or kind, 409 for a state conflict, 503 when the
+// serving process cannot read the store (catalog_version: its owner runs
+// another catalog version; another server, or this one restarted with the
+// owner's build, can answer), 500 otherwise.
 func HTTPStatus(code string) int {
 	switch code {
 	case "invalid", "unsupported":
@@ -21,6 +24,8 @@ func HTTPStatus(code string) int {
 		return http.StatusNotFound
 	case "sealed", "schema_conflict", "capacity":
 		return http.StatusConflict
+	case "catalog_version":
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
