@@ -1,6 +1,6 @@
-// TestMain, and the child processes of the multi-process benchmarks: the
-// test binary started again with mpChildEnv set plays one role instead of
-// running the tests.
+// TestMain, and the child processes of the multi-process benchmarks and
+// specs: the test binary started again with mpChildEnv set plays one role
+// instead of running the tests.
 
 package recordresults_test
 
@@ -28,8 +28,8 @@ import (
 
 // The environment of a benchmark child.
 const (
-	// mpChildEnv names the role: "owner", "owner batches", "standby" or
-	// "producer <stream> <rows>".
+	// mpChildEnv names the role: "owner", "owner batches", "standby",
+	// "producer <stream> <rows>" or catalogOwnerRole.
 	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
 	// mpStoreEnv is the store path the child opens.
 	mpStoreEnv = "RECORDRESULTS_BENCH_STORE"
@@ -66,6 +66,8 @@ func mpRunChild(role string) int {
 			err = mpRunStandby(ctx, path)
 		case "producer":
 			err = mpRunProducer(ctx, path, args[1:])
+		case catalogOwnerRole:
+			err = runCatalogOwner(ctx, path)
 		default:
 			err = fmt.Errorf("unknown benchmark child role %q", role)
 		}
