@@ -117,16 +117,7 @@ func (b *Backend) appendDetached(ctx context.Context, stream, kind string, rows 
 	if err != nil {
 		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
 	}
-	r, err := b.submit(ctx, what, []recordstore.Kind{t.kind},
-		recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind, Rows: vals})
-	if err != nil {
-		return recordstore.AppendResult{}, err
-	}
-	if r.Append == nil {
-		return recordstore.AppendResult{}, fmt.Errorf("%s: the owner's result has no append window", what)
-	}
-	b.notifier.Notify(stream)
-	return *r.Append, nil
+	return b.submitAppend(ctx, what, t, stream, vals)
 }
 
 // mutateDetached submits a stream mutation as it is: whether the stream is

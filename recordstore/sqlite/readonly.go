@@ -156,8 +156,15 @@ func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows 
 	if err != nil {
 		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
 	}
+	return b.submitAppend(ctx, what, t, stream, vals)
+}
+
+// submitAppend submits rows checked against t (normalized in its column
+// order, t's declaration going along as the batch's schema) and returns
+// the owner's append window.
+func (b *Backend) submitAppend(ctx context.Context, what string, t *table, stream string, vals []recordstore.Values) (recordstore.AppendResult, error) {
 	r, err := b.submit(ctx, what, []recordstore.Kind{t.kind},
-		recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind, Rows: vals})
+		recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: t.kind.Name, Rows: vals})
 	if err != nil {
 		return recordstore.AppendResult{}, err
 	}
