@@ -7,6 +7,7 @@ package recordstore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -302,6 +303,9 @@ func hasJSONSpace(raw []byte) bool {
 	return false
 }
 
+// describe names a caller's value in an error message: its JSON kind, or
+// for any other Go value its type and, when short, its JSON text
+// ("int64 5", "time.Duration 1000").
 func describe(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -317,15 +321,10 @@ func describe(v any) string {
 	case []any:
 		return "an array"
 	}
-	return strconv.Quote(typeName(v))
-}
-
-func typeName(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 0 && len(b) < 40 {
-		return string(b)
+	if b, err := json.Marshal(v); err == nil && len(b) < 40 {
+		return fmt.Sprintf("%T %s", v, b)
 	}
-	return "value"
+	return fmt.Sprintf("a value of type %T", v)
 }
 
 // Decode turns stored values of kind k back into a Row as readers see it:

@@ -155,3 +155,20 @@ var _ = Describe("CompactJSON", func() {
 		Entry("a bare word", `nope`),
 	)
 })
+
+var _ = Describe("refusals name the value they got", func() {
+	DescribeTable("for a string column",
+		func(v any, says string) {
+			k := recordstore.Kind{Name: "k", Columns: []recordstore.Column{{Name: "s", Type: recordstore.TypeString}}}
+			_, err := k.Normalize(recordstore.Row{"s": v})
+			Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
+			Expect(err.Error()).To(HaveSuffix("want a string, got " + says))
+		},
+		Entry("a JSON number", json.Number("6"), "the number 6"),
+		Entry("a bool", true, "a bool"),
+		Entry("an object", map[string]any{}, "an object"),
+		Entry("a Go integer", int64(5), "int64 5"),
+		Entry("a Go duration", time.Second, "time.Duration 1000000000"),
+		Entry("a long Go value", [20]int{}, "a value of type [20]int"),
+	)
+})

@@ -5,7 +5,6 @@
 package owner_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/sqlite"
@@ -65,7 +65,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 	It("keeps trying after the lock file could not be opened, and promotes once the owner dies", func(ctx SpecContext) {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
-		logs := &syncBuffer{}
+		logs := gbytes.NewBuffer() // safe for the logger's goroutines
 		s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
 			Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
 			Logger: slog.New(slog.NewTextHandler(logs, nil)),
@@ -83,28 +83,10 @@ var _ = Describe("the promoter", Label("crash"), func() {
 		Expect(os.Link(lock, lock+".away")).To(Succeed())
 		Expect(os.Symlink(filepath.Join(GinkgoT().TempDir(), "missing", "x.lock"), lock+".link")).To(Succeed())
 		Expect(os.Rename(lock+".link", lock)).To(Succeed())
-		Eventually(logs.String, wait).Should(ContainSubstring("promotion failed"))
+		Eventually(logs, wait).Should(gbytes.Say("promotion failed"))
 		Expect(os.Rename(lock+".away", lock)).To(Succeed())
 
 		Expect(own.Kill()).To(Succeed())
 		Eventually(s.Role, wait, 20*time.Millisecond).Should(Equal(owner.RoleOwner))
 	})
 })
-
-// syncBuffer is a bytes.Buffer safe for a logger's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
