@@ -29,19 +29,24 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	chans := make([]<-chan recordstore.BatchResult, len(ids))
 	for i, id := range ids {
 		out[i].ID = id
-		if !spool.ValidID(id) {
-			continue
-		}
-		if wait {
+		if wait && spool.ValidID(id) {
 			ch, cancel := s.waiters.add(id)
 			defer cancel()
 			chans[i] = ch
+		}
+	}
+	// The drain starts while the ledger is read: a batch applied already
+	// (by this owner or an earlier one) is answered from the ledger, one
+	// applied from now on through its waiter, registered above.
+	s.wake()
+	for i, id := range ids {
+		if !spool.ValidID(id) {
+			continue
 		}
 		if res, ok, _ := s.ledger(ctx, id); ok {
 			out[i].Done, out[i].Result = true, &res
 		}
 	}
-	s.wake()
 	if !wait {
 		return out
 	}
