@@ -1,8 +1,8 @@
 // query append: appending NDJSON rows to a stream in one all-or-nothing
 // append, directly when this process owns the store and through the spool
 // otherwise. The input is read a line at a time and every row is checked
-// against the kind as it is read; only the decoded rows are kept for the
-// append itself.
+// against the kind — the catalog's, or the one --schema declares — as it is
+// read; only the decoded rows are kept for the append itself.
 
 package cli
 
@@ -26,10 +26,10 @@ const (
 
 // appendArgs are the flags and argument of append.
 type appendArgs struct {
-	stream, kind, src string
-	format            enumValue
-	noWait            bool
-	timeout           time.Duration
+	stream, kind, schema, src string
+	format                    enumValue
+	noWait                    bool
+	timeout                   time.Duration
 }
 
 // appended is the output of append: the window written, and how.
@@ -47,7 +47,7 @@ type pendingBatch struct {
 func (a *app) appendCmd() *cobra.Command {
 	p := appendArgs{format: newEnum("ndjson", "ndjson")}
 	cmd := &cobra.Command{
-		Use:   "append --stream S --kind K [--format ndjson] [--no-wait | --timeout D] [FILE|-]",
+		Use:   "append --stream S --kind K [--schema FILE] [--format ndjson] [--no-wait | --timeout D] [FILE|-]",
 		Short: "Append the rows of an NDJSON file (or stdin) to a stream",
 		Long: `Append the rows of an NDJSON file (or stdin, also when FILE is omitted)
 to a stream, creating the stream on first use. One JSON object per line;
@@ -61,6 +61,14 @@ command waits for it (--timeout bounds the wait; when it runs out the
 command fails with code pending and the batch id, and the batch is still
 applied, once). With --no-wait it prints {"batch":...,"pending":true} as
 soon as the batch is in the spool.
+
+With --schema FILE, a kind file ({"kinds": [...]}, as kind apply reads
+it; "-" for stdin when the rows come from FILE) that declares K, the rows
+are checked against that declaration, which is then declared (as kind
+apply would) before the rows are appended. Without it K must be declared
+already, and its declaration is read from the store's catalog. A build whose
+catalog version differs from the store owner's cannot read the catalog
+(code catalog_version): it can append only with --schema.
 
 Prints {"stream","kind","from","to","appended","skipped","replaced","role"};
 role is "owner" or "spooled".`,
@@ -76,12 +84,16 @@ role is "owner" or "spooled".`,
 			if p.noWait && p.timeout > 0 {
 				return usagef("--timeout and --no-wait cannot be used together")
 			}
+			if err := schemaFromStdin(p.schema, p.src); err != nil {
+				return err
+			}
 			return a.appendRows(cmd.Context(), p)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&p.stream, "stream", "", "stream to append to (required)")
 	f.StringVar(&p.kind, "kind", "", "kind of the rows (required)")
+	f.StringVar(&p.schema, "schema", "", `kind file ({"kinds": [...]}) declaring the kind, declared before the append; default: the store's catalog`)
 	f.Var(&p.format, "format", "input format: ndjson")
 	f.BoolVar(&p.noWait, "no-wait", false, "through the spool, print the batch id instead of waiting for the owner")
 	f.DurationVar(&p.timeout, "timeout", 0, "how long to wait for the owner's result, like 5s (default: no limit)")
@@ -97,6 +109,13 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 	if err := recordstore.ValidateKindName(p.kind); err != nil {
 		return err
 	}
+	var declared *recordstore.Kind
+	if p.schema != "" {
+		var err error
+		if declared, err = a.schemaKind(p.kind, p.schema); err != nil {
+			return err
+		}
+	}
 	r, name, closeInput, err := a.openInput(p.src)
 	if err != nil {
 		return err
@@ -104,7 +123,7 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 	defer closeInput()
 	return a.quietly(ctx, func(st *recordresults.Store) error {
 		b := st.Backend()
-		k, err := b.Kind(ctx, p.kind)
+		k, err := appendKind(ctx, st, p.kind, declared)
 		if err != nil {
 			return err
 		}
@@ -114,45 +133,99 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
 		}
 		publish := p.noWait && !owned
-		var rows []recordstore.Row
-		var vals []recordstore.Values
-		keep := func(row recordstore.Row, v recordstore.Values) {
-			if publish {
-				vals = append(vals, v)
-			} else {
-				rows = append(rows, row)
-			}
-		}
-		if err := readRows(newRowReader(r, name), &k, maxRows, keep); err != nil {
-			return err
-		}
-		if publish {
-			return a.publishAppend(ctx, st, &k, p.stream, vals)
-		}
-		role := roleOwner
-		if st.Role() != owner.RoleOwner {
-			role = roleSpooled
-		}
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if p.timeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, p.timeout)
-		}
-		defer cancel()
-		res, err := b.Append(actx, p.stream, p.kind, rows)
+		in, err := readAppend(newRowReader(r, name), k, maxRows, publish)
 		if err != nil {
 			return err
 		}
-		return a.printOne(appended{AppendResult: res, Role: role})
+		if declared != nil {
+			if _, err := b.DeclareKind(ctx, *declared); err != nil {
+				return err
+			}
+		}
+		if publish {
+			return a.publishAppend(ctx, st, k, p.stream, in.vals)
+		}
+		return a.applyAppend(ctx, st, p, in.rows)
 	})
+}
+
+// appendKind returns the kind append checks the rows against. A
+// declaration from --schema is returned once it is found to reconcile with
+// the catalog's (as kind apply checks it; a detached process cannot read
+// the catalog, and the owner checks it when it is declared). Without one
+// the kind is read from the catalog, which a detached process cannot do:
+// that error says how to append anyway.
+func appendKind(ctx context.Context, st *recordresults.Store, name string, declared *recordstore.Kind) (*recordstore.Kind, error) {
+	b := st.Backend()
+	if declared != nil {
+		if err := precheckKinds(ctx, b, []recordstore.Kind{*declared}, st.Role() != owner.RoleDetached); err != nil {
+			return nil, err
+		}
+		return declared, nil
+	}
+	k, err := b.Kind(ctx, name)
+	if errors.Is(err, owner.ErrCatalogVersion) {
+		return nil, fmt.Errorf("kind %s cannot be read from the catalog; pass --schema FILE declaring it: %w", name, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// appendInput is append's input once read and checked: the rows as
+// decoded (to append them), or normalized for the kind (to publish them).
+type appendInput struct {
+	rows []recordstore.Row
+	vals []recordstore.Values
+}
+
+// readAppend reads every row of in and checks it against k (at most
+// maxRows when it is not zero), keeping them normalized when publish is
+// set.
+func readAppend(in *rowReader, k *recordstore.Kind, maxRows int64, publish bool) (appendInput, error) {
+	var out appendInput
+	keep := func(row recordstore.Row, v recordstore.Values) {
+		if publish {
+			out.vals = append(out.vals, v)
+		} else {
+			out.rows = append(out.rows, row)
+		}
+	}
+	err := readRows(in, k, maxRows, keep)
+	return out, err
+}
+
+// applyAppend appends rows (directly, or through the spool waiting up to
+// --timeout for the owner's result) and prints the window with this
+// process's role.
+func (a *app) applyAppend(ctx context.Context, st *recordresults.Store, p appendArgs, rows []recordstore.Row) error {
+	role := roleOwner
+	if st.Role() != owner.RoleOwner {
+		role = roleSpooled
+	}
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, p.timeout)
+	}
+	defer cancel()
+	res, err := st.Backend().Append(actx, p.stream, p.kind, rows)
+	if err != nil {
+		return err
+	}
+	return a.printOne(appended{AppendResult: res, Role: role})
 }
 
 // publishAppend checks that stream can take rows of kind, publishes vals
 // (normalized for kind, in its column order) as one append batch, and
-// prints its id without waiting for the owner. On error nothing was
-// published.
+// prints its id without waiting for the owner. A detached process cannot
+// read the stream to check it: the owner does, when it applies the batch.
+// On error nothing was published.
 func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *recordstore.Kind, stream string, vals []recordstore.Values) error {
-	if err := checkAppendable(ctx, st.Backend(), stream, kind.Name); err != nil {
-		return err
+	if st.Role() != owner.RoleDetached {
+		if err := checkAppendable(ctx, st.Backend(), stream, kind.Name); err != nil {
+			return err
+		}
 	}
 	id, err := st.Publish(ctx, recordstore.Batch{
 		Schemas: []recordstore.Kind{*kind},

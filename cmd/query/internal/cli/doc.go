@@ -12,7 +12,11 @@
 // owns the store, the command owns it for its length (writes directly,
 // ingests the spool, drains it on close); when another process owns it,
 // the command reads the live file and its writes go through the spool to
-// the owner, whose exact result comes back. scan --follow and serve hold
+// the owner, whose exact result comes back. When that owner runs a build
+// of another catalog version the command is detached: every read fails
+// with catalog_version, writes still go through the spool (append then
+// needs --schema, since it cannot read the kind from the catalog), and it
+// never takes the store over. scan --follow and serve hold
 // the store until they are told to stop (SIGINT or SIGTERM, delivered
 // through the context given to Run). status only reads the owner's state
 // file and asks its socket. The spool commands work on the store's spool

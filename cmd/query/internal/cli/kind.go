@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
@@ -36,6 +37,10 @@ func (a *app) kindApplyCmd() *cobra.Command {
 
 Every kind in the file is checked against the store first; when one is
 invalid or conflicts with its stored declaration nothing is declared.
+A build whose catalog version differs from the store owner's cannot read
+the catalog: it checks each kind alone, and the owner reconciles them one
+by one, so a conflict stops at that kind and the ones before it stay
+declared.
 Prints one line per kind: {"name":..., "status":"created"|"unchanged"|"updated"}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
@@ -68,7 +73,7 @@ func (a *app) kindApply(ctx context.Context, src string) error {
 	}
 	return a.quietly(ctx, func(st *recordresults.Store) error {
 		b := st.Backend()
-		if err := precheckKinds(ctx, b, file.Kinds); err != nil {
+		if err := precheckKinds(ctx, b, file.Kinds, st.Role() != owner.RoleDetached); err != nil {
 			return err
 		}
 		p := newPrinter(a.env.Stdout)
@@ -114,12 +119,46 @@ func (a *app) readKindFile(src string) (recordstore.KindFile, error) {
 	return file, nil
 }
 
-// precheckKinds validates every kind and reconciles it with its stored
-// declaration, so that a file with one bad kind declares none of them.
-func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordstore.Kind) error {
+// schemaKind returns the declaration of kind name from the kind file
+// schema (a path, or "-" for stdin), validated: the --schema flag of
+// append and spool publish. A file that is malformed, or does not declare
+// name, is ErrInvalid.
+func (a *app) schemaKind(name, schema string) (*recordstore.Kind, error) {
+	file, err := a.readKindFile(schema)
+	if err != nil {
+		return nil, err
+	}
+	for i := range file.Kinds {
+		k := &file.Kinds[i]
+		if k.Name != name {
+			continue
+		}
+		if err := k.Validate(); err != nil {
+			return nil, fmt.Errorf("kind file %s: %w", schema, err)
+		}
+		return k, nil
+	}
+	return nil, recordstore.Invalidf("kind file %s does not declare kind %s", schema, name)
+}
+
+// schemaFromStdin refuses --schema - when the rows come from stdin too.
+func schemaFromStdin(schema, src string) error {
+	if schema == "-" && src == "-" {
+		return usagef("--schema - needs the rows in a FILE: both cannot come from stdin")
+	}
+	return nil
+}
+
+// precheckKinds validates every kind and, when the catalog can be read
+// (not in a detached process), reconciles it with its stored declaration,
+// so that a file with one bad kind declares none of them.
+func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordstore.Kind, catalog bool) error {
 	for _, k := range kinds {
 		if err := k.Validate(); err != nil {
 			return err
+		}
+		if !catalog {
+			continue
 		}
 		stored, err := b.Kind(ctx, k.Name)
 		if errors.Is(err, recordstore.ErrNotFound) {

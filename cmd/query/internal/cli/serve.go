@@ -24,8 +24,11 @@ func (a *app) serveCmd() *cobra.Command {
 until SIGINT or SIGTERM. When no process owns the store, serve becomes the
 owner: it writes the live file, ingests what other processes spool, and
 runs the retention sweeper. Otherwise it serves reads as a non-owner and
-promotes itself to owner the moment the owner goes away. Each role change
-is logged as "msg=role role=owner|non-owner".
+promotes itself to owner the moment the owner goes away. When the owner
+runs a build of another catalog version, serve is detached: it cannot read
+the store, so the stream routes answer 503 with code catalog_version, and
+it never takes the store over. Each role is logged as
+"msg=role role=owner|non-owner|detached|closed" (detached as a warning).
 
   GET /healthz
   GET /api/v1/status                                      (the owner's status)
@@ -54,11 +57,7 @@ func (a *app) serve(ctx context.Context, addr string) error {
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
 		Logger: a.logger(slog.LevelWarn),
-		Events: owner.Events{Role: func(r owner.Role) {
-			if r == owner.RoleOwner || r == owner.RoleNonOwner {
-				log.Info("role", "role", string(r))
-			}
-		}},
+		Events: owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
 	}
 	err := a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
@@ -74,4 +73,15 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	}
 	log.Info("stopped") // the store is closed: as owner, after its final drain
 	return nil
+}
+
+// logRole logs the role serve took. Detached is a warning: a detached
+// serve answers every read with catalog_version for as long as it runs.
+func logRole(log *slog.Logger, r owner.Role) {
+	if r == owner.RoleDetached {
+		log.Warn("role", "role", string(r),
+			"reason", "the store's owner runs another catalog version: reads fail with catalog_version (HTTP 503), writes go through the spool, and this process never takes the store over")
+		return
+	}
+	log.Info("role", "role", string(r))
 }

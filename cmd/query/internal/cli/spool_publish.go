@@ -6,7 +6,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -52,8 +51,8 @@ Prints {"batch","path","rows","format"}.`,
 			if len(args) == 1 {
 				p.src = args[0]
 			}
-			if p.schema == "-" && p.src == "-" {
-				return usagef("--schema - needs the rows in a FILE: both cannot come from stdin")
+			if err := schemaFromStdin(p.schema, p.src); err != nil {
+				return err
 			}
 			return a.spoolPublish(cmd.Context(), p)
 		}),
@@ -118,21 +117,7 @@ func (a *app) publishKind(ctx context.Context, name, schema string) (*recordstor
 	if schema == "" {
 		return a.catalogKind(ctx, name)
 	}
-	file, err := a.readKindFile(schema)
-	if err != nil {
-		return nil, err
-	}
-	for i := range file.Kinds {
-		k := &file.Kinds[i]
-		if k.Name != name {
-			continue
-		}
-		if err := k.Validate(); err != nil {
-			return nil, fmt.Errorf("kind file %s: %w", schema, err)
-		}
-		return k, nil
-	}
-	return nil, recordstore.Invalidf("kind file %s does not declare kind %s", schema, name)
+	return a.schemaKind(name, schema)
 }
 
 // catalogKind reads the declaration of kind name from the store's catalog
