@@ -52,6 +52,7 @@ var _ = Describe("usage errors", func() {
 		Entry("an empty store path", "--store must not be empty", "--store", "", "streams"),
 		Entry("a negative append timeout", "--timeout must not be negative", "append", "--stream", "s1", "--kind", "jobs", "--timeout=-1s"),
 		Entry("an append timeout that is not a duration", `invalid argument "5" for "--timeout"`, "append", "--stream", "s1", "--kind", "jobs", "--timeout", "5"),
+		Entry("append with schema and rows both on stdin", "--schema - needs the rows in a FILE", "append", "--stream", "s1", "--kind", "jobs", "--schema", "-"),
 		Entry("append with both --no-wait and --timeout", "--timeout and --no-wait cannot be used together", "append", "--stream", "s1", "--kind", "jobs", "--no-wait", "--timeout", "1s"),
 		Entry("status with an argument", `unknown command "x"`, "status", "x"),
 		Entry("an empty store path for status", "--store must not be empty", "--store", "", "status"),
