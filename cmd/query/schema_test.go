@@ -213,6 +213,7 @@ var _ = Describe("a store owned by a build of another catalog version", Label("i
 		failsWith(s.detached(`{"id": 3}`, "append", "--stream", "s1", "--kind", "jobs"), "catalog_version", "pass --schema FILE")
 		failsWith(s.detached("", "scan", "--stream", "s1"), "catalog_version",
 			"the owner uses catalog version "+strconv.Itoa(otherCatalogVersion)+", this build "+strconv.Itoa(sqlite.CatalogVersion))
+		failsWith(s.detached("", "scan", "--stream", "s1", "--follow"), "catalog_version", "detached")
 		failsWith(s.detached("", "meta", "--stream", "s1"), "catalog_version", "detached")
 		failsWith(s.detached("", "streams"), "catalog_version", "detached")
 		failsWith(s.detached("", "kind", "list"), "catalog_version", "detached")
