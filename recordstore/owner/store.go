@@ -97,6 +97,8 @@ type Options[T Target] struct {
 	// LedgerRetention is how long ledger rows are kept; default 7 days.
 	LedgerRetention time.Duration
 	// Spool configures the spool folder (limits, clock, fault injection).
+	// Its Prepare is always set: a store keeps one empty batch folder
+	// ready for its next publish, removed by Close.
 	Spool spool.Options
 	// Logger receives the store's log lines; default: discard.
 	Logger *slog.Logger
@@ -237,7 +239,9 @@ func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 	s.ing.init()
 	s.mu.role = RoleNonOwner
 	var err error
-	if s.spool, err = spool.Open(ctx, opts.Path, opts.Spool); err != nil {
+	sopts := opts.Spool
+	sopts.Prepare = true // this process may publish again and again
+	if s.spool, err = spool.Open(ctx, opts.Path, sopts); err != nil {
 		return nil, err
 	}
 	if s.lock, err = newLockFile(s.paths.Lock); err != nil {
@@ -363,6 +367,6 @@ func (s *Store[T]) close() error {
 		errs = append(errs, s.closeNonOwner())
 	}
 	s.setRole(RoleClosed)
-	errs = append(errs, s.backend.Close())
+	errs = append(errs, s.backend.Close(), s.spool.Close())
 	return errors.Join(errs...)
 }

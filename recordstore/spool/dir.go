@@ -65,6 +65,11 @@ type Options struct {
 	// Limits bound what loaded batches may hold. A zero field takes the
 	// value of DefaultLimits; a negative one means unlimited.
 	Limits Limits
+	// Prepare makes the Dir keep one empty batch folder ready in tmp/
+	// after each publish, for the next one (see Dir.Close): a long-lived
+	// producer's publish then skips a mkdir and two file creations. A
+	// process killed with one ready leaves it to tmp/ GC.
+	Prepare bool
 }
 
 // Dir is an open spool folder. It is safe for concurrent use; the
@@ -77,6 +82,8 @@ type Dir struct {
 	now       func() time.Time
 	failpoint func(string)
 	limits    Limits
+	prepare   bool
+	prep      preparer
 }
 
 // Open opens (creating it if needed) the spool of the store configured at
@@ -90,7 +97,7 @@ func Open(ctx context.Context, storePath string, opts Options) (*Dir, error) {
 // mode.
 func OpenRoot(ctx context.Context, root string, opts Options) (*Dir, error) {
 	d := &Dir{root: filepath.Clean(root), fs: opts.FS, log: opts.Logger, now: opts.Now,
-		failpoint: opts.Failpoint, limits: effectiveLimits(opts.Limits)}
+		failpoint: opts.Failpoint, limits: effectiveLimits(opts.Limits), prepare: opts.Prepare}
 	if d.fs == nil {
 		d.fs = fsutil.Default
 	}

@@ -72,9 +72,8 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 		return BatchName{}, err
 	}
 	name := m.Name()
-	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
-	if err := d.writeTmp(ctx, tmp, del, m, codec); err != nil {
-		_ = os.RemoveAll(tmp)
+	tmp, err := d.writeTmpFolder(ctx, del, m, codec)
+	if err != nil {
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -92,6 +91,7 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
 	d.fail(StepCommitted)
+	d.prepareNext(m.Producer.Instance, codec.Extension())
 	d.log.Debug("spool batch published", "batch", name.String(), "entries", len(m.Entries), "rows", del.Rows())
 	return name, nil
 }
@@ -115,7 +115,40 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 	return m, nil
 }
 
-func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manifest, codec Codec) error {
+// writeTmpFolder writes the batch into a folder of tmp/ — the prepared one
+// when there is one (see Options.Prepare), else tmp/<instance>-<id>/ —
+// and returns its path. On error no folder of it is left.
+func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec) (string, error) {
+	if p := d.takePrepared(); p != nil {
+		err := d.writeTmp(ctx, p.path, p.files, del, m, codec)
+		if err == nil {
+			return p.path, nil
+		}
+		_ = os.RemoveAll(p.path)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		// The prepared folder was removed under us (tmp/ GC): start over.
+	}
+	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
+	if err := d.writeTmp(ctx, tmp, nil, del, m, codec); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// dataFileName names the data file of entry i (from 0).
+func dataFileName(i int, ext string) string { return fmt.Sprintf("e%05d%s", i+1, ext) }
+
+// writeTmp writes the batch's files into tmp, a new folder — or, with
+// prepared (the base names of the empty files it holds), a prepared one
+// — and fsyncs them and the folder. Prepared files it does not need are
+// removed first.
+func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec) error {
+	if prepared != nil {
+		return d.fillTmp(ctx, tmp, prepared, del, m, codec)
+	}
 	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); errors.Is(err, fs.ErrExist) {
 		// An earlier attempt of this delivery left its folder behind.
 		if err := os.RemoveAll(tmp); err != nil {
@@ -128,7 +161,13 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 	} else if err != nil {
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
+	return d.fillTmp(ctx, tmp, nil, del, m, codec)
+}
+
+// fillTmp is writeTmp once the folder exists.
+func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec) error {
 	d.fail(StepTmpCreated)
+	used := map[string]bool{}
 	var small []fsutil.NamedData // encoded in memory, written together with the manifest
 	var buffered int64
 	for i := range del.Entries {
@@ -136,8 +175,9 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 		if e.Op != OpAppend || len(e.Values) == 0 {
 			continue
 		}
-		file := fmt.Sprintf("e%05d%s", i+1, codec.Extension())
+		file := dataFileName(i, codec.Extension())
 		path, kind := filepath.Join(tmp, file), m.Schema(e.Kind)
+		used[file] = true
 		var n int64
 		var sum string
 		var err error
@@ -146,8 +186,13 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 			data, err = encodeRows(ctx, codec, kind, e.Values)
 			n, sum = int64(len(data)), sha256Hex(data)
 			buffered += n
-			small = append(small, fsutil.NamedData{Path: path, Data: data})
+			small = append(small, fsutil.NamedData{Path: path, Data: data, Prepared: prepared[file]})
 		} else {
+			if prepared[file] {
+				if err := os.Remove(path); err != nil {
+					return fmt.Errorf("entry %d: %w", i, err)
+				}
+			}
 			n, sum, err = d.writeData(ctx, path, codec, kind, e.Values)
 		}
 		if err != nil {
@@ -160,7 +205,16 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, del *Delivery, m *Manife
 	if err != nil {
 		return err
 	}
-	small = append(small, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Data: data})
+	small = append(small, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Data: data, Prepared: prepared[ManifestFile]})
+	used[ManifestFile] = true
+	for name := range prepared {
+		if !used[name] {
+			// Before the folder's fsync, which must not record it.
+			if err := os.Remove(filepath.Join(tmp, name)); err != nil {
+				return err
+			}
+		}
+	}
 	// The small data files, the manifest and the folder are fsynced
 	// together: one fsync of latency instead of two in a row.
 	if err := d.fs.CreateFiles(tmp, small, fsutil.FileMode); err != nil {

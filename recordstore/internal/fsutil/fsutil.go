@@ -165,9 +165,14 @@ func (h *Helper) CreateFile(path string, perm os.FileMode, fill func(io.Writer) 
 type NamedData struct {
 	Path string
 	Data []byte
+	// Prepared says the file exists already, empty, created beforehand by
+	// the caller (so that creating it is off the caller's path): it is
+	// opened without O_CREATE and truncated rather than created.
+	Prepared bool
 }
 
-// CreateFiles writes new files (none may exist yet) into the folder dir and
+// CreateFiles writes new files (none may exist yet, except those marked
+// Prepared, which must) into the folder dir and
 // makes them and their folder entries durable: once every file is written,
 // all the files and dir are fsynced at the same time, so a set of small
 // files costs about one fsync of latency. On error every file it created
@@ -183,7 +188,11 @@ func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) (e
 		}
 	}()
 	for _, nf := range files {
-		f, err := h.FS.OpenFile(nf.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if nf.Prepared {
+			flag = os.O_WRONLY | os.O_TRUNC
+		}
+		f, err := h.FS.OpenFile(nf.Path, flag, perm)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", nf.Path, err)
 		}

@@ -1,0 +1,177 @@
+// Prepared batch folders (Options.Prepare): made after a publish, used by
+// the next one, removed by Close, and never a reason for a publish to fail.
+
+package spool_test
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+)
+
+// tmpTree lists tmp/ as "folder/file" paths (and "folder/" for an empty
+// folder).
+func tmpTree(d *spool.Dir) []string {
+	GinkgoHelper()
+	var out []string
+	dirs, err := os.ReadDir(d.Path(spool.StateTmp, ""))
+	Expect(err).NotTo(HaveOccurred())
+	for _, de := range dirs {
+		files, err := os.ReadDir(d.Path(spool.StateTmp, de.Name()))
+		Expect(err).NotTo(HaveOccurred())
+		if len(files) == 0 {
+			out = append(out, de.Name()+"/")
+		}
+		for _, f := range files {
+			out = append(out, de.Name()+"/"+f.Name())
+		}
+	}
+	return out
+}
+
+// preparedFolder waits for the one prepared folder and returns its name.
+func preparedFolder(d *spool.Dir, ext string) string {
+	GinkgoHelper()
+	Eventually(func() int { return len(tmpTree(d)) }).Should(Equal(2))
+	tree := tmpTree(d)
+	folder := strings.Split(tree[0], "/")[0]
+	Expect(tree).To(ConsistOf(folder+"/e00001"+ext, folder+"/"+spool.ManifestFile))
+	for _, p := range tree {
+		fi, err := os.Stat(d.Path(spool.StateTmp, p))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Size()).To(BeZero())
+	}
+	return folder
+}
+
+// folderFiles lists a batch folder of incoming/.
+func folderFiles(d *spool.Dir, name spool.BatchName) []string {
+	GinkgoHelper()
+	ents, err := os.ReadDir(d.Path(spool.StateIncoming, name.String()))
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, e := range ents {
+		fi, err := e.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)), e.Name())
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+var _ = Describe("prepared batch folders", func() {
+	var (
+		ctx context.Context
+		d   *spool.Dir
+		id  *spool.Identity
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		d = newDir(spool.Options{Prepare: true})
+		id = spool.NewIdentity("test-build")
+		DeferCleanup(func() { Expect(d.Close()).To(Succeed()) })
+	})
+
+	appendOnly := func(rows []recordstore.Values) *spool.Delivery {
+		del := sampleDelivery(id, rows)
+		del.Entries = del.Entries[:1]
+		return del
+	}
+
+	It("are made after a publish and filled by the next one, which loads like any batch", func() {
+		rows := normalizeAll(allTypes(), edgeRows())
+		_, err := d.Publish(ctx, appendOnly(rows), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		first := preparedFolder(d, ".ndjson")
+
+		name, err := d.Publish(ctx, appendOnly(rows), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(folderFiles(d, name)).To(ConsistOf("e00001.ndjson", spool.ManifestFile))
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		got, err := b.ReadAll(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Entries[0].Values).To(Equal(rows))
+
+		next := preparedFolder(d, ".ndjson")
+		Expect(next).NotTo(Equal(first), "the prepared folder was used, and a new one made")
+	})
+
+	DescribeTable("drop the prepared files a batch does not use",
+		func(format string, entries func(*spool.Delivery), want []string) {
+			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			preparedFolder(d, ".ndjson")
+			del := sampleDelivery(id, normalizeAll(allTypes(), edgeRows()))
+			entries(del)
+			name, err := d.Publish(ctx, del, format)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(folderFiles(d, name)).To(ConsistOf(want))
+			b, err := d.Load(ctx, spool.StateIncoming, name.String())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b.Verify(ctx)).To(Succeed())
+		},
+		Entry("a seal only: no data file", spool.FormatNDJSON, func(del *spool.Delivery) { del.Entries = del.Entries[2:] },
+			[]string{spool.ManifestFile}),
+		Entry("another codec", spool.FormatNDJSONGz, func(del *spool.Delivery) { del.Entries = del.Entries[:1] },
+			[]string{"e00001.ndjson.gz", spool.ManifestFile}),
+	)
+
+	It("a large entry replaces the prepared data file", func() {
+		_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		preparedFolder(d, ".ndjson")
+		big := make([]recordstore.Row, 3000)
+		for i := range big {
+			big[i] = recordstore.Row{"s": strings.Repeat("x", 2000), "i": i}
+		}
+		rows := normalizeAll(allTypes(), big) // about 6 MB: streamed to disk
+		name, err := d.Publish(ctx, appendOnly(rows), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		b, err := d.Load(ctx, spool.StateIncoming, name.String())
+		Expect(err).NotTo(HaveOccurred())
+		got, err := b.ReadAll(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Entries[0].Values).To(HaveLen(3000))
+	})
+
+	It("a prepared folder removed under the producer (tmp/ GC) costs nothing but a fresh folder", func() {
+		_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.RemoveAll(d.Path(spool.StateTmp, preparedFolder(d, ".ndjson")))).To(Succeed())
+		name, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(folderFiles(d, name)).To(ConsistOf("e00001.ndjson", spool.ManifestFile))
+	})
+
+	It("Close removes the prepared folder, and nothing is prepared after it", func() {
+		_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		preparedFolder(d, ".ndjson")
+		Expect(d.Close()).To(Succeed())
+		Expect(tmpTree(d)).To(BeEmpty())
+		_, err = d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(func() []string { return tmpTree(d) }, "100ms").Should(BeEmpty())
+	})
+
+	It("a refused publish leaves neither its folder nor the prepared one it took", func() {
+		_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		preparedFolder(d, ".ndjson")
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = d.Publish(canceled, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).To(MatchError(context.Canceled))
+		Expect(tmpTree(d)).To(BeEmpty())
+		names, err := d.List(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names).To(HaveLen(1), "only the first publish")
+	})
+})
