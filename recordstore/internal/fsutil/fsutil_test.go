@@ -244,3 +244,26 @@ var _ = Describe("RenameNotify", func() {
 		Expect(called).To(BeFalse())
 	})
 })
+
+var _ = Describe("CreateFiles with prepared files", func() {
+	It("truncates and writes a prepared file, and creates the others", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "a"), nil, 0o600)).To(Succeed())
+		Expect(fsutil.Default.CreateFiles(dir, []fsutil.NamedData{
+			{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true},
+			{Path: filepath.Join(dir, "b"), Data: []byte("two")},
+		}, fsutil.FileMode)).To(Succeed())
+		Expect(os.ReadFile(filepath.Join(dir, "a"))).To(Equal([]byte("one")))
+		Expect(os.ReadFile(filepath.Join(dir, "b"))).To(Equal([]byte("two")))
+	})
+
+	It("refuses a prepared file that is not there, creating nothing", func() {
+		dir := GinkgoT().TempDir()
+		err := fsutil.Default.CreateFiles(dir, []fsutil.NamedData{
+			{Path: filepath.Join(dir, "b"), Data: []byte("two")},
+			{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true},
+		}, fsutil.FileMode)
+		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "%v", err)
+		Expect(entries(dir)).To(BeEmpty())
+	})
+})
