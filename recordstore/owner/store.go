@@ -166,6 +166,12 @@ type Store[T Target] struct {
 		seq int64 // last seq published
 	}
 
+	// sock is the owner's socket path as last read from the state file.
+	sock struct {
+		sync.Mutex
+		path string
+	}
+
 	mu struct {
 		sync.Mutex
 		role    Role

@@ -126,18 +126,34 @@ func (s *Store[T]) nudge(ctx context.Context, id string) {
 	}
 	if sock := s.ownerSocket(); sock != "" {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, _ = Call(cctx, sock, Request{Action: ActionIngest, IDs: []string{id}})
+		if _, err := Call(cctx, sock, Request{Action: ActionIngest, IDs: []string{id}}); err != nil {
+			s.forgetSocket(sock)
+		}
 		cancel()
 	}
 }
 
-// ownerSocket returns the owner's socket path from the state file.
+// ownerSocket returns the owner's socket path: the one last read from the
+// state file, which is read again once a call to that socket failed
+// (forgetSocket).
 func (s *Store[T]) ownerSocket() string {
-	st, err := ReadState(s.paths.State)
-	if err != nil {
-		return ""
+	s.sock.Lock()
+	defer s.sock.Unlock()
+	if s.sock.path == "" {
+		if st, err := ReadState(s.paths.State); err == nil {
+			s.sock.path = st.Socket
+		}
 	}
-	return st.Socket
+	return s.sock.path
+}
+
+// forgetSocket drops the remembered socket path after a call to it failed.
+func (s *Store[T]) forgetSocket(path string) {
+	s.sock.Lock()
+	if s.sock.path == path {
+		s.sock.path = ""
+	}
+	s.sock.Unlock()
 }
 
 // Await waits for the outcome of a published batch: the ledger's result,
@@ -223,6 +239,9 @@ func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.Batc
 		}
 		if err == nil {
 			return recordstore.BatchResult{}, false // the owner is still working on it; ask again
+		}
+		if ctx.Err() == nil {
+			s.forgetSocket(sock)
 		}
 	}
 	t := time.NewTimer(awaitPoll)
