@@ -116,6 +116,35 @@ var badEntries = []any{
 }
 
 var _ = Describe("bad input", func() {
+	seededStores(func(st func() *store, served bool) {
+		DescribeTable("is refused with its code and changes nothing", append([]any{
+			func(c badCase) {
+				s := st()
+				before := s.snapshot()
+				r := s.run(c.stdin, c.args...)
+				Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
+				Expect(r.stdout).To(BeEmpty())
+				Expect(r.stderr).To(HaveSuffix("\n"))
+				Expect(strings.Count(r.stderr, "\n")).To(Equal(1), "one line on stderr: %q", r.stderr)
+				prefix := "query: " + c.code + ": "
+				Expect(r.stderr).To(HavePrefix(prefix))
+				msg := strings.TrimPrefix(strings.TrimSuffix(r.stderr, "\n"), prefix)
+				Expect(msg).NotTo(HavePrefix(recordstore.SentinelForCode(c.code).Error()+":"), "the code is not repeated")
+				Expect(msg).To(ContainSubstring(c.says))
+				Expect(s.snapshot()).To(Equal(before))
+				if served {
+					expectNothingSpooled(s)
+				}
+			}}, badEntries...)...,
+		)
+	})
+})
+
+// seededStores declares body's specs twice — with no owner running, and
+// with query serve owning the store — on a fresh store holding the kinds of
+// kindsFile, jobRows in stream s1 and a sealed stream sealed1. st returns
+// the running spec's store.
+func seededStores(body func(st func() *store, served bool)) {
 	for _, served := range []bool{false, true} {
 		name := "with no owner running"
 		if served {
@@ -123,7 +152,6 @@ var _ = Describe("bad input", func() {
 		}
 		Context(name, func() {
 			var s *store
-
 			BeforeEach(func() {
 				s = newStore()
 				s.ok("", "kind", "apply", kindsFile())
@@ -134,28 +162,15 @@ var _ = Describe("bad input", func() {
 					startServe(s)
 				}
 			})
-
-			DescribeTable("is refused with its code and changes nothing", append([]any{
-				func(c badCase) {
-					before := s.snapshot()
-					r := s.run(c.stdin, c.args...)
-					Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
-					Expect(r.stdout).To(BeEmpty())
-					Expect(r.stderr).To(HaveSuffix("\n"))
-					Expect(strings.Count(r.stderr, "\n")).To(Equal(1), "one line on stderr: %q", r.stderr)
-					prefix := "query: " + c.code + ": "
-					Expect(r.stderr).To(HavePrefix(prefix))
-					msg := strings.TrimPrefix(strings.TrimSuffix(r.stderr, "\n"), prefix)
-					Expect(msg).NotTo(HavePrefix(recordstore.SentinelForCode(c.code).Error()+":"), "the code is not repeated")
-					Expect(msg).To(ContainSubstring(c.says))
-					Expect(s.snapshot()).To(Equal(before))
-					if served {
-						for _, state := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
-							Expect(s.entries(state)).To(BeEmpty(), "nothing was spooled (%s)", state)
-						}
-					}
-				}}, badEntries...)...,
-			)
+			body(func() *store { return s }, served)
 		})
 	}
-})
+}
+
+// expectNothingSpooled checks that every spool folder is empty.
+func expectNothingSpooled(s *store) {
+	GinkgoHelper()
+	for _, state := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
+		Expect(s.entries(state)).To(BeEmpty(), "nothing was spooled (%s)", state)
+	}
+}

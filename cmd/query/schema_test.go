@@ -22,7 +22,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -143,51 +142,31 @@ var _ = Describe("query append --schema", func() {
 		})
 	}
 
-	for _, served := range []bool{false, true} {
-		name := "with no owner running"
-		if served {
-			name = "with query serve owning the store"
-		}
-		Context(name, func() {
-			var s *store
-
-			BeforeEach(func() {
-				s = newStore()
-				s.ok("", "kind", "apply", kindsFile())
-				s.ok(jobRows, "append", "--stream", "s1", "--kind", "jobs")
-				s.ok(`{"msg":"last"}`, "append", "--stream", "sealed1", "--kind", "events")
-				s.ok("", "seal", "--stream", "sealed1")
-				if served {
-					startServe(s)
+	seededStores(func(st func() *store, served bool) {
+		DescribeTable("a bad schema, or a bad row, is refused before anything is declared or appended",
+			func(schema, kind, rows, code, says string) {
+				s := st()
+				file := "/nonexistent/kinds.json"
+				if schema != "" {
+					file = writeFile(s.dir, "schema.json", schema)
 				}
-			})
-
-			DescribeTable("a bad schema, or a bad row, is refused before anything is declared or appended",
-				func(schema, kind, rows, code, says string) {
-					file := "/nonexistent/kinds.json"
-					if schema != "" {
-						file = writeFile(s.dir, "schema.json", schema)
-					}
-					before := s.snapshot()
-					failsWith(s.run(rows, "append", "--stream", "s2", "--kind", kind, "--schema", file), code, says)
-					Expect(s.snapshot()).To(Equal(before))
-					Expect(s.run("", "meta", "--stream", "s2").code).To(Equal(1), "stream s2 was created")
-					if served {
-						for _, state := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
-							Expect(s.entries(state)).To(BeEmpty(), "nothing was spooled (%s)", state)
-						}
-					}
-				},
-				Entry("a malformed file", malformedKinds, "jobs", jobRows, "invalid", "kind file"),
-				Entry("a file without kinds", `{"kinds":[]}`, "jobs", jobRows, "invalid", "no kinds"),
-				Entry("a missing file", "", "jobs", jobRows, "invalid", "/nonexistent/kinds.json"),
-				Entry("a file that does not declare the kind", eventsOnly, "jobs", jobRows, "invalid", "does not declare kind jobs"),
-				Entry("an invalid declaration", jobsBadType, "jobs", jobRows, "invalid", "blob"),
-				Entry("a declaration that conflicts with the stored one", jobsChangedType, "jobs", jobRows, "schema_conflict", "column id"),
-				Entry("a row that does not fit a new kind", freshKind, "fresh", `{"a": 1}`, "invalid", "stdin line 1"),
-			)
-		})
-	}
+				before := s.snapshot()
+				failsWith(s.run(rows, "append", "--stream", "s2", "--kind", kind, "--schema", file), code, says)
+				Expect(s.snapshot()).To(Equal(before))
+				Expect(s.run("", "meta", "--stream", "s2").code).To(Equal(1), "stream s2 was created")
+				if served {
+					expectNothingSpooled(s)
+				}
+			},
+			Entry("a malformed file", malformedKinds, "jobs", jobRows, "invalid", "kind file"),
+			Entry("a file without kinds", `{"kinds":[]}`, "jobs", jobRows, "invalid", "no kinds"),
+			Entry("a missing file", "", "jobs", jobRows, "invalid", "/nonexistent/kinds.json"),
+			Entry("a file that does not declare the kind", eventsOnly, "jobs", jobRows, "invalid", "does not declare kind jobs"),
+			Entry("an invalid declaration", jobsBadType, "jobs", jobRows, "invalid", "blob"),
+			Entry("a declaration that conflicts with the stored one", jobsChangedType, "jobs", jobRows, "schema_conflict", "column id"),
+			Entry("a row that does not fit a new kind", freshKind, "fresh", `{"a": 1}`, "invalid", "stdin line 1"),
+		)
+	})
 })
 
 var _ = Describe("a store owned by a build of another catalog version", Label("integration"), func() {
