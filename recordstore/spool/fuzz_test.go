@@ -20,7 +20,8 @@ import (
 // encoding/json plus Normalize: the same values, or both an error.
 func FuzzScanLine(f *testing.F) {
 	for _, s := range []string{`{}`, `{"s":"a","i":1,"n":1.5,"b":true,"d":"2024-01-02T03:04:05Z","j":{"a":[1,null]}}`,
-		`{"s":"\ud83d\ude00\u00e9","i":-9223372036854775808}`, `{"j":null}`, `{"i":1e3,"n":-0}`} {
+		`{"s":"\ud83d\ude00\u00e9","i":-9223372036854775808}`, `{"j":null}`, `{"i":1e3,"n":-0}`,
+		`{"d":"2024-02-29T23:59:59.999999Z","s":"a\"b"}`, `{"d":"2023-02-29T00:00:00.000000Z"}`, `{"d":"0000-01-01T00:00:00.000000Z"}`} {
 		f.Add([]byte(s))
 	}
 	kind := allTypes()
