@@ -106,13 +106,18 @@ func (s *Store[T]) startDetached(ctx context.Context, cause *CatalogVersionError
 	return nil
 }
 
+// promoteRetry is how often a non-owner tries the lock: a dead owner is
+// replaced about half of it after the kernel dropped its lock, plus the
+// promotion's own work. A try is one non-blocking flock call.
+const promoteRetry = 20 * time.Millisecond
+
 // promoter keeps trying the lock and promotes this process when it gets it.
 // A lock error (the lock file could not be opened: every try re-opens it)
 // or a failed promotion is retried after a pause, never given up on.
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
 	for {
-		won, err := s.lock.wait(s.ctx, 100*time.Millisecond)
+		won, err := s.lock.wait(s.ctx, promoteRetry)
 		if s.ctx.Err() != nil {
 			if won {
 				_ = s.lock.unlock()
