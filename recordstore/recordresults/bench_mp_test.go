@@ -239,12 +239,25 @@ func BenchmarkPromotion(b *testing.B) {
 // here. Each append comes after a random pause of up to 100 ms (untimed),
 // so that appends do not fall into step with the change feed's polling.
 // Reported: p50_ms, p99_ms, and append_p50_ms (the owner's Append alone).
+// The follower runs with the default change interval (100 ms), and with
+// recordresults.Options.ChangeInterval at 20 ms (interval=20ms).
 func BenchmarkTailWake(b *testing.B) {
+	b.Run("interval=default", func(b *testing.B) { benchTailWake(b, 0) })
+	b.Run("interval=20ms", func(b *testing.B) { benchTailWake(b, 20*time.Millisecond) })
+}
+
+func benchTailWake(b *testing.B, interval time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := mpStorePath(b)
 	own := mpStartOwner(b, path)
-	s := mpOpenParent(b, path)
+	opts := mpOptions()
+	opts.ChangeInterval = interval
+	s, err := mpOpenAs(ctx, path, opts, owner.RoleNonOwner)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
 	type seen struct {
 		at  time.Time
 		n   int64

@@ -36,6 +36,10 @@ type Options struct {
 	SweepInterval time.Duration
 	// Heartbeat is the owner's state refresh period (default 5s).
 	Heartbeat time.Duration
+	// ChangeInterval is how often a non-owner looks for the owner's
+	// commits to wake its followers (Notifier, Tail; default 100ms): a
+	// follower in another process sees an append after about half of it.
+	ChangeInterval time.Duration
 	// Events are the owner's callbacks (role changes, batches).
 	Events owner.Events
 	// Failpoint is called at the owner's named points (crash tests).
@@ -65,10 +69,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		Spool:          opts.Spool,
 		Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
 			return sqlite.Open(ctx, path, sqlite.Options{
-				Logger:        opts.Logger,
-				SweepInterval: opts.SweepInterval,
-				ReadOnly:      readOnly,
-				Submit:        submit,
+				Logger:         opts.Logger,
+				SweepInterval:  opts.SweepInterval,
+				ChangeInterval: opts.ChangeInterval,
+				ReadOnly:       readOnly,
+				Submit:         submit,
 			})
 		},
 		// A build with another catalog version than the owner's writes
