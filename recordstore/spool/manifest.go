@@ -129,13 +129,19 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadManifest, MaxManifestBytes)
 	}
-	if err := checkFormat(data); err != nil {
-		return nil, err
-	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
+	err := dec.Decode(&m)
+	if err != nil || m.Format != ManifestFormat {
+		// Whatever else is wrong, another format is reported as such:
+		// a newer writer's manifest may well not decode as format 1.
+		// (Only then is the document parsed a second time.)
+		if ferr := checkFormat(data); ferr != nil {
+			return nil, ferr
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadManifest, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
