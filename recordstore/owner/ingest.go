@@ -8,7 +8,6 @@ package owner
 import (
 	"context"
 	"errors"
-	"io"
 	"runtime"
 	"sync"
 	"time"
@@ -355,7 +354,7 @@ func decode(ctx context.Context, p pickedBatch) (loaded, error) {
 			sources[i] = entrySource{r}
 			continue
 		}
-		d.Entries[i].Values, err = readEntry(r)
+		d.Entries[i].Values, err = r.ReadAll()
 		if err != nil {
 			closeLoaded([]loaded{l})
 			return loaded{}, err
@@ -366,22 +365,6 @@ func decode(ctx context.Context, p pickedBatch) (loaded, error) {
 		l.batch.Entries[i].Source = src
 	}
 	return l, nil
-}
-
-// readEntry reads every row of r and closes it.
-func readEntry(r *spool.EntryReader) ([]recordstore.Values, error) {
-	defer r.Close()
-	vals := make([]recordstore.Values, 0, r.Entry().Rows)
-	for {
-		v, err := r.Next()
-		if err == io.EOF {
-			return vals, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		vals = append(vals, v)
-	}
 }
 
 // entrySource is a spool entry reader as a row source.

@@ -294,14 +294,13 @@ func (b *Batch) ReadAll(ctx context.Context) (*Delivery, error) {
 		if e.Op != OpAppend {
 			continue
 		}
-		vals := make([]recordstore.Values, 0, e.Rows)
-		for v, err := range b.Rows(ctx, i) {
-			if err != nil {
-				return nil, err
-			}
-			vals = append(vals, v)
+		r, err := b.Open(ctx, i)
+		if err != nil {
+			return nil, err
 		}
-		del.Entries[i].Values = vals
+		if del.Entries[i].Values, err = r.ReadAll(); err != nil {
+			return nil, err
+		}
 	}
 	return del, nil
 }
@@ -359,6 +358,23 @@ func (r *EntryReader) Next() (recordstore.Values, error) {
 
 func (r *EntryReader) tooMany() error {
 	return r.batch.invalid(r.index, fmt.Errorf("%w: data file %s holds more than the %d rows the manifest says", ErrRowCount, r.entry.File, r.entry.Rows))
+}
+
+// ReadAll reads every remaining row (the manifest's count sized the
+// slice) and closes the reader, whatever happens.
+func (r *EntryReader) ReadAll() ([]recordstore.Values, error) {
+	defer r.Close()
+	vals := make([]recordstore.Values, 0, r.entry.Rows-r.rows)
+	for {
+		v, err := r.Next()
+		if err == io.EOF {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
 }
 
 // Close releases the data file.
