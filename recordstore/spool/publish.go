@@ -68,11 +68,12 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 	if err != nil {
 		return BatchName{}, err
 	}
-	if err := d.checkLimits(del, m); err != nil {
+	sizes, err := d.checkLimits(del, m)
+	if err != nil {
 		return BatchName{}, err
 	}
 	name := m.Name()
-	tmp, err := d.writeTmpFolder(ctx, del, m, codec)
+	tmp, err := d.writeTmpFolder(ctx, del, m, codec, sizes)
 	if err != nil {
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
@@ -118,9 +119,9 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 // writeTmpFolder writes the batch into a folder of tmp/ — the prepared one
 // when there is one (see Options.Prepare), else tmp/<instance>-<id>/ —
 // and returns its path. On error no folder of it is left.
-func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec) (string, error) {
+func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec, sizes []int64) (string, error) {
 	if p := d.takePrepared(); p != nil {
-		err := d.writeTmp(ctx, p.path, p.files, del, m, codec)
+		err := d.writeTmp(ctx, p.path, p.files, del, m, codec, sizes)
 		if err == nil {
 			return p.path, nil
 		}
@@ -131,7 +132,7 @@ func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, co
 		// The prepared folder was removed under us (tmp/ GC): start over.
 	}
 	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
-	if err := d.writeTmp(ctx, tmp, nil, del, m, codec); err != nil {
+	if err := d.writeTmp(ctx, tmp, nil, del, m, codec, sizes); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", err
 	}
@@ -144,10 +145,10 @@ func dataFileName(i int, ext string) string { return fmt.Sprintf("e%05d%s", i+1,
 // writeTmp writes the batch's files into tmp, a new folder — or, with
 // prepared (the base names of the empty files it holds), a prepared one
 // — and fsyncs them and the folder. Prepared files it does not need are
-// removed first.
-func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec) error {
+// removed first. sizes are the entries' estimated sizes (checkLimits).
+func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
 	if prepared != nil {
-		return d.fillTmp(ctx, tmp, prepared, del, m, codec)
+		return d.fillTmp(ctx, tmp, prepared, del, m, codec, sizes)
 	}
 	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); errors.Is(err, fs.ErrExist) {
 		// An earlier attempt of this delivery left its folder behind.
@@ -161,11 +162,11 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool
 	} else if err != nil {
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
-	return d.fillTmp(ctx, tmp, nil, del, m, codec)
+	return d.fillTmp(ctx, tmp, nil, del, m, codec, sizes)
 }
 
 // fillTmp is writeTmp once the folder exists.
-func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec) error {
+func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
 	d.fail(StepTmpCreated)
 	used := map[string]bool{}
 	var small []fsutil.NamedData // encoded in memory, written together with the manifest
@@ -181,7 +182,7 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool,
 		var n int64
 		var sum string
 		var err error
-		if est := estimateSize(kind, e.Values); buffered+est <= smallBudget {
+		if buffered+sizes[i] <= smallBudget {
 			var data []byte
 			data, err = encodeRows(ctx, codec, kind, e.Values)
 			n, sum = int64(len(data)), sha256Hex(data)
@@ -226,50 +227,42 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool,
 	return nil
 }
 
-// checkLimits refuses a delivery that Load would refuse for its size.
-func (d *Dir) checkLimits(del *Delivery, m *Manifest) error {
+// checkLimits refuses a delivery that Load would refuse for its size, and
+// returns the estimated NDJSON size of each entry (rowSize; 0 for entries
+// without rows), each counted up to just past the larger of the byte cap
+// and smallBudget: the one pass over the rows that the cap and the choice
+// of writing an entry from memory both need.
+func (d *Dir) checkLimits(del *Delivery, m *Manifest) ([]int64, error) {
 	if max := d.limits.MaxRows; max > 0 {
 		if rows := del.Rows(); rows > max {
-			return fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
+			return nil, fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
 		}
 	}
-	max := d.limits.MaxBytes
-	if max <= 0 {
-		return nil
-	}
+	limit := d.limits.MaxBytes
+	stop := max(limit, smallBudget)
+	sizes := make([]int64, len(del.Entries))
 	for i, e := range del.Entries {
 		if e.Op != OpAppend {
 			continue
 		}
 		kind := m.Schema(e.Kind)
-		var n int64
 		for _, v := range e.Values {
 			s, _ := rowSize(kind, v)
-			if n += s; n > max {
-				return fmt.Errorf("publish batch %s: entry %d: %w: its rows take more than the limit of %d bytes; split them into several appends", m.ID, i, ErrTooLarge, max)
+			if sizes[i] += s; sizes[i] > stop {
+				break
 			}
 		}
+		if limit > 0 && sizes[i] > limit {
+			return nil, fmt.Errorf("publish batch %s: entry %d: %w: its rows take more than the limit of %d bytes; split them into several appends", m.ID, i, ErrTooLarge, limit)
+		}
 	}
-	return nil
+	return sizes, nil
 }
 
 // smallBudget bounds the encoded bytes of data files a publish holds in
 // memory to write them concurrently with the manifest; larger entries are
 // streamed to disk one by one.
 const smallBudget = 4 << 20
-
-// estimateSize is the Writer's size estimate of rows (see rowSize).
-func estimateSize(kind *recordstore.Kind, rows []recordstore.Values) int64 {
-	var n int64
-	for _, v := range rows {
-		s, _ := rowSize(kind, v)
-		n += s
-		if n > smallBudget {
-			break
-		}
-	}
-	return n
-}
 
 // encodeRows encodes rows into memory.
 func encodeRows(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
