@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"testing"
 	"time"
@@ -39,26 +38,6 @@ func fuzzKind() *recordstore.Kind {
 		panic(err)
 	}
 	return k
-}
-
-// readAll decodes every row of data, without gomega.
-func readAll(kind *recordstore.Kind, data []byte, lim spool.Limits) ([]recordstore.Values, error) {
-	dec, err := pq.Codec{}.NewDecoder(bytes.NewReader(data), int64(len(data)), kind, lim)
-	if err != nil {
-		return nil, err
-	}
-	defer dec.Close()
-	var out []recordstore.Values
-	for {
-		v, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
 }
 
 // writeAll encodes rows, without gomega.
@@ -131,7 +110,7 @@ func FuzzParquetDecode(f *testing.F) {
 	f.Add(seed)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim := spool.Limits{MaxRows: 10_000, MaxBytes: 8 << 20}
-		rows, err := readAll(kind, data, lim)
+		rows, err := decodeAll(kind, data, lim)
 		if err != nil {
 			if !errors.Is(err, recordstore.ErrInvalid) && !errors.Is(err, recordstore.ErrCapacity) {
 				t.Fatalf("untyped error: %v", err)
@@ -147,7 +126,7 @@ func FuzzParquetDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encode accepted rows: %v", err)
 		}
-		back, err := readAll(kind, again, lim)
+		back, err := decodeAll(kind, again, lim)
 		if err != nil {
 			t.Fatalf("decode re-encoded rows: %v", err)
 		}
