@@ -24,7 +24,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/benchdata"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -193,32 +192,23 @@ func BenchmarkPublish(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(tOurs.Microseconds())/1000/float64(b.N), "ms/op")
+
 			b.ReportMetric(tRaw.Seconds()/tOurs.Seconds(), "vs_raw")
 		})
 	}
 }
 
-// waitPrepared waits until tmp/ holds a prepared folder with its two
-// files, and makes that durable (untimed, like the preparation itself).
+// waitPrepared waits until the next batch folder is prepared (and made
+// durable, as the preparation does, off the publish's path).
 func waitPrepared(b *testing.B, d *spool.Dir) {
-	for range 2000 {
-		dirs, err := os.ReadDir(d.Path(spool.StateTmp, ""))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(dirs) == 1 {
-			if files, err := os.ReadDir(d.Path(spool.StateTmp, dirs[0].Name())); err == nil && len(files) == 2 {
-				// Commit its creation now, so that the baseline's fsync
-				// does not pay for it either.
-				if err := fsutil.Default.SyncDir(d.Path(spool.StateTmp, dirs[0].Name())); err != nil {
-					b.Fatal(err)
-				}
-				return
-			}
-		}
-		time.Sleep(50 * time.Microsecond)
+	d.WaitPrepared()
+	dirs, err := os.ReadDir(d.Path(spool.StateTmp, ""))
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.Fatal("no prepared folder in tmp/")
+	if len(dirs) != 1 {
+		b.Fatalf("%d folders in tmp/, want the prepared one", len(dirs))
+	}
 }
 
 // publishedBytes publishes del once and returns the bytes of its files.

@@ -25,6 +25,10 @@ type prepared struct {
 	path  string
 	files map[string]bool // base names
 	made  time.Time
+	// durable says the folder was fsynced once its files were created: a
+	// publish that fills exactly these files, adding and removing none,
+	// need not fsync the folder again.
+	durable bool
 }
 
 // preparer holds at most one prepared folder.
@@ -53,8 +57,9 @@ func (d *Dir) takePrepared() *prepared {
 // prepareNext makes, on another goroutine, the folder the next publish of
 // this producer will use: tmp/<instance>-<random id>/ holding an empty
 // manifest.json and an empty first data file of the codec with extension
-// ext. Nothing of it needs to be durable: the publish that uses it fsyncs
-// the files and the folder. It does nothing unless Options.Prepare is set,
+// ext, and fsyncs the folder, so that a publish filling just these two
+// files has only the files to fsync (when that fsync fails, the folder is
+// still used, and the publish fsyncs it). It does nothing unless Options.Prepare is set,
 // when one is ready or being made, or after Close.
 func (d *Dir) prepareNext(instance, ext string) {
 	if !d.prepare {
@@ -102,6 +107,11 @@ func (d *Dir) makePrepared(instance, ext string) *prepared {
 			return nil
 		}
 		p.files[name] = true
+	}
+	if err := d.fs.SyncDir(p.path); err != nil {
+		d.log.Warn("prepare batch folder: the publish that uses it will fsync it", "error", err)
+	} else {
+		p.durable = true
 	}
 	return p
 }

@@ -6,14 +6,63 @@ package spool_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
+
+// fsyncLog is an FS that records every fsync: "dir/" for a folder, the
+// path for a file.
+type fsyncLog struct {
+	fsutil.OS
+	mu     sync.Mutex
+	synced []string
+}
+
+type loggedFile struct {
+	fsutil.File
+	log *fsyncLog
+}
+
+func (f loggedFile) Sync() error {
+	f.log.add(f.Name())
+	return f.File.Sync()
+}
+
+func (l *fsyncLog) add(p string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.synced = append(l.synced, p)
+}
+
+func (l *fsyncLog) OpenFile(name string, flag int, perm os.FileMode) (fsutil.File, error) {
+	f, err := l.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return loggedFile{f, l}, nil
+}
+
+func (l *fsyncLog) SyncDir(dir string) error {
+	l.add(dir + "/")
+	return l.OS.SyncDir(dir)
+}
+
+// take returns what was fsynced since the last take.
+func (l *fsyncLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.synced
+	l.synced = nil
+	return out
+}
 
 // tmpTree lists tmp/ as "folder/file" paths (and "folder/" for an empty
 // folder).
@@ -38,6 +87,7 @@ func tmpTree(d *spool.Dir) []string {
 // preparedFolder waits for the one prepared folder and returns its name.
 func preparedFolder(d *spool.Dir, ext string) string {
 	GinkgoHelper()
+	d.WaitPrepared()
 	Eventually(func() int { return len(tmpTree(d)) }).Should(Equal(2))
 	tree := tmpTree(d)
 	folder := strings.Split(tree[0], "/")[0]
@@ -173,5 +223,49 @@ var _ = Describe("prepared batch folders", func() {
 		names, err := d.List(ctx, spool.StateIncoming)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(names).To(HaveLen(1), "only the first publish")
+	})
+
+	Describe("fsyncs", func() {
+		var log *fsyncLog
+		BeforeEach(func() {
+			log = &fsyncLog{}
+			Expect(d.Close()).To(Succeed())
+			d = newDir(spool.Options{Prepare: true, FS: &fsutil.Helper{FS: log}})
+		})
+
+		It("the preparation fsyncs the folder, so a publish filling just its files fsyncs those and incoming/", func() {
+			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			folder := d.Path(spool.StateTmp, preparedFolder(d, ".ndjson"))
+			Expect(log.take()).To(ContainElement(folder+"/"), "the preparation fsynced its folder")
+
+			_, err = d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			d.WaitPrepared()
+			synced := log.take()
+			Expect(synced).To(ContainElements(filepath.Join(folder, "e00001.ndjson"), filepath.Join(folder, spool.ManifestFile), d.Path(spool.StateIncoming, "")+"/"))
+			Expect(synced).NotTo(ContainElement(folder+"/"), "its entries were durable already")
+			Expect(synced).NotTo(ContainElement(d.Path(spool.StateTmp, "")+"/"), "tmp/ is never read: losing a removal from it is harmless")
+		})
+
+		It("a publish that drops a prepared file fsyncs the folder", func() {
+			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			folder := d.Path(spool.StateTmp, preparedFolder(d, ".ndjson"))
+			log.take()
+			del := sampleDelivery(id, nil)
+			del.Entries = del.Entries[2:] // a seal: no data file
+			_, err = d.Publish(ctx, del, spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(log.take()).To(ContainElements(folder+"/", filepath.Join(folder, spool.ManifestFile)))
+		})
+
+		It("a publish into a fresh folder fsyncs it", func() {
+			d = newDir(spool.Options{FS: &fsutil.Helper{FS: log}}) // no preparation
+			name, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			folder := d.Path(spool.StateTmp, name.Instance+"-"+name.ID)
+			Expect(log.take()).To(ContainElements(folder+"/", filepath.Join(folder, "e00001.ndjson"), d.Path(spool.StateIncoming, "")+"/"))
+		})
 	})
 })

@@ -121,7 +121,7 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 // and returns its path. On error no folder of it is left.
 func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec, sizes []int64) (string, error) {
 	if p := d.takePrepared(); p != nil {
-		err := d.writeTmp(ctx, p.path, p.files, del, m, codec, sizes)
+		err := d.writeTmp(ctx, p.path, p, del, m, codec, sizes)
 		if err == nil {
 			return p.path, nil
 		}
@@ -143,10 +143,11 @@ func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, co
 func dataFileName(i int, ext string) string { return fmt.Sprintf("e%05d%s", i+1, ext) }
 
 // writeTmp writes the batch's files into tmp, a new folder — or, with
-// prepared (the base names of the empty files it holds), a prepared one
-// — and fsyncs them and the folder. Prepared files it does not need are
-// removed first. sizes are the entries' estimated sizes (checkLimits).
-func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
+// prepared, the prepared folder at tmp — and fsyncs them and the folder
+// (all but the folder of a durable prepared folder whose files are exactly
+// the ones written). Prepared files it does not need are removed first.
+// sizes are the entries' estimated sizes (checkLimits).
+func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
 	if prepared != nil {
 		return d.fillTmp(ctx, tmp, prepared, del, m, codec, sizes)
 	}
@@ -166,7 +167,14 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared map[string]bool
 }
 
 // fillTmp is writeTmp once the folder exists.
-func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
+func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
+	var prepared map[string]bool // the empty files in a prepared folder
+	if prep != nil {
+		prepared = prep.files
+	}
+	// The folder needs an fsync unless it is a durable prepared folder
+	// whose files are exactly the ones written.
+	syncDir := prep == nil || !prep.durable
 	d.fail(StepTmpCreated)
 	used := map[string]bool{}
 	var small []fsutil.NamedData // encoded in memory, written together with the manifest
@@ -188,12 +196,14 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool,
 			n, sum = int64(len(data)), sha256Hex(data)
 			buffered += n
 			small = append(small, fsutil.NamedData{Path: path, Data: data, Prepared: prepared[file]})
+			syncDir = syncDir || !prepared[file]
 		} else {
 			if prepared[file] {
 				if err := os.Remove(path); err != nil {
 					return fmt.Errorf("entry %d: %w", i, err)
 				}
 			}
+			syncDir = true // a new file
 			n, sum, err = d.writeData(ctx, path, codec, kind, e.Values)
 		}
 		if err != nil {
@@ -214,11 +224,18 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prepared map[string]bool,
 			if err := os.Remove(filepath.Join(tmp, name)); err != nil {
 				return err
 			}
+			syncDir = true
 		}
 	}
+	syncDir = syncDir || !prepared[ManifestFile]
 	// The small data files, the manifest and the folder are fsynced
-	// together: one fsync of latency instead of two in a row.
-	if err := d.fs.CreateFiles(tmp, small, fsutil.FileMode); err != nil {
+	// together: one fsync of latency instead of two in a row. A durable
+	// prepared folder whose files are exactly these needs no folder fsync.
+	write := func() error { return d.fs.CreateFiles(tmp, small, fsutil.FileMode) }
+	if !syncDir {
+		write = func() error { return d.fs.RewriteFiles(small, fsutil.FileMode) }
+	}
+	if err := write(); err != nil {
 		return err
 	}
 	d.fail(StepDataWritten)

@@ -177,7 +177,29 @@ type NamedData struct {
 // all the files and dir are fsynced at the same time, so a set of small
 // files costs about one fsync of latency. On error every file it created
 // has been removed; a failed fsync is reported wrapped in ErrSync.
-func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) (err error) {
+func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) error {
+	return h.writeFiles(dir, files, perm)
+}
+
+// RewriteFiles writes files that all exist already (every one Prepared)
+// and fsyncs them at the same time, but not their folder: use it only when
+// the folder entries of exactly these files were made durable before (the
+// files created, then SyncDir) and nothing was added to or removed from
+// the folder since, so that the folder holds nothing an fsync would have
+// to record. On error the files have been removed and the folder no
+// longer holds what its last fsync recorded; a failed fsync is reported
+// wrapped in ErrSync.
+func (h *Helper) RewriteFiles(files []NamedData, perm os.FileMode) error {
+	for _, nf := range files {
+		if !nf.Prepared {
+			return fmt.Errorf("rewrite %s: not a prepared file", nf.Path)
+		}
+	}
+	return h.writeFiles("", files, perm)
+}
+
+// writeFiles is CreateFiles, with the folder fsync left out when dir is "".
+func (h *Helper) writeFiles(dir string, files []NamedData, perm os.FileMode) (err error) {
 	opened := make([]File, 0, len(files))
 	defer func() {
 		if err != nil {
@@ -201,22 +223,7 @@ func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) (e
 			return fmt.Errorf("write %s: %w", nf.Path, err)
 		}
 	}
-	errs := make([]error, len(opened)+1)
-	var wg sync.WaitGroup
-	for i, f := range opened {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f.Sync(); err != nil {
-				errs[i] = syncErr(f.Name(), err)
-			}
-		}()
-	}
-	if err := h.FS.SyncDir(dir); err != nil {
-		errs[len(opened)] = syncErr(dir, err)
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := h.syncAll(opened, dir); err != nil {
 		return err
 	}
 	var cerr error
@@ -234,20 +241,82 @@ func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) (e
 	return cerr
 }
 
-// Rename moves oldpath to newpath and fsyncs the destination folder (and
-// the source folder when it differs). A rename is the commit point of a
-// spool batch: once Rename returns nil the move survives a crash. On a
-// rename error nothing moved; on an fsync error (ErrSync) the move happened
-// but may not survive a crash.
-func (h *Helper) Rename(oldpath, newpath string) error {
-	return h.RenameNotify(oldpath, newpath, nil)
+// syncAll fsyncs the files and the folder dir (unless it is "") at the
+// same time: the last of them on the calling goroutine, the others each
+// on a goroutine of its own.
+func (h *Helper) syncAll(files []File, dir string) error {
+	n := len(files)
+	if dir != "" {
+		n++
+	}
+	errs := make([]error, n)
+	sync1 := func(i int) {
+		if i == len(files) {
+			if err := h.FS.SyncDir(dir); err != nil {
+				errs[i] = syncErr(dir, err)
+			}
+		} else if err := files[i].Sync(); err != nil {
+			errs[i] = syncErr(files[i].Name(), err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sync1(i)
+		}()
+	}
+	if n > 0 {
+		sync1(n - 1)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// RenameNotify is Rename that calls visible (when not nil) right after the
-// rename, while the folder fsyncs run: another process may already see
-// newpath then, though the move is durable only once RenameNotify returns
-// nil. visible must not block for long; the fsyncs do not wait for it, and
-// RenameNotify does not return before it has.
+// Rename moves oldpath to newpath and fsyncs the destination folder (and
+// the source folder when it differs, at the same time): once Rename returns
+// nil the move, and the old name's removal, survive a crash. On a rename
+// error nothing moved; on an fsync error (ErrSync) the move happened but
+// may not survive a crash.
+func (h *Helper) Rename(oldpath, newpath string) error {
+	if err := h.FS.Rename(oldpath, newpath); err != nil {
+		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), err)
+	}
+	dst, src := filepath.Dir(newpath), filepath.Dir(oldpath)
+	if src == dst {
+		if err := h.FS.SyncDir(dst); err != nil {
+			return syncErr(dst, err)
+		}
+		return nil
+	}
+	// The two folder fsyncs are independent: run them at the same time so
+	// a cross-folder move costs one fsync of latency, not two.
+	srcErr := make(chan error, 1)
+	go func() { srcErr <- h.FS.SyncDir(src) }()
+	derr := h.FS.SyncDir(dst)
+	serr := <-srcErr
+	if derr != nil {
+		return syncErr(dst, derr)
+	}
+	if serr != nil {
+		return syncErr(src, serr)
+	}
+	return nil
+}
+
+// RenameNotify commits a folder built in a scratch folder: it moves
+// oldpath to newpath, calls visible (when not nil) right after the rename,
+// and fsyncs the destination folder only. Another process may see newpath
+// as soon as visible runs, though the move is durable only once
+// RenameNotify returns nil. visible must not block for long; the fsync
+// does not wait for it, and RenameNotify does not return before it has.
+//
+// Unlike Rename it leaves the source folder unsynced: after a crash the
+// new name is there, and on a file system that does not journal a rename
+// as one operation the old name might come back beside it. Use it only
+// where such a leftover is harmless — the spool's tmp/ is never read and
+// is garbage-collected — and save the second fsync.
 func (h *Helper) RenameNotify(oldpath, newpath string, visible func()) error {
 	if err := h.FS.Rename(oldpath, newpath); err != nil {
 		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), err)
@@ -260,24 +329,9 @@ func (h *Helper) RenameNotify(oldpath, newpath string, visible func()) error {
 		}()
 		defer func() { <-done }()
 	}
-	dst, src := filepath.Dir(newpath), filepath.Dir(oldpath)
-	if src == dst {
-		if err := h.FS.SyncDir(dst); err != nil {
-			return syncErr(dst, err)
-		}
-		return nil
-	}
-	// The two folder fsyncs are independent: run them at the same time so
-	// a cross-folder commit costs one fsync of latency, not two.
-	srcErr := make(chan error, 1)
-	go func() { srcErr <- h.FS.SyncDir(src) }()
-	derr := h.FS.SyncDir(dst)
-	serr := <-srcErr
-	if derr != nil {
-		return syncErr(dst, derr)
-	}
-	if serr != nil {
-		return syncErr(src, serr)
+	dst := filepath.Dir(newpath)
+	if err := h.FS.SyncDir(dst); err != nil {
+		return syncErr(dst, err)
 	}
 	return nil
 }

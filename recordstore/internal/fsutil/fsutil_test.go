@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -264,6 +265,89 @@ var _ = Describe("CreateFiles with prepared files", func() {
 			{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true},
 		}, fsutil.FileMode)
 		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "%v", err)
+		Expect(entries(dir)).To(BeEmpty())
+	})
+})
+
+// syncLog is an FS that records, in order, every folder it fsyncs.
+type syncLog struct {
+	fsutil.OS
+	mu   sync.Mutex
+	dirs []string
+}
+
+func (s *syncLog) SyncDir(dir string) error {
+	s.mu.Lock()
+	s.dirs = append(s.dirs, dir)
+	s.mu.Unlock()
+	return s.OS.SyncDir(dir)
+}
+
+var _ = Describe("which folders a move fsyncs", func() {
+	var root string
+	BeforeEach(func() {
+		root = GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(root, "tmp", "b"), 0o700)).To(Succeed())
+		Expect(os.MkdirAll(filepath.Join(root, "incoming"), 0o700)).To(Succeed())
+	})
+
+	It("Rename fsyncs both folders, so the old name's removal is durable too", func() {
+		log := &syncLog{}
+		h := &fsutil.Helper{FS: log}
+		Expect(h.Rename(filepath.Join(root, "tmp", "b"), filepath.Join(root, "incoming", "b"))).To(Succeed())
+		Expect(log.dirs).To(ConsistOf(filepath.Join(root, "tmp"), filepath.Join(root, "incoming")))
+	})
+
+	It("RenameNotify, the commit of a scratch folder, fsyncs the destination only", func() {
+		log := &syncLog{}
+		h := &fsutil.Helper{FS: log}
+		Expect(h.RenameNotify(filepath.Join(root, "tmp", "b"), filepath.Join(root, "incoming", "b"), nil)).To(Succeed())
+		Expect(log.dirs).To(Equal([]string{filepath.Join(root, "incoming")}))
+		Expect(filepath.Join(root, "incoming", "b")).To(BeADirectory())
+	})
+
+	It("RenameNotify reports a failed destination fsync as ErrSync, after the move", func() {
+		h := &fsutil.Helper{FS: &faultFS{failOp: "syncdir", err: errors.New("EIO")}}
+		err := h.RenameNotify(filepath.Join(root, "tmp", "b"), filepath.Join(root, "incoming", "b"), nil)
+		Expect(errors.Is(err, fsutil.ErrSync)).To(BeTrue(), "%v", err)
+		Expect(filepath.Join(root, "incoming", "b")).To(BeADirectory())
+	})
+})
+
+var _ = Describe("RewriteFiles", func() {
+	It("rewrites prepared files and fsyncs them, not their folder", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "a"), []byte("stale content"), 0o600)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "b"), nil, 0o600)).To(Succeed())
+		log := &syncLog{}
+		h := &fsutil.Helper{FS: log}
+		Expect(h.RewriteFiles([]fsutil.NamedData{
+			{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true},
+			{Path: filepath.Join(dir, "b"), Data: []byte("two"), Prepared: true},
+		}, fsutil.FileMode)).To(Succeed())
+		Expect(os.ReadFile(filepath.Join(dir, "a"))).To(Equal([]byte("one")), "truncated, then written")
+		Expect(os.ReadFile(filepath.Join(dir, "b"))).To(Equal([]byte("two")))
+		Expect(log.dirs).To(BeEmpty())
+	})
+
+	It("refuses a file that is not prepared, touching nothing", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "a"), nil, 0o600)).To(Succeed())
+		err := fsutil.Default.RewriteFiles([]fsutil.NamedData{
+			{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true},
+			{Path: filepath.Join(dir, "b"), Data: []byte("two")},
+		}, fsutil.FileMode)
+		Expect(err).To(MatchError(ContainSubstring("not a prepared file")))
+		Expect(entries(dir)).To(Equal([]string{"a"}))
+		Expect(os.ReadFile(filepath.Join(dir, "a"))).To(BeEmpty())
+	})
+
+	It("wraps a failed file fsync in ErrSync and removes the files", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "a"), nil, 0o600)).To(Succeed())
+		h := &fsutil.Helper{FS: &faultFS{failOp: "sync", err: errors.New("EIO")}}
+		err := h.RewriteFiles([]fsutil.NamedData{{Path: filepath.Join(dir, "a"), Data: []byte("one"), Prepared: true}}, fsutil.FileMode)
+		Expect(errors.Is(err, fsutil.ErrSync)).To(BeTrue(), "%v", err)
 		Expect(entries(dir)).To(BeEmpty())
 	})
 })
