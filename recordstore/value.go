@@ -29,7 +29,35 @@ type Values []any
 
 // FormatDatetime renders t in the stored datetime form (UTC, microseconds).
 func FormatDatetime(t time.Time) string {
-	return t.UTC().Truncate(time.Microsecond).Format(DatetimeLayout)
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 1 || year > 9999 {
+		return t.Truncate(time.Microsecond).Format(DatetimeLayout)
+	}
+	// DatetimeLayout by hand: time.Format interprets the layout each time.
+	hour, min, sec := t.Clock()
+	var b [len(DatetimeLayout)]byte
+	put := func(i, n, digits int) {
+		for j := i + digits - 1; j >= i; j-- {
+			b[j] = byte('0' + n%10)
+			n /= 10
+		}
+	}
+	put(0, year, 4)
+	b[4] = '-'
+	put(5, int(month), 2)
+	b[7] = '-'
+	put(8, day, 2)
+	b[10] = 'T'
+	put(11, hour, 2)
+	b[13] = ':'
+	put(14, min, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	b[19] = '.'
+	put(20, t.Nanosecond()/1000, 6)
+	b[26] = 'Z'
+	return string(b[:])
 }
 
 // ParseDatetime parses RFC 3339 text (with or without fractional seconds)
@@ -142,10 +170,13 @@ func NormalizeValue(c Column, v any) (any, error) {
 	return nil, Invalidf("want %s, got %T", c.Type, v)
 }
 
+// The norm functions return v itself when it is already in stored form:
+// boxing the same value again would allocate.
+
 func normString(v any) (any, error) {
 	switch s := v.(type) {
 	case string:
-		return s, nil
+		return v, nil
 	case time.Time:
 		return FormatDatetime(s), nil
 	}
@@ -155,7 +186,7 @@ func normString(v any) (any, error) {
 func normInteger(v any) (any, error) {
 	switch n := v.(type) {
 	case int64:
-		return n, nil
+		return v, nil
 	case int:
 		return int64(n), nil
 	case int32:
@@ -218,7 +249,10 @@ func normNumber(v any) (any, error) {
 	var f float64
 	switch n := v.(type) {
 	case float64:
-		f = n
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			return nil, Invalidf("%v is not a finite number", n)
+		}
+		return v, nil
 	case float32:
 		f = float64(n)
 	case int:

@@ -172,3 +172,27 @@ var _ = Describe("refusals name the value they got", func() {
 		Entry("a long Go value", [20]int{}, "a value of type [20]int"),
 	)
 })
+
+var _ = Describe("FormatDatetime", func() {
+	It("writes the stored layout by hand, as time.Format would", func() {
+		zones := []*time.Location{time.UTC, time.FixedZone("plus", 5*3600+1800), time.FixedZone("minus", -11*3600)}
+		instants := []time.Time{
+			time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+			time.Date(2024, 2, 29, 12, 0, 0, 1_999, time.UTC),
+			time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(0, 6, 1, 0, 0, 0, 500, time.UTC),   // year 0: the general path
+			time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), // beyond 9999: the general path
+		}
+		for i := int64(0); i < 2000; i++ {
+			instants = append(instants, time.Unix(i*98_765_431+i*i*7, i*7_777_777%1_000_000_000))
+		}
+		for _, t := range instants {
+			for _, z := range zones {
+				tz := t.In(z)
+				want := tz.UTC().Truncate(time.Microsecond).Format(recordstore.DatetimeLayout)
+				Expect(recordstore.FormatDatetime(tz)).To(Equal(want), "%v", tz)
+			}
+		}
+	})
+})
