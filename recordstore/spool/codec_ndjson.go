@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -47,6 +48,10 @@ func (ndjsonCodec) NewEncoder(w io.Writer, kind *recordstore.Kind) (Encoder, err
 	return newLineEncoder(w, kind, nil), nil
 }
 
+func (ndjsonCodec) wrapLines(w io.Writer) (io.Writer, func() error, error) {
+	return w, func() error { return nil }, nil
+}
+
 func (ndjsonCodec) NewDecoder(r io.ReaderAt, size int64, kind *recordstore.Kind, lim Limits) (Decoder, error) {
 	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), bufSizeFor(size))
 	return newLineDecoder(src, kind, lim, nil), nil
@@ -63,6 +68,14 @@ func (c ndjsonGzCodec) NewEncoder(w io.Writer, kind *recordstore.Kind) (Encoder,
 		return nil, fmt.Errorf("ndjson.gz encoder: %w", err)
 	}
 	return newLineEncoder(gz, kind, gz), nil
+}
+
+func (c ndjsonGzCodec) wrapLines(w io.Writer) (io.Writer, func() error, error) {
+	gz, err := gzip.NewWriterLevel(w, c.level)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ndjson.gz encoder: %w", err)
+	}
+	return gz, gz.Close, nil
 }
 
 func (ndjsonGzCodec) NewDecoder(r io.ReaderAt, size int64, kind *recordstore.Kind, lim Limits) (Decoder, error) {
@@ -101,51 +114,68 @@ func gzipErr(err error) error {
 	return recordstore.Invalidf("corrupt or truncated gzip data: %v", err)
 }
 
-// lineEncoder writes rows as JSON lines. Output is buffered up to
-// readBufSize; Close flushes it and closes the gzip stream, if any.
-type lineEncoder struct {
-	w    io.Writer
-	gz   *gzip.Writer
+// rowAppender turns rows of one kind into JSON lines.
+type rowAppender struct {
 	kind *recordstore.Kind
 	keys [][]byte // `"name":` per column
-	buf  []byte
-	err  error // sticky write error
 }
 
-func newLineEncoder(w io.Writer, kind *recordstore.Kind, gz *gzip.Writer) *lineEncoder {
+func newRowAppender(kind *recordstore.Kind) *rowAppender {
 	keys := make([][]byte, len(kind.Columns))
 	for i, c := range kind.Columns {
 		keys[i] = append(strconv.AppendQuote(nil, c.Name), ':')
 	}
-	return &lineEncoder{w: w, gz: gz, kind: kind, keys: keys, buf: make([]byte, 0, readBufSize+4096)}
+	return &rowAppender{kind: kind, keys: keys}
 }
 
-func (e *lineEncoder) Write(vals recordstore.Values) error {
-	if e.err != nil {
-		return e.err
+// appendRow appends the JSON line of vals, newline included. On error buf
+// is returned as it was.
+func (a *rowAppender) appendRow(buf []byte, vals recordstore.Values) ([]byte, error) {
+	if len(vals) != len(a.kind.Columns) {
+		return buf, recordstore.Invalidf("kind %s: %d values for %d columns", a.kind.Name, len(vals), len(a.kind.Columns))
 	}
-	if len(vals) != len(e.kind.Columns) {
-		return recordstore.Invalidf("kind %s: %d values for %d columns", e.kind.Name, len(vals), len(e.kind.Columns))
-	}
-	mark := len(e.buf)
-	e.buf = append(e.buf, '{')
+	mark := len(buf)
+	buf = append(buf, '{')
 	first := true
 	for i, v := range vals {
 		if v == nil {
 			continue
 		}
 		if !first {
-			e.buf = append(e.buf, ',')
+			buf = append(buf, ',')
 		}
 		first = false
-		e.buf = append(e.buf, e.keys[i]...)
+		buf = append(buf, a.keys[i]...)
 		var err error
-		if e.buf, err = appendValue(e.buf, e.kind.Columns[i].Type, v); err != nil {
-			e.buf = e.buf[:mark]
-			return recordstore.Invalidf("kind %s: column %s: %s", e.kind.Name, e.kind.Columns[i].Name, trimInvalid(err))
+		if buf, err = appendValue(buf, a.kind.Columns[i].Type, v); err != nil {
+			return buf[:mark], recordstore.Invalidf("kind %s: column %s: %s", a.kind.Name, a.kind.Columns[i].Name, trimInvalid(err))
 		}
 	}
-	e.buf = append(e.buf, '}', '\n')
+	return append(buf, '}', '\n'), nil
+}
+
+// lineEncoder writes rows as JSON lines. Output is buffered up to
+// readBufSize; Close flushes it and closes the gzip stream, if any.
+type lineEncoder struct {
+	w   io.Writer
+	gz  *gzip.Writer
+	row *rowAppender
+	buf []byte
+	err error // sticky write error
+}
+
+func newLineEncoder(w io.Writer, kind *recordstore.Kind, gz *gzip.Writer) *lineEncoder {
+	return &lineEncoder{w: w, gz: gz, row: newRowAppender(kind), buf: make([]byte, 0, readBufSize+4096)}
+}
+
+func (e *lineEncoder) Write(vals recordstore.Values) error {
+	if e.err != nil {
+		return e.err
+	}
+	var err error
+	if e.buf, err = e.row.appendRow(e.buf, vals); err != nil {
+		return err
+	}
 	if len(e.buf) >= readBufSize {
 		return e.flush()
 	}
@@ -190,7 +220,10 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 			if !storedDatetime(s) {
 				return buf, recordstore.Invalidf("datetime %q is not in the stored form %s", s, recordstore.DatetimeLayout)
 			}
-			return appendString(buf, s)
+			// Digits and punctuation only: nothing to escape.
+			buf = append(buf, '"')
+			buf = append(buf, s...)
+			return append(buf, '"'), nil
 		}
 	case recordstore.TypeInteger:
 		if n, ok := v.(int64); ok {
@@ -201,6 +234,10 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 			if math.IsInf(f, 0) || math.IsNaN(f) {
 				return buf, recordstore.Invalidf("%v is not a finite number", f)
 			}
+			if f > -1e6 && f < 1e6 && f == float64(int64(f)) && (f != 0 || !math.Signbit(f)) {
+				// What 'g' gives for a whole number below a million, sooner.
+				return strconv.AppendInt(buf, int64(f), 10), nil
+			}
 			return strconv.AppendFloat(buf, f, 'g', -1, 64), nil
 		}
 	case recordstore.TypeBool:
@@ -209,7 +246,7 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 		}
 	case recordstore.TypeJSON:
 		if s, ok := v.(string); ok {
-			b := []byte(s)
+			b := readOnlyBytes(s)
 			if end, err := skipValue(b, skipWS(b, 0)); err != nil || skipWS(b, end) != len(b) {
 				return buf, recordstore.Invalidf("stored json value is not one JSON value")
 			}
@@ -227,27 +264,22 @@ func storedDatetime(s string) bool {
 	if len(s) != len(pattern) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(pattern); i++ {
 		if p := pattern[i]; p == 'd' {
-			if s[i] < '0' || s[i] > '9' {
+			if s[i]-'0' > 9 {
 				return false
 			}
 		} else if s[i] != p {
 			return false
 		}
 	}
-	num := func(i, j int) int {
-		n := 0
-		for ; i < j; i++ {
-			n = n*10 + int(s[i]-'0')
-		}
-		return n
-	}
-	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	d2 := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
+	year := d2(0)*100 + d2(2)
+	month, day := d2(5), d2(8)
 	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
 		return false
 	}
-	return num(11, 13) < 24 && num(14, 16) < 60 && num(17, 19) < 60
+	return d2(11) < 24 && d2(14) < 60 && d2(17) < 60
 }
 
 func daysIn(month, year int) int {
@@ -266,12 +298,23 @@ func daysIn(month, year int) int {
 // appendString appends s as a JSON string, escaping only what JSON
 // requires (quote, backslash, control characters).
 func appendString(buf []byte, s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
+	// Most strings are printable ASCII with no quote or backslash: one
+	// look at each byte, then a single copy.
+	i := 0
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		buf = append(buf, '"')
+		buf = append(buf, s...)
+		return append(buf, '"'), nil
+	}
+	if !utf8.ValidString(s[i:]) {
 		return buf, recordstore.Invalidf("string is not valid UTF-8")
 	}
 	buf = append(buf, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
@@ -294,6 +337,19 @@ func appendString(buf []byte, s string) ([]byte, error) {
 	buf = append(buf, s[start:]...)
 	return append(buf, '"'), nil
 }
+
+// plainASCII marks the bytes a JSON string holds as they are and that
+// are whole UTF-8 characters: printable ASCII but '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// readOnlyBytes views s as a byte slice without copying it. The slice
+// must never be written to.
+func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 const hexDigit = "0123456789abcdef"
 

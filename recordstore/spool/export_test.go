@@ -2,7 +2,11 @@
 
 package spool
 
-import "github.com/fb46ecde/records/recordstore"
+import (
+	"context"
+
+	"github.com/fb46ecde/records/recordstore"
+)
 
 // ScanLine parses one NDJSON line of kind with the schema-aware scanner.
 func ScanLine(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
@@ -15,3 +19,31 @@ func StoredDatetime(s string) bool { return storedDatetime(s) }
 // WaitPrepared waits for the preparation of the next batch folder, if one
 // is being made.
 func (d *Dir) WaitPrepared() { d.prep.wg.Wait() }
+
+// EncodeSequential encodes rows with codec's own Encoder, one row after
+// the other: what a publish's parallel encoding must reproduce.
+func EncodeSequential(codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
+	var out []byte
+	_, _, err := encodeEntry(context.Background(), sequentialOnly{codec}, kind, rows, func(p []byte) error {
+		out = append(out, p...)
+		return nil
+	})
+	return out, err
+}
+
+// EncodeEntry is a publish's encoding of one entry's rows, returned whole
+// with its size and SHA-256.
+func EncodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, int64, string, error) {
+	var out []byte
+	n, sum, err := encodeEntry(ctx, codec, kind, rows, func(p []byte) error {
+		out = append(out, p...)
+		return nil
+	})
+	return out, n, sum, err
+}
+
+// sequentialOnly hides a codec's lineStream.
+type sequentialOnly struct{ Codec }
+
+// AppendValue is the encoder's JSON form of one stored value.
+func AppendValue(t recordstore.ColumnType, v any) ([]byte, error) { return appendValue(nil, t, v) }

@@ -490,10 +490,22 @@ func skipValue(b []byte, i int) (int, error) {
 	return i, scanError(i, "want a value, got %q", b[i])
 }
 
+// hasSpaceOrControl reports whether b holds a byte at or below ' ': JSON
+// whitespace, or a space or control byte of a string.
+func hasSpaceOrControl(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' {
+			return true
+		}
+	}
+	return false
+}
+
 // skipComposite checks the object or array at b[i] without recursion and
 // returns the index after it. Nesting deeper than maxJSONDepth is refused.
 func skipComposite(b []byte, i int) (int, error) {
-	var stack []byte // the open brackets
+	var shallow [32]byte
+	stack := shallow[:0] // the open brackets
 	for {
 		// b[i] is a value start or a closing bracket is expected
 		switch b[i] {
@@ -585,6 +597,9 @@ func closer(open byte) byte {
 // appendCompact appends src (one valid JSON value) without insignificant
 // whitespace, as json.Compact does.
 func appendCompact(dst, src []byte) []byte {
+	if !hasSpaceOrControl(src) {
+		return append(dst, src...) // compact already, as stored values mostly are
+	}
 	inString := false
 	start := 0
 	for i := 0; i < len(src); i++ {

@@ -4,10 +4,7 @@
 package spool
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -191,9 +188,11 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 		var sum string
 		var err error
 		if buffered+sizes[i] <= smallBudget {
-			var data []byte
-			data, err = encodeRows(ctx, codec, kind, e.Values)
-			n, sum = int64(len(data)), sha256Hex(data)
+			data := make([]byte, 0, sizes[i])
+			n, sum, err = encodeEntry(ctx, codec, kind, e.Values, func(p []byte) error {
+				data = append(data, p...)
+				return nil
+			})
 			buffered += n
 			small = append(small, fsutil.NamedData{Path: path, Data: data, Prepared: prepared[file]})
 			syncDir = syncDir || !prepared[file]
@@ -281,19 +280,6 @@ func (d *Dir) checkLimits(del *Delivery, m *Manifest) ([]int64, error) {
 // streamed to disk one by one.
 const smallBudget = 4 << 20
 
-// encodeRows encodes rows into memory.
-func encodeRows(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
-	var buf bytes.Buffer
-	enc, err := codec.NewEncoder(&buf, kind)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeRows(ctx, enc, rows); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) error {
 	for i, r := range rows {
 		if i%4096 == 0 {
@@ -308,27 +294,21 @@ func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) erro
 	return enc.Close()
 }
 
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // writeData encodes rows into a new file at path and fsyncs it, returning
 // its size and SHA-256.
-func (d *Dir) writeData(ctx context.Context, path string, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) (int64, string, error) {
-	hw := &hashWriter{h: sha256.New()}
-	err := d.fs.CreateFile(path, fsutil.FileMode, func(w io.Writer) error {
-		hw.w = w
-		enc, err := codec.NewEncoder(hw, kind)
-		if err != nil {
+func (d *Dir) writeData(ctx context.Context, path string, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) (n int64, sum string, err error) {
+	err = d.fs.CreateFile(path, fsutil.FileMode, func(w io.Writer) error {
+		var err error
+		n, sum, err = encodeEntry(ctx, codec, kind, rows, func(p []byte) error {
+			_, err := w.Write(p)
 			return err
-		}
-		return writeRows(ctx, enc, rows)
+		})
+		return err
 	})
 	if err != nil {
 		return 0, "", err
 	}
-	return hw.n, hex.EncodeToString(hw.h.Sum(nil)), nil
+	return n, sum, nil
 }
 
 // hashWriter counts and hashes what it passes on.
