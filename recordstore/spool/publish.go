@@ -244,7 +244,7 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 }
 
 // checkLimits refuses a delivery that Load would refuse for its size, and
-// returns the estimated NDJSON size of each entry (rowSize; 0 for entries
+// returns the estimated NDJSON size of each entry (estimateRow; 0 for entries
 // without rows), each counted up to just past the larger of the byte cap
 // and smallBudget: the one pass over the rows that the cap and the choice
 // of writing an entry from memory both need.
@@ -263,8 +263,7 @@ func (d *Dir) checkLimits(del *Delivery, m *Manifest) ([]int64, error) {
 		}
 		kind := m.Schema(e.Kind)
 		for _, v := range e.Values {
-			s, _ := rowSize(kind, v)
-			if sizes[i] += s; sizes[i] > stop {
+			if sizes[i] += estimateRow(kind, v); sizes[i] > stop {
 				break
 			}
 		}

@@ -401,9 +401,20 @@ func normalizeRows(k *recordstore.Kind, rows []recordstore.Row) ([]recordstore.V
 	return vals, keys, size, nil
 }
 
-// rowSize estimates the ndjson size of one row and checks that its string
-// values are UTF-8 (which every codec needs).
+// rowSize estimates the ndjson size of one row (estimateRow) and checks
+// that its string values are UTF-8 (which every codec needs).
 func rowSize(k *recordstore.Kind, v recordstore.Values) (int64, error) {
+	for i, x := range v {
+		if t, ok := x.(string); ok && k.Columns[i].Type == recordstore.TypeString && !utf8.ValidString(t) {
+			return 0, recordstore.Invalidf("kind %s: column %s: string is not valid UTF-8", k.Name, k.Columns[i].Name)
+		}
+	}
+	return estimateRow(k, v), nil
+}
+
+// estimateRow bounds the ndjson size of one row from above, counting
+// every number at its widest.
+func estimateRow(k *recordstore.Kind, v recordstore.Values) int64 {
 	n := int64(3)
 	for i, x := range v {
 		if x == nil {
@@ -412,9 +423,6 @@ func rowSize(k *recordstore.Kind, v recordstore.Values) (int64, error) {
 		n += int64(len(k.Columns[i].Name)) + 4
 		switch t := x.(type) {
 		case string:
-			if k.Columns[i].Type == recordstore.TypeString && !utf8.ValidString(t) {
-				return 0, recordstore.Invalidf("kind %s: column %s: string is not valid UTF-8", k.Name, k.Columns[i].Name)
-			}
 			n += int64(len(t)) + 2
 		case int64:
 			n += 20
@@ -422,7 +430,7 @@ func rowSize(k *recordstore.Kind, v recordstore.Values) (int64, error) {
 			n += 24
 		}
 	}
-	return n, nil
+	return n
 }
 
 // keyText renders the key values of a row as one comparable string.
