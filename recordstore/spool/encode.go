@@ -39,12 +39,14 @@ const (
 
 // encodeEntry encodes rows with codec and passes the encoded bytes, in
 // order, to sink, which must not keep the slice it is given. It returns
-// the bytes' count and SHA-256 (hex). On error sink may have been given
-// part of the data.
-func encodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values, sink func([]byte) error) (int64, string, error) {
+// the bytes' count and SHA-256 (hex). With a codec that writes NDJSON
+// lines and a limit above zero, lines of more than limit bytes in all
+// (before compression) fail it with ErrTooLarge. On error sink may have
+// been given part of the data.
+func encodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values, limit int64, sink func([]byte) error) (int64, string, error) {
 	hw := &hashWriter{w: sinkWriter(sink), h: sha256.New()}
 	ls, ok := codec.(lineStream)
-	if !ok || len(rows) < parallelMinRows || runtime.GOMAXPROCS(0) < 2 {
+	if !ok {
 		enc, err := codec.NewEncoder(hw, kind)
 		if err != nil {
 			return 0, "", err
@@ -58,6 +60,9 @@ func encodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows 
 	if err != nil {
 		return 0, "", err
 	}
+	if limit > 0 {
+		w = &limitWriter{w: w, left: limit, limit: limit}
+	}
 	if err := encodeLines(ctx, newRowAppender(kind), rows, w); err != nil {
 		return 0, "", err
 	}
@@ -65,6 +70,22 @@ func encodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows 
 		return 0, "", err
 	}
 	return hw.n, hex.EncodeToString(hw.h.Sum(nil)), nil
+}
+
+// limitWriter fails with ErrTooLarge once more than left bytes in all are
+// written through it, writing nothing of the write that crosses it.
+type limitWriter struct {
+	w     io.Writer
+	left  int64 // bytes still allowed
+	limit int64 // the limit, for the error
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, tooLarge(l.limit)
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
 }
 
 // sinkWriter is a sink as an io.Writer.
@@ -80,10 +101,15 @@ func (s sinkWriter) Write(p []byte) (int, error) {
 // chunkBufs recycles the chunk buffers of encodeLines.
 var chunkBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
 
-// encodeLines writes the JSON lines of rows to w in order, encoding them
-// in chunks on up to maxEncodeWorkers goroutines. A bad row fails it with
-// the error of the first bad row ("row N: ..."), as writeRows would.
+// encodeLines writes the JSON lines of rows to w in order: from the
+// calling goroutine for fewer than parallelMinRows rows (or one CPU), else
+// in chunks encoded on up to maxEncodeWorkers goroutines. A bad row fails
+// it with the error of the first bad row ("row N: ..."), as writeRows
+// would.
 func encodeLines(ctx context.Context, ra *rowAppender, rows []recordstore.Values, w io.Writer) error {
+	if len(rows) < parallelMinRows || runtime.GOMAXPROCS(0) < 2 {
+		return encodeLinesHere(ctx, ra, rows, w)
+	}
 	workers := min(runtime.GOMAXPROCS(0), maxEncodeWorkers)
 	per := min(max((len(rows)+workers*chunksPerWorker-1)/(workers*chunksPerWorker), minChunkRows), maxChunkRows)
 	chunks := (len(rows) + per - 1) / per
@@ -164,4 +190,34 @@ func encodeChunk(ctx context.Context, ra *rowAppender, rows []recordstore.Values
 	*buf = b
 	r.buf = buf
 	return r
+}
+
+// encodeLinesHere is encodeLines on the calling goroutine, written out
+// every readBufSize bytes.
+func encodeLinesHere(ctx context.Context, ra *rowAppender, rows []recordstore.Values, w io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	buf := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(buf)
+	b := (*buf)[:0]
+	defer func() { *buf = b[:0] }()
+	for i, r := range rows {
+		var err error
+		if b, err = ra.appendRow(b, r); err != nil {
+			return fmt.Errorf("row %d: %w", i+1, err)
+		}
+		if len(b) >= readBufSize {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	if len(b) > 0 {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -24,7 +24,7 @@ func (d *Dir) WaitPrepared() { d.prep.wg.Wait() }
 // the other: what a publish's parallel encoding must reproduce.
 func EncodeSequential(codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, error) {
 	var out []byte
-	_, _, err := encodeEntry(context.Background(), sequentialOnly{codec}, kind, rows, func(p []byte) error {
+	_, _, err := encodeEntry(context.Background(), sequentialOnly{codec}, kind, rows, 0, func(p []byte) error {
 		out = append(out, p...)
 		return nil
 	})
@@ -35,7 +35,7 @@ func EncodeSequential(codec Codec, kind *recordstore.Kind, rows []recordstore.Va
 // with its size and SHA-256.
 func EncodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) ([]byte, int64, string, error) {
 	var out []byte
-	n, sum, err := encodeEntry(ctx, codec, kind, rows, func(p []byte) error {
+	n, sum, err := encodeEntry(ctx, codec, kind, rows, 0, func(p []byte) error {
 		out = append(out, p...)
 		return nil
 	})

@@ -34,12 +34,14 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // tmp/<instance>-<id>/ and fsynced, the folder is fsynced, then renamed to
 // incoming/<name> (the single commit point) and incoming is fsynced.
 //
-// A batch an owner would refuse to load is refused here, before anything
-// is written: more rows than the Dir's Limits.MaxRows (ErrTooManyRows), or
-// an entry whose rows, written as NDJSON, would exceed Limits.MaxBytes
-// (ErrTooLarge; the size is estimated from the values, counting every
-// number at its widest, so an entry close to the limit may be refused:
-// split it, as Writer does at 64 MiB).
+// A batch an owner would refuse to load is refused here: more rows than
+// the Dir's Limits.MaxRows (ErrTooManyRows, before anything is written),
+// or an entry whose rows, written as NDJSON, exceed Limits.MaxBytes
+// (ErrTooLarge). With the NDJSON codecs the NDJSON bytes are counted as
+// they are encoded, exactly; with the others the size is estimated from
+// the values before anything is written, counting every number at its
+// widest, so an entry close to the limit may be refused: split it, as
+// Writer does at 64 MiB.
 //
 // On error nothing is in incoming and the tmp folder has been removed,
 // with one exception: an fsync error (fsutil.ErrSync) of the final rename
@@ -65,12 +67,11 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 	if err != nil {
 		return BatchName{}, err
 	}
-	sizes, err := d.checkLimits(del, m)
-	if err != nil {
+	if err := d.checkLimits(del, m, codec); err != nil {
 		return BatchName{}, err
 	}
 	name := m.Name()
-	tmp, err := d.writeTmpFolder(ctx, del, m, codec, sizes)
+	tmp, err := d.writeTmpFolder(ctx, del, m, codec)
 	if err != nil {
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
@@ -116,9 +117,9 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 // writeTmpFolder writes the batch into a folder of tmp/ — the prepared one
 // when there is one (see Options.Prepare), else tmp/<instance>-<id>/ —
 // and returns its path. On error no folder of it is left.
-func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec, sizes []int64) (string, error) {
+func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec) (string, error) {
 	if p := d.takePrepared(); p != nil {
-		err := d.writeTmp(ctx, p.path, p, del, m, codec, sizes)
+		err := d.writeTmp(ctx, p.path, p, del, m, codec)
 		if err == nil {
 			return p.path, nil
 		}
@@ -129,7 +130,7 @@ func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, co
 		// The prepared folder was removed under us (tmp/ GC): start over.
 	}
 	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
-	if err := d.writeTmp(ctx, tmp, nil, del, m, codec, sizes); err != nil {
+	if err := d.writeTmp(ctx, tmp, nil, del, m, codec); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", err
 	}
@@ -143,10 +144,9 @@ func dataFileName(i int, ext string) string { return fmt.Sprintf("e%05d%s", i+1,
 // prepared, the prepared folder at tmp — and fsyncs them and the folder
 // (all but the folder of a durable prepared folder whose files are exactly
 // the ones written). Prepared files it does not need are removed first.
-// sizes are the entries' estimated sizes (checkLimits).
-func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
+func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del *Delivery, m *Manifest, codec Codec) error {
 	if prepared != nil {
-		return d.fillTmp(ctx, tmp, prepared, del, m, codec, sizes)
+		return d.fillTmp(ctx, tmp, prepared, del, m, codec)
 	}
 	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); errors.Is(err, fs.ErrExist) {
 		// An earlier attempt of this delivery left its folder behind.
@@ -160,11 +160,11 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del 
 	} else if err != nil {
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
-	return d.fillTmp(ctx, tmp, nil, del, m, codec, sizes)
+	return d.fillTmp(ctx, tmp, nil, del, m, codec)
 }
 
 // fillTmp is writeTmp once the folder exists.
-func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Delivery, m *Manifest, codec Codec, sizes []int64) error {
+func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Delivery, m *Manifest, codec Codec) error {
 	var prepared map[string]bool // the empty files in a prepared folder
 	if prep != nil {
 		prepared = prep.files
@@ -174,49 +174,39 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 	syncDir := prep == nil || !prep.durable
 	d.fail(StepTmpCreated)
 	used := map[string]bool{}
-	var small []fsutil.NamedData // encoded in memory, written together with the manifest
-	var buffered int64
+	var files []fsutil.NamedData // the data files, then the manifest
 	for i := range del.Entries {
 		e := &del.Entries[i]
 		if e.Op != OpAppend || len(e.Values) == 0 {
 			continue
 		}
 		file := dataFileName(i, codec.Extension())
-		path, kind := filepath.Join(tmp, file), m.Schema(e.Kind)
+		kind := m.Schema(e.Kind)
 		used[file] = true
-		var n int64
-		var sum string
-		var err error
-		if buffered+sizes[i] <= smallBudget {
-			data := make([]byte, 0, sizes[i])
-			n, sum, err = encodeEntry(ctx, codec, kind, e.Values, func(p []byte) error {
-				data = append(data, p...)
-				return nil
+		syncDir = syncDir || !prepared[file]
+		files = append(files, fsutil.NamedData{Path: filepath.Join(tmp, file), Prepared: prepared[file], Fill: func(w io.Writer) error {
+			n, sum, err := encodeEntry(ctx, codec, kind, e.Values, d.limits.MaxBytes, func(p []byte) error {
+				_, err := w.Write(p)
+				return err
 			})
-			buffered += n
-			small = append(small, fsutil.NamedData{Path: path, Data: data, Prepared: prepared[file]})
-			syncDir = syncDir || !prepared[file]
-		} else {
-			if prepared[file] {
-				if err := os.Remove(path); err != nil {
-					return fmt.Errorf("entry %d: %w", i, err)
-				}
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", i, err)
 			}
-			syncDir = true // a new file
-			n, sum, err = d.writeData(ctx, path, codec, kind, e.Values)
-		}
+			me := &m.Entries[i]
+			me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Values)), n, sum
+			return nil
+		}})
+	}
+	files = append(files, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Prepared: prepared[ManifestFile], Fill: func(w io.Writer) error {
+		data, err := m.Encode() // the data files are written: their sizes and sums are known
 		if err != nil {
-			return fmt.Errorf("entry %d: %w", i, err)
+			return err
 		}
-		me := &m.Entries[i]
-		me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Values)), n, sum
-	}
-	data, err := m.Encode()
-	if err != nil {
+		_, err = w.Write(data)
 		return err
-	}
-	small = append(small, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Data: data, Prepared: prepared[ManifestFile]})
+	}})
 	used[ManifestFile] = true
+	syncDir = syncDir || !prepared[ManifestFile]
 	for name := range prepared {
 		if !used[name] {
 			// Before the folder's fsync, which must not record it.
@@ -226,13 +216,13 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 			syncDir = true
 		}
 	}
-	syncDir = syncDir || !prepared[ManifestFile]
-	// The small data files, the manifest and the folder are fsynced
-	// together: one fsync of latency instead of two in a row. A durable
-	// prepared folder whose files are exactly these needs no folder fsync.
-	write := func() error { return d.fs.CreateFiles(tmp, small, fsutil.FileMode) }
+	// The data files are encoded straight into them, then the manifest is
+	// written, and all of them and the folder are fsynced together: one
+	// fsync of latency. A durable prepared folder whose files are exactly
+	// these needs no folder fsync.
+	write := func() error { return d.fs.CreateFiles(tmp, files, fsutil.FileMode) }
 	if !syncDir {
-		write = func() error { return d.fs.RewriteFiles(small, fsutil.FileMode) }
+		write = func() error { return d.fs.RewriteFiles(files, fsutil.FileMode) }
 	}
 	if err := write(); err != nil {
 		return err
@@ -243,41 +233,39 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 	return nil
 }
 
-// checkLimits refuses a delivery that Load would refuse for its size, and
-// returns the estimated NDJSON size of each entry (estimateRow; 0 for entries
-// without rows), each counted up to just past the larger of the byte cap
-// and smallBudget: the one pass over the rows that the cap and the choice
-// of writing an entry from memory both need.
-func (d *Dir) checkLimits(del *Delivery, m *Manifest) ([]int64, error) {
+// checkLimits refuses, before anything is written, a delivery with more
+// rows than the limit, and — unless codec writes NDJSON lines, whose size
+// encodeEntry checks exactly — one with an entry whose estimated NDJSON
+// size (estimateRow) exceeds the byte limit.
+func (d *Dir) checkLimits(del *Delivery, m *Manifest, codec Codec) error {
 	if max := d.limits.MaxRows; max > 0 {
 		if rows := del.Rows(); rows > max {
-			return nil, fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
+			return fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
 		}
 	}
 	limit := d.limits.MaxBytes
-	stop := max(limit, smallBudget)
-	sizes := make([]int64, len(del.Entries))
+	if _, lines := codec.(lineStream); lines || limit <= 0 {
+		return nil
+	}
 	for i, e := range del.Entries {
 		if e.Op != OpAppend {
 			continue
 		}
 		kind := m.Schema(e.Kind)
+		var size int64
 		for _, v := range e.Values {
-			if sizes[i] += estimateRow(kind, v); sizes[i] > stop {
-				break
+			if size += estimateRow(kind, v); size > limit {
+				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, tooLarge(limit))
 			}
 		}
-		if limit > 0 && sizes[i] > limit {
-			return nil, fmt.Errorf("publish batch %s: entry %d: %w: its rows take more than the limit of %d bytes; split them into several appends", m.ID, i, ErrTooLarge, limit)
-		}
 	}
-	return sizes, nil
+	return nil
 }
 
-// smallBudget bounds the encoded bytes of data files a publish holds in
-// memory to write them concurrently with the manifest; larger entries are
-// streamed to disk one by one.
-const smallBudget = 4 << 20
+// tooLarge is the ErrTooLarge of an entry over the byte limit.
+func tooLarge(limit int64) error {
+	return fmt.Errorf("%w: its rows take more than the limit of %d bytes as NDJSON; split them into several appends", ErrTooLarge, limit)
+}
 
 func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) error {
 	for i, r := range rows {
@@ -291,23 +279,6 @@ func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) erro
 		}
 	}
 	return enc.Close()
-}
-
-// writeData encodes rows into a new file at path and fsyncs it, returning
-// its size and SHA-256.
-func (d *Dir) writeData(ctx context.Context, path string, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) (n int64, sum string, err error) {
-	err = d.fs.CreateFile(path, fsutil.FileMode, func(w io.Writer) error {
-		var err error
-		n, sum, err = encodeEntry(ctx, codec, kind, rows, func(p []byte) error {
-			_, err := w.Write(p)
-			return err
-		})
-		return err
-	})
-	if err != nil {
-		return 0, "", err
-	}
-	return n, sum, nil
 }
 
 // hashWriter counts and hashes what it passes on.

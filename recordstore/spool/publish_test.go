@@ -256,6 +256,37 @@ var _ = Describe("publishing within the limits an owner loads with", func() {
 		Entry("an entry larger than MaxBytes", wide(2, 3000), spool.ErrTooLarge, "4096 bytes"),
 	)
 
+	DescribeTable("counts an NDJSON entry's bytes exactly: MaxBytes passes, one more does not",
+		func(format string) {
+			// Newlines double in size when encoded, so the values are
+			// half the size of their line: only an exact count finds the
+			// edge. {"s":"<87 x><2000 \n>"} and its newline: 4096 bytes.
+			row := func(extra string) []recordstore.Values {
+				return normalizeAll(allTypes(), []recordstore.Row{{"s": strings.Repeat("x", 87) + strings.Repeat("\n", 2000) + extra}})
+			}
+			name, err := d.Publish(ctx, sampleDelivery(id, row("")), format)
+			Expect(err).NotTo(HaveOccurred())
+			b, err := d.Load(ctx, spool.StateIncoming, name.String())
+			Expect(err).NotTo(HaveOccurred())
+			got, err := b.ReadAll(ctx)
+			Expect(err).NotTo(HaveOccurred(), "the owner's load accepts what a publish accepted")
+			Expect(got.Entries[0].Values).To(Equal(row("")))
+			if format == spool.FormatNDJSON {
+				Expect(b.Manifest.Entries[0].Bytes).To(BeEquivalentTo(4096))
+			}
+
+			_, err = d.Publish(ctx, sampleDelivery(id, row("x")), format)
+			Expect(err).To(MatchError(spool.ErrTooLarge))
+			Expect(err).To(MatchError(ContainSubstring("entry 0")))
+			names, err := d.List(ctx, spool.StateIncoming)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(names).To(HaveLen(1), "only the first batch")
+			expectEmpty(d, spool.StateTmp)
+		},
+		Entry("ndjson", spool.FormatNDJSON),
+		Entry("ndjson.gz", spool.FormatNDJSONGz),
+	)
+
 	It("publishes a batch at the limits, and the owner's load accepts it", func() {
 		rows := wide(10, 300)
 		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)

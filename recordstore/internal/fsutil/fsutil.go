@@ -165,6 +165,11 @@ func (h *Helper) CreateFile(path string, perm os.FileMode, fill func(io.Writer) 
 type NamedData struct {
 	Path string
 	Data []byte
+	// Fill, when not nil, writes the content instead of Data, straight
+	// into the open file; CreateFiles calls the Fill functions in order,
+	// each after the files before it are written. Its error is returned
+	// as it is.
+	Fill func(io.Writer) error
 	// Prepared says the file exists already, empty, created beforehand by
 	// the caller (so that creating it is off the caller's path): it is
 	// opened without O_CREATE and truncated rather than created.
@@ -219,7 +224,11 @@ func (h *Helper) writeFiles(dir string, files []NamedData, perm os.FileMode) (er
 			return fmt.Errorf("create %s: %w", nf.Path, err)
 		}
 		opened = append(opened, f)
-		if _, err := f.Write(nf.Data); err != nil {
+		if nf.Fill != nil {
+			if err := nf.Fill(f); err != nil {
+				return err
+			}
+		} else if _, err := f.Write(nf.Data); err != nil {
 			return fmt.Errorf("write %s: %w", nf.Path, err)
 		}
 	}

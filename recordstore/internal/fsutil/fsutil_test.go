@@ -351,3 +351,43 @@ var _ = Describe("RewriteFiles", func() {
 		Expect(entries(dir)).To(BeEmpty())
 	})
 })
+
+var _ = Describe("CreateFiles with Fill", func() {
+	It("fills the files in order, each after the ones before it are written", func() {
+		dir := GinkgoT().TempDir()
+		var order []string
+		err := fsutil.Default.CreateFiles(dir, []fsutil.NamedData{
+			{Path: filepath.Join(dir, "data"), Fill: func(w io.Writer) error {
+				order = append(order, "data")
+				_, err := w.Write([]byte("rows"))
+				return err
+			}},
+			{Path: filepath.Join(dir, "manifest"), Fill: func(w io.Writer) error {
+				data, err := os.ReadFile(filepath.Join(dir, "data"))
+				order = append(order, "manifest saw "+string(data))
+				if err != nil {
+					return err
+				}
+				_, err = w.Write([]byte("4 bytes"))
+				return err
+			}},
+		}, fsutil.FileMode)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(order).To(Equal([]string{"data", "manifest saw rows"}))
+		Expect(os.ReadFile(filepath.Join(dir, "manifest"))).To(Equal([]byte("4 bytes")))
+	})
+
+	It("returns a Fill error as it is and removes every file", func() {
+		dir := GinkgoT().TempDir()
+		bad := errors.New("row 7 is bad")
+		err := fsutil.Default.CreateFiles(dir, []fsutil.NamedData{
+			{Path: filepath.Join(dir, "a"), Data: []byte("one")},
+			{Path: filepath.Join(dir, "b"), Fill: func(w io.Writer) error {
+				_, _ = w.Write([]byte("partial"))
+				return bad
+			}},
+		}, fsutil.FileMode)
+		Expect(err).To(BeIdenticalTo(bad))
+		Expect(entries(dir)).To(BeEmpty())
+	})
+})
