@@ -311,7 +311,7 @@ func normJSON(v any) (any, error) {
 func CompactJSON(raw []byte) (string, error) {
 	if len(raw) > 0 && !hasJSONSpace(raw) {
 		// Nothing to remove: compact already, if it is valid at all.
-		if json.Valid(raw) {
+		if validJSON(raw) {
 			return string(raw), nil
 		}
 	}

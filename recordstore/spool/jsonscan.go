@@ -247,6 +247,13 @@ func (s *rowScanner) jsonValue(c recordstore.Column, line []byte, i int) (any, i
 	if err != nil {
 		return nil, i, err
 	}
+	if !hasSpaceOrControl(line[i:end]) {
+		// Compact already: a slice of the row's one string.
+		if s.text == "" {
+			s.text = string(line)
+		}
+		return s.text[i:end], end, nil
+	}
 	s.buf = appendCompact(s.buf[:0], line[i:end])
 	return string(s.buf), end, nil
 }
@@ -345,6 +352,10 @@ func scanString(b []byte, i int) (raw []byte, end int, plain bool, err error) {
 	plain = true
 	j := i + 1
 	for j < len(b) {
+		if plainASCII[b[j]] { // most bytes: nothing to check
+			j++
+			continue
+		}
 		ch := b[j]
 		switch {
 		case ch == '"':
