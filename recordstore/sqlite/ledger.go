@@ -143,7 +143,11 @@ func (b *Backend) BatchOutcome(ctx context.Context, id string) (recordstore.Batc
 	if !ok {
 		return recordstore.BatchResult{}, notFound("batch %s is not in the ledger", id)
 	}
-	res, found, err := ledgerGet(b.r.QueryRowContext(ctx, sqlLedgerGet, id), id)
+	st, err := b.rs.ledgerGetStmt(ctx, b.r)
+	if err != nil {
+		return recordstore.BatchResult{}, fmt.Errorf("batch outcome %s: %w", id, err)
+	}
+	res, found, err := ledgerGet(st.QueryRowContext(ctx, id), id)
 	if err != nil {
 		return recordstore.BatchResult{}, fmt.Errorf("batch outcome %s: %w", id, err)
 	}
