@@ -29,13 +29,18 @@ type Values []any
 
 // FormatDatetime renders t in the stored datetime form (UTC, microseconds).
 func FormatDatetime(t time.Time) string {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 1 || year > 9999 {
-		return t.Truncate(time.Microsecond).Format(DatetimeLayout)
+	secs := t.Unix()
+	if secs < firstSecondYear1 || secs >= firstSecondYear10000 {
+		return t.UTC().Truncate(time.Microsecond).Format(DatetimeLayout)
 	}
-	// DatetimeLayout by hand: time.Format interprets the layout each time.
-	hour, min, sec := t.Clock()
+	// DatetimeLayout by hand, the date from the day number in one go:
+	// time.Format interprets the layout, and Date and Clock each start
+	// over from the instant.
+	days, sod := secs/86400, secs%86400
+	if sod < 0 {
+		days, sod = days-1, sod+86400
+	}
+	year, month, day := civilDate(days)
 	var b [len(DatetimeLayout)]byte
 	put := func(i, n, digits int) {
 		for j := i + digits - 1; j >= i; j-- {
@@ -45,19 +50,48 @@ func FormatDatetime(t time.Time) string {
 	}
 	put(0, year, 4)
 	b[4] = '-'
-	put(5, int(month), 2)
+	put(5, month, 2)
 	b[7] = '-'
 	put(8, day, 2)
 	b[10] = 'T'
-	put(11, hour, 2)
+	put(11, int(sod/3600), 2)
 	b[13] = ':'
-	put(14, min, 2)
+	put(14, int(sod/60%60), 2)
 	b[16] = ':'
-	put(17, sec, 2)
+	put(17, int(sod%60), 2)
 	b[19] = '.'
 	put(20, t.Nanosecond()/1000, 6)
 	b[26] = 'Z'
 	return string(b[:])
+}
+
+// Unix seconds of the first instants of years 0, 1 and 10000 (UTC).
+const (
+	firstSecondYear0     = -62167219200
+	firstSecondYear1     = -62135596800
+	firstSecondYear10000 = 253402300800
+)
+
+// civilDate returns the proleptic Gregorian date of the day days after
+// 1970-01-01, for days from year 1 on (days counted in 400-year eras from
+// March 1 of year 0, so that the leap day ends a year).
+func civilDate(days int64) (year, month, day int) {
+	z := days + 719468 // days since 0000-03-01; positive from year 1 on
+	era := z / 146097
+	doe := z - era*146097                                  // day of the era, 0..146096
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of the era, 0..399
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of the year from March 1, 0..365
+	mp := (5*doy + 2) / 153                                // month from March, 0..11
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year = int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
 }
 
 // ParseDatetime parses RFC 3339 text (with or without fractional seconds)
@@ -278,7 +312,7 @@ func normNumber(v any) (any, error) {
 func normDatetime(v any) (any, error) {
 	switch t := v.(type) {
 	case time.Time:
-		if t.UTC().Year() < 0 || t.UTC().Year() > 9999 {
+		if secs := t.Unix(); secs < firstSecondYear0 || secs >= firstSecondYear10000 {
 			return nil, Invalidf("datetime %v is outside years 0000-9999", t)
 		}
 		return FormatDatetime(t), nil

@@ -185,7 +185,8 @@ var _ = Describe("FormatDatetime", func() {
 			time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), // beyond 9999: the general path
 		}
 		for i := int64(0); i < 2000; i++ {
-			instants = append(instants, time.Unix(i*98_765_431+i*i*7, i*7_777_777%1_000_000_000))
+			ns := i * 7_777_777 % 1_000_000_000
+			instants = append(instants, time.Unix(i*98_765_431+i*i*7, ns), time.Unix(-i*31_234_567_891%62_000_000_000, ns))
 		}
 		for _, t := range instants {
 			for _, z := range zones {
@@ -195,4 +196,29 @@ var _ = Describe("FormatDatetime", func() {
 			}
 		}
 	})
+})
+
+var _ = Describe("datetime range of a time.Time value", func() {
+	k := recordstore.Kind{Name: "t", Columns: []recordstore.Column{{Name: "at", Type: recordstore.TypeDatetime}}}
+	DescribeTable("years 0000-9999 are stored, others refused",
+		func(t time.Time, want string) {
+			vals, err := k.Normalize(recordstore.Row{"at": t})
+			if want == "" {
+				Expect(err).To(MatchError(recordstore.ErrInvalid))
+				Expect(err).To(MatchError(ContainSubstring("outside years 0000-9999")))
+				return
+			}
+			Expect(err).NotTo(HaveOccurred())
+			Expect(vals[0]).To(Equal(want))
+		},
+		Entry("the last nanosecond of year -1", time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Nanosecond), ""),
+		Entry("the first instant of year 0", time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), "0000-01-01T00:00:00.000000Z"),
+		Entry("a leap day of year 0", time.Date(0, 2, 29, 12, 0, 0, 0, time.UTC), "0000-02-29T12:00:00.000000Z"),
+		Entry("the first instant of year 1", time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), "0001-01-01T00:00:00.000000Z"),
+		Entry("a leap day", time.Date(2000, 2, 29, 23, 59, 59, 999_999_999, time.UTC), "2000-02-29T23:59:59.999999Z"),
+		Entry("before 1970, east of UTC", time.Date(1969, 12, 31, 23, 59, 59, 500_000, time.FixedZone("x", 3600)), "1969-12-31T22:59:59.000500Z"),
+		Entry("the last microsecond of year 9999", time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), "9999-12-31T23:59:59.999999Z"),
+		Entry("year 10000", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), ""),
+		Entry("year 9999 in a zone west of UTC, year 10000 in UTC", time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("w", -3600)), ""),
+	)
 })
