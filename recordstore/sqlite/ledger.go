@@ -198,11 +198,23 @@ func ledgerGetSQL(n int) string {
 		strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `)`
 }
 
-// lookup returns the ledger's results of those of ids it holds, asking for
-// ledgerGetChunk ids per query (the last chunk is padded by repeating an
-// id).
+// lookup returns the ledger's results of those of ids it holds: one id by
+// itself, more ledgerGetChunk ids per query (the last chunk is padded by
+// repeating an id).
 func (s *ledgerStmts) lookup(ctx context.Context, ids []string) (map[string]recordstore.BatchResult, error) {
 	out := map[string]recordstore.BatchResult{}
+	if len(ids) == 1 {
+		// One id, the common case of a lone append: an equality lookup,
+		// not an IN list of 32 copies of it.
+		res, found, err := ledgerGet(s.get.QueryRowContext(ctx, ids[0]), ids[0])
+		if err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+		if found {
+			out[ids[0]] = res
+		}
+		return out, nil
+	}
 	args := make([]any, ledgerGetChunk)
 	for len(ids) > 0 {
 		n := min(len(ids), ledgerGetChunk)
