@@ -72,6 +72,7 @@
 //	FuzzNDJSONDecode    whole ndjson files: clean errors, stable round trip
 //	FuzzNDJSONGzDecode  whole ndjson.gz files under a byte cap
 //	FuzzManifest        manifest decode + validate, stable round trip
+//	FuzzEncodeValue     the value encoder against encoding/json and strconv
 //
 // Seed corpora are committed under testdata/fuzz/<FuzzName>/.
 package spool

@@ -5,10 +5,14 @@ package spool_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"reflect"
+	"strconv"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -162,6 +166,50 @@ func FuzzManifest(f *testing.F) {
 		}
 		if !reflect.DeepEqual(m, m2) {
 			t.Fatalf("manifest changed in a round trip:\n%#v\n%#v", m, m2)
+		}
+	})
+}
+
+// FuzzEncodeValue checks the value encoder's fast paths against
+// encoding/json and strconv: a string encodes to JSON text that decodes
+// back to it (or is refused when not UTF-8), a finite number to the text
+// of strconv's shortest 'g', a JSON column value to its json.Compact form
+// (or is refused when json.Valid refuses it).
+func FuzzEncodeValue(f *testing.F) {
+	f.Add("plain", 0.5, `{"k":1,"v":[1,2,3]}`)
+	f.Add("quote \" back \\ nl \n ctl \x01 ü 😀 \u2028", -1e6, " [1, {\"a\" : null}] ")
+	f.Add("bad \xff utf8", math.Copysign(0, -1), `{"a":1,}`)
+	f.Add("", 999999.0, `"s"`)
+	f.Fuzz(func(t *testing.T, s string, n float64, j string) {
+		got, err := spool.AppendValue(recordstore.TypeString, s)
+		if !utf8.ValidString(s) {
+			if err == nil {
+				t.Fatalf("string %q is not UTF-8 but encoded as %s", s, got)
+			}
+		} else {
+			var back string
+			if err != nil || json.Unmarshal(got, &back) != nil || back != s {
+				t.Fatalf("string %q encoded as %s (%v), decodes to %q", s, got, err, back)
+			}
+		}
+		got, err = spool.AppendValue(recordstore.TypeNumber, n)
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			if err == nil {
+				t.Fatalf("number %v encoded as %s", n, got)
+			}
+		} else if want := strconv.FormatFloat(n, 'g', -1, 64); err != nil || string(got) != want {
+			t.Fatalf("number %v encoded as %s (%v), want %s", n, got, err, want)
+		}
+		got, err = spool.AppendValue(recordstore.TypeJSON, j)
+		if !json.Valid([]byte(j)) {
+			if err == nil {
+				t.Fatalf("json %q is not valid but encoded as %s", j, got)
+			}
+			return
+		}
+		var want bytes.Buffer
+		if cerr := json.Compact(&want, []byte(j)); cerr != nil || err != nil || string(got) != want.String() {
+			t.Fatalf("json %q encoded as %s (%v), json.Compact gives %s (%v)", j, got, err, want.String(), cerr)
 		}
 	})
 }
