@@ -21,8 +21,8 @@ import (
 const (
 	StepTmpCreated      = "publish:tmp-created"      // tmp/<instance>-<id>/ exists
 	StepDataWritten     = "publish:data-written"     // every data file written and fsynced
-	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced (small data files and the manifest are written together, so both steps fire after both)
-	StepTmpSynced       = "publish:tmp-synced"       // the batch folder fsynced
+	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced (the data files and the manifest are fsynced together, so both steps fire after both)
+	StepTmpSynced       = "publish:tmp-synced"       // the batch folder fsynced (by the preparation, for a prepared folder whose files are exactly the batch's)
 	StepCommitted       = "publish:committed"        // renamed into incoming/, incoming fsynced
 )
 
