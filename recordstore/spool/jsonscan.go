@@ -5,6 +5,7 @@
 package spool
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"unicode"
@@ -22,8 +23,12 @@ const maxJSONDepth = 10000
 type rowScanner struct {
 	kind *recordstore.Kind
 	cols map[string]int
-	seen []bool
-	buf  []byte // scratch for unescaped keys and compacted json
+	// quoted holds each column's name as a JSON string, `"name"`, when it
+	// needs no escaping (else nil): a key is matched against the expected
+	// column's by its bytes before it is scanned at all.
+	quoted [][]byte
+	seen   []bool
+	buf    []byte // scratch for unescaped keys and compacted json
 	// text is the line being scanned as a string, made on its first plain
 	// string value: the row's strings are slices of it, one allocation
 	// per row rather than one per value.
@@ -32,10 +37,25 @@ type rowScanner struct {
 
 func newRowScanner(kind *recordstore.Kind) *rowScanner {
 	cols := make(map[string]int, len(kind.Columns))
+	quoted := make([][]byte, len(kind.Columns))
 	for i, c := range kind.Columns {
 		cols[c.Name] = i
+		if plainString(c.Name) {
+			quoted[i] = []byte(`"` + c.Name + `"`)
+		}
 	}
-	return &rowScanner{kind: kind, cols: cols, seen: make([]bool, len(kind.Columns))}
+	return &rowScanner{kind: kind, cols: cols, quoted: quoted, seen: make([]bool, len(kind.Columns))}
+}
+
+// plainString reports whether s is written in JSON as it is, between
+// quotes: printable ASCII without '"' or '\\'.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainASCII[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // scanError is a syntax error at a byte offset of the line.
@@ -103,26 +123,31 @@ func (s *rowScanner) key(line []byte, i, next int) (int, int, error) {
 	if i >= len(line) || line[i] != '"' {
 		return 0, i, scanError(i, "want a quoted key")
 	}
-	raw, end, plain, err := scanString(line, i)
-	if err != nil {
-		return 0, i, err
-	}
-	name := raw
-	if !plain {
-		s.buf = unquoteInto(s.buf[:0], raw)
-		name = s.buf
-	}
-	idx := -1
-	if next < len(s.kind.Columns) && s.kind.Columns[next].Name == string(name) {
-		idx = next
-	} else if c, ok := s.cols[string(name)]; ok {
-		idx = c
-	}
-	if idx < 0 {
-		return 0, i, recordstore.Invalidf("kind %s: unknown column %q", s.kind.Name, name)
+	idx, end := -1, 0
+	if next < len(s.quoted) && bytes.HasPrefix(line[i:], s.quoted[next]) {
+		// The column expected next, written as it is usually written:
+		// the key ends at the closing quote the prefix holds.
+		idx, end = next, i+len(s.quoted[next])
+	} else {
+		raw, e, plain, err := scanString(line, i)
+		if err != nil {
+			return 0, i, err
+		}
+		name := raw
+		if !plain {
+			s.buf = unquoteInto(s.buf[:0], raw)
+			name = s.buf
+		}
+		if c, ok := s.cols[string(name)]; ok {
+			idx = c
+		}
+		end = e
+		if idx < 0 {
+			return 0, i, recordstore.Invalidf("kind %s: unknown column %q", s.kind.Name, name)
+		}
 	}
 	if s.seen[idx] {
-		return 0, i, recordstore.Invalidf("kind %s: column %q appears twice in one object", s.kind.Name, name)
+		return 0, i, recordstore.Invalidf("kind %s: column %q appears twice in one object", s.kind.Name, s.kind.Columns[idx].Name)
 	}
 	s.seen[idx] = true
 	return idx, end, nil
