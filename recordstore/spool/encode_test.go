@@ -129,7 +129,7 @@ var _ = Describe("publish encoding", func() {
 	})
 
 	It("whole numbers take the short path with the bytes of strconv's 'g'", func() {
-		values := []float64{0, 1, -1, 2.5, 999_999, -999_999, 1e6, -1e6, 123_456, 1e21, 0.1, 1 << 53, -0.0, 5e-324, 100_000}
+		values := []float64{0, 1, -1, 2.5, 999_999, -999_999, 1e6, -1e6, 123_456, 1e21, 0.1, 1 << 53, math.Copysign(0, -1), 5e-324, 100_000}
 		for i := -2000; i <= 2000; i++ {
 			values = append(values, float64(i), float64(i)*0.5, float64(i)*997)
 		}
