@@ -228,6 +228,24 @@ var _ = Describe("a store owned by a build of another catalog version", Label("i
 		Expect(own.Role()).To(Equal(owner.RoleOwner))
 	})
 
+	It("spool publish needs --schema: the catalog of another version is not this build's to read", func() {
+		r := s.run(jobRows, "spool", "publish", "--stream", "s1", "--kind", "jobs")
+		failsWith(r, "catalog_version", "pass --schema FILE")
+		Expect(r.stderr).To(ContainSubstring("the owner uses catalog version " + strconv.Itoa(otherCatalogVersion)))
+		expectNothingSpooled(s)
+
+		out := s.ok(jobRows, "spool", "publish", "--stream", "s1", "--kind", "jobs", "--schema", kindsFile())
+		Expect(decodeLines(out)).To(HaveLen(1))
+		Expect(decodeLines(out)[0]).To(HaveKeyWithValue("rows", num("2")))
+		Eventually(func() int {
+			recs, err := own.Backend().Scan(context.Background(), "s1", recordstore.ScanOptions{})
+			if err != nil {
+				return 0
+			}
+			return len(recs)
+		}).WithTimeout(liveness).Should(Equal(2), "the owner ingests the published batch")
+	})
+
 	It("is served detached: serve logs the role, reads answer 503 with code catalog_version, health and status answer", func() {
 		session, base := startServe(s)
 		Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("level=WARN msg=role role=detached"))

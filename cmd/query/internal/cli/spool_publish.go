@@ -6,11 +6,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/spool/parquet"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +44,9 @@ nor takes any lock, so it works whether or not an owner runs.
 Every row is checked against kind K first: when any row is bad, nothing is
 published. The kind's declaration is read from --schema, a kind file
 ({"kinds": [...]}) that declares K, or else from the store's catalog
-(opened read-only: the store must exist and declare K).
+(opened read-only: the store must exist and declare K). When the store's
+owner runs a build of another catalog version, this build cannot read the
+catalog: it fails with catalog_version, and --schema is needed.
 --format is the codec of the batch's data file (the input is NDJSON).
 
 Prints {"batch","path","rows","format"}.`,
@@ -123,8 +128,18 @@ func (a *app) publishKind(ctx context.Context, name, schema string) (*recordstor
 // catalogKind reads the declaration of kind name from the store's catalog
 // through a read-only open: only the reader pool, no lock, no write. A
 // store whose live file does not exist yet, and a kind it does not
-// declare, are ErrNotFound.
+// declare, are ErrNotFound. A store whose owner (per its state file, even
+// one left by a crash) runs a build of another catalog version keeps its
+// live data in that version's file, which this build does not read: that
+// is an owner.CatalogVersionError, and the caller must pass --schema.
 func (a *app) catalogKind(ctx context.Context, name string) (*recordstore.Kind, error) {
+	if a.storePath != "" {
+		st, err := owner.ReadState(owner.PathsFor(a.storePath).State)
+		if err == nil && st.CatalogVersion != 0 && st.CatalogVersion != sqlite.CatalogVersion {
+			cv := &owner.CatalogVersionError{Owner: st.CatalogVersion, Build: sqlite.CatalogVersion}
+			return nil, fmt.Errorf("kind %s cannot be read from the catalog; pass --schema FILE declaring it: %w", name, cv)
+		}
+	}
 	var kind recordstore.Kind
 	err := a.readCatalog(ctx, func(b recordstore.Backend) error {
 		var err error
