@@ -308,10 +308,28 @@ var _ = Describe("query spool", func() {
 			Expect(s.ok("", "spool", "gc")).To(Equal(`{"tmp":[],"failed":[],"trash":[]}` + "\n"))
 		})
 
-		It("refuses an age that is not positive", func() {
-			r := s.fails("invalid", "", "spool", "gc", "--tmp-age", "0s")
-			Expect(r.stderr).To(ContainSubstring("must be positive"))
+		It("removes a prepared folder left unused after --prepared-age", func() {
+			dir := s.spoolDir()
+			prepared := dir.Path(spool.StateTmp, "0123456789abcdef-0123456789abcdef0123456789abcdef")
+			Expect(os.Mkdir(prepared, 0o700)).To(Succeed())
+			writeFile(prepared, spool.ManifestFile, "")
+			writeFile(prepared, "e00001.ndjson", "")
+			t := time.Now().Add(-5 * time.Minute)
+			Expect(os.Chtimes(prepared, t, t)).To(Succeed())
+			Expect(s.ok("", "spool", "gc")).To(Equal(`{"tmp":[],"failed":[],"trash":[]}`+"\n"), "younger than the default 10m")
+			Expect(s.ok("", "spool", "gc", "--prepared-age", "1m")).To(Equal(`{"tmp":["` + filepath.Base(prepared) + `"],"failed":[],"trash":[]}` + "\n"))
+			Expect(s.entries(spool.StateTmp)).To(BeEmpty())
 		})
+
+		DescribeTable("refuses an age that is not positive",
+			func(flag string) {
+				r := s.fails("invalid", "", "spool", "gc", flag, "0s")
+				Expect(r.stderr).To(ContainSubstring("must be positive"))
+			},
+			Entry("--tmp-age", "--tmp-age"),
+			Entry("--failed-age", "--failed-age"),
+			Entry("--prepared-age", "--prepared-age"),
+		)
 	})
 
 	Describe("retry", func() {

@@ -150,12 +150,47 @@ var _ = Describe("GC", func() {
 		expectEmpty(d, spool.StateTrash)
 	})
 
+	DescribeTable("removes tmp folders left prepared and unused after PreparedAge, and nothing else sooner than TmpAge",
+		func(files map[string]string, age time.Duration, removed bool) {
+			p := d.Path(spool.StateTmp, "0123456789abcdef-prepared")
+			Expect(os.MkdirAll(p, 0o700)).To(Succeed())
+			for name, content := range files {
+				Expect(os.WriteFile(filepath.Join(p, name), []byte(content), 0o600)).To(Succeed())
+			}
+			t := now.Add(-age)
+			Expect(os.Chtimes(p, t, t)).To(Succeed())
+			res, err := d.GC(ctx, spool.GCOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			if removed {
+				Expect(res.Tmp).To(Equal([]string{"0123456789abcdef-prepared"}))
+				Expect(p).NotTo(BeADirectory())
+			} else {
+				Expect(res.Tmp).To(BeEmpty())
+				Expect(p).To(BeADirectory())
+			}
+		},
+		Entry("prepared, 11 minutes old", map[string]string{spool.ManifestFile: "", "e00001.ndjson": ""}, 11*time.Minute, true),
+		Entry("prepared for gzip, 11 minutes old", map[string]string{spool.ManifestFile: "", "e00001.ndjson.gz": ""}, 11*time.Minute, true),
+		Entry("prepared, 5 minutes old", map[string]string{spool.ManifestFile: "", "e00001.ndjson": ""}, 5*time.Minute, false),
+		Entry("a data file written: a publish, or its leftover", map[string]string{spool.ManifestFile: "", "e00001.ndjson": "{}\n"}, 11*time.Minute, false),
+		Entry("a manifest written", map[string]string{spool.ManifestFile: "{}", "e00001.ndjson": ""}, 11*time.Minute, false),
+		Entry("another file beside them", map[string]string{spool.ManifestFile: "", "e00001.ndjson": "", "e00002.ndjson": ""}, 11*time.Minute, false),
+		Entry("the manifest alone", map[string]string{spool.ManifestFile: ""}, 11*time.Minute, false),
+	)
+
 	It("takes configured ages", func() {
 		mk(spool.StateTmp, "a", 2*time.Minute)
 		mk(spool.StateFailed, "b", 2*time.Hour)
-		res, err := d.GC(ctx, spool.GCOptions{TmpAge: time.Minute, FailedAge: time.Hour})
+		p := d.Path(spool.StateTmp, "prepared")
+		Expect(os.MkdirAll(p, 0o700)).To(Succeed())
+		for _, name := range []string{spool.ManifestFile, "e00001.ndjson"} {
+			Expect(os.WriteFile(filepath.Join(p, name), nil, 0o600)).To(Succeed())
+		}
+		t := now.Add(-40 * time.Second)
+		Expect(os.Chtimes(p, t, t)).To(Succeed())
+		res, err := d.GC(ctx, spool.GCOptions{TmpAge: time.Minute, FailedAge: time.Hour, PreparedAge: 30 * time.Second})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Tmp).To(Equal([]string{"a"}))
+		Expect(res.Tmp).To(ConsistOf("prepared", "a"))
 		Expect(res.Failed).To(Equal([]string{"b"}))
 	})
 })

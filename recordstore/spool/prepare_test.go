@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -198,6 +199,31 @@ var _ = Describe("prepared batch folders", func() {
 		name, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(folderFiles(d, name)).To(ConsistOf("e00001.ndjson", spool.ManifestFile))
+	})
+
+	It("one a producer left behind is removed by the owner's GC after PreparedAge, not before", func() {
+		name, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
+		folder := preparedFolder(d, ".ndjson") // the producer exits here without Close
+		gcAt := func(later time.Duration) spool.GCResult {
+			GinkgoHelper()
+			owner, err := spool.OpenRoot(ctx, d.Root(), spool.Options{Now: func() time.Time { return time.Now().Add(later) }})
+			Expect(err).NotTo(HaveOccurred())
+			res, err := owner.GC(ctx, spool.GCOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			return res
+		}
+		Expect(gcAt(time.Minute).Tmp).To(BeEmpty())
+		Expect(gcAt(spool.DefaultPreparedAge + time.Minute).Tmp).To(Equal([]string{folder}))
+		Expect(tmpTree(d)).To(BeEmpty())
+		names, err := d.List(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names).To(Equal([]spool.BatchName{name}), "the published batch is untouched")
+
+		// The producer, still alive after all, took no harm: its next
+		// publish finds its prepared folder gone and uses a fresh one.
+		_, err = d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("Close removes the prepared folder, and nothing is prepared after it", func() {

@@ -151,14 +151,16 @@ func findBatch(dir *spool.Dir, name string) (spool.State, error) {
 }
 
 func (a *app) spoolGCCmd() *cobra.Command {
-	var tmpAge, failedAge time.Duration
+	var tmpAge, failedAge, preparedAge time.Duration
 	cmd := &cobra.Command{
-		Use:   "gc [--tmp-age 24h] [--failed-age 720h]",
+		Use:   "gc [--tmp-age 24h] [--failed-age 720h] [--prepared-age 10m]",
 		Short: "Remove abandoned publishes, old failed batches and the trash now",
 		Long: `Remove, now, what the store's owner would remove in its next GC pass:
-tmp/ entries older than --tmp-age (publishes whose producer died), failed/
-batches older than --failed-age, and everything in trash/ (batches already
-ingested). Ages are by modification time.
+tmp/ entries older than --tmp-age (publishes whose producer died), tmp/
+folders a producer prepared for its next publish and left unused (an empty
+manifest.json and first data file, nothing else) older than --prepared-age,
+failed/ batches older than --failed-age, and everything in trash/ (batches
+already ingested). Ages are by modification time.
 
 A tmp/ entry younger than --tmp-age may be a publish in progress; keep the
 age well above the time a publish takes.
@@ -166,15 +168,15 @@ age well above the time a publish takes.
 Prints what it removed: {"tmp":[...],"failed":[...],"trash":[...]}.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			if tmpAge <= 0 || failedAge <= 0 {
-				return recordstore.Invalidf("gc ages must be positive (got --tmp-age %v, --failed-age %v)", tmpAge, failedAge)
+			if tmpAge <= 0 || failedAge <= 0 || preparedAge <= 0 {
+				return recordstore.Invalidf("gc ages must be positive (got --tmp-age %v, --failed-age %v, --prepared-age %v)", tmpAge, failedAge, preparedAge)
 			}
 			ctx := cmd.Context()
 			dir, err := a.openSpool(ctx)
 			if err != nil {
 				return err
 			}
-			res, err := dir.GC(ctx, spool.GCOptions{TmpAge: tmpAge, FailedAge: failedAge})
+			res, err := dir.GC(ctx, spool.GCOptions{TmpAge: tmpAge, FailedAge: failedAge, PreparedAge: preparedAge})
 			if err != nil {
 				return err
 			}
@@ -184,6 +186,7 @@ Prints what it removed: {"tmp":[...],"failed":[...],"trash":[...]}.`,
 	f := cmd.Flags()
 	f.DurationVar(&tmpAge, "tmp-age", spool.DefaultTmpAge, "remove tmp/ entries older than this")
 	f.DurationVar(&failedAge, "failed-age", spool.DefaultFailedAge, "remove failed/ batches older than this")
+	f.DurationVar(&preparedAge, "prepared-age", spool.DefaultPreparedAge, "remove tmp/ folders prepared and left unused older than this")
 	return cmd
 }
 
