@@ -177,11 +177,12 @@ type NamedData struct {
 }
 
 // CreateFiles writes new files (none may exist yet, except those marked
-// Prepared, which must) into the folder dir and
-// makes them and their folder entries durable: once every file is written,
-// all the files and dir are fsynced at the same time, so a set of small
-// files costs about one fsync of latency. On error every file it created
-// has been removed; a failed fsync is reported wrapped in ErrSync.
+// Prepared, which must) into the folder dir and makes them and their
+// folder entries durable: once every file is written, all the files and
+// dir are fsynced at the same time, so a set of files costs about one
+// fsync of latency. On error every file it opened (prepared ones too) has
+// been removed, and the files after the failing one were not touched; a
+// failed fsync is reported wrapped in ErrSync.
 func (h *Helper) CreateFiles(dir string, files []NamedData, perm os.FileMode) error {
 	return h.writeFiles(dir, files, perm)
 }
