@@ -47,6 +47,15 @@ func newRowScanner(kind *recordstore.Kind) *rowScanner {
 	return &rowScanner{kind: kind, cols: cols, quoted: quoted, seen: make([]bool, len(kind.Columns))}
 }
 
+// expected returns the quoted name of column next, or nil when there is
+// no such column or its name needs escaping.
+func (s *rowScanner) expected(next int) []byte {
+	if next < len(s.quoted) {
+		return s.quoted[next]
+	}
+	return nil
+}
+
 // plainString reports whether s is written in JSON as it is, between
 // quotes: printable ASCII without '"' or '\\'.
 func plainString(s string) bool {
@@ -124,10 +133,10 @@ func (s *rowScanner) key(line []byte, i, next int) (int, int, error) {
 		return 0, i, scanError(i, "want a quoted key")
 	}
 	idx, end := -1, 0
-	if next < len(s.quoted) && bytes.HasPrefix(line[i:], s.quoted[next]) {
+	if q := s.expected(next); q != nil && bytes.HasPrefix(line[i:], q) {
 		// The column expected next, written as it is usually written:
 		// the key ends at the closing quote the prefix holds.
-		idx, end = next, i+len(s.quoted[next])
+		idx, end = next, i+len(q)
 	} else {
 		raw, e, plain, err := scanString(line, i)
 		if err != nil {
