@@ -27,6 +27,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/benchdata"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
@@ -187,15 +188,7 @@ func mpDurableWriter(b *testing.B, dir string, size int) func() error {
 		if err := os.Rename(tmp, final); err != nil {
 			return err
 		}
-		d, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		err = d.Sync()
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return fsutil.OS{}.SyncDir(dir) // the bare open, fsync and close
 	}
 }
 

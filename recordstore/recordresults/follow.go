@@ -29,12 +29,7 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	after, err := intParam(r, "after")
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	limit, err := intParam(r, "limit")
+	after, limit, err := pageParams(r)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return

@@ -151,6 +151,18 @@ func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 // intParam reads an optional non-negative integer query parameter.
+// pageParams reads the after= and limit= parameters of a rows or follow
+// request (absent: 0).
+func pageParams(r *http.Request) (after, limit int64, err error) {
+	if after, err = intParam(r, "after"); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = intParam(r, "limit"); err != nil {
+		return 0, 0, err
+	}
+	return after, limit, nil
+}
+
 func intParam(r *http.Request, name string) (int64, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {

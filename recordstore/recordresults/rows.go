@@ -21,12 +21,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	stream := r.PathValue("stream")
-	after, err := intParam(r, "after")
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	limit, err := intParam(r, "limit")
+	after, limit, err := pageParams(r)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
