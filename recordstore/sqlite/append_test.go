@@ -115,6 +115,41 @@ var _ = Describe("Append", func() {
 		)
 	})
 
+	// The kind tables' INSERTs run without a statement journal (OR FAIL):
+	// a statement that fails half-way keeps what it wrote, and the
+	// append's savepoint or transaction must undo it.
+	It("leaves nothing of an append whose multi-row INSERT fails half-way", func() {
+		mustAppend(b, "s", "events", make([]recordstore.Row, 10)...)
+		db := rawDB(b)
+		// Plant a row at the seq the 50th row of the next append takes.
+		_, err := db.Exec(`INSERT INTO events (_seq_stream, _seq, name)
+			SELECT no, 60, 'planted' FROM record_streams WHERE id = 's'`)
+		Expect(err).NotTo(HaveOccurred())
+
+		_, err = b.Append(ctx, "s", "events", make([]recordstore.Row, 100))
+		Expect(err).To(HaveOccurred())
+		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
+		Expect(mustMeta(b, "s").HighSeq).To(BeEquivalentTo(10))
+
+		// The same rows as a batch among others: nothing of the group stays.
+		events := eventsKind()
+		batches := []recordstore.Batch{
+			newBatch([]recordstore.Kind{events}, appendEntry("other", events, recordstore.Row{"name": "a"})),
+			newBatch([]recordstore.Kind{events}, appendEntry("s", events, make([]recordstore.Row, 100)...)),
+		}
+		_, err = b.AppendBatch(ctx, batches...)
+		Expect(err).To(HaveOccurred())
+		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
+		Expect(rawCount(db, `SELECT count(*) FROM record_spool_batches`)).To(BeZero())
+
+		_, err = db.Exec(`DELETE FROM events WHERE name = 'planted'`)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := b.Append(ctx, "s", "events", make([]recordstore.Row, 100))
+		Expect(err).NotTo(HaveOccurred())
+		Expect([]int64{res.From, res.To}).To(Equal([]int64{11, 110}))
+		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(110))
+	})
+
 	It("skips rows whose key is stored, consuming no seq", func() {
 		mustAppend(b, "s", "skip", kv("a", "1", 1, ""), kv("b", "1", 1, ""))
 		res, err := b.Append(ctx, "s", "skip", []recordstore.Row{kv("b", "2", 2, ""), kv("c", "2", 2, "")})

@@ -119,11 +119,24 @@ func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 	return s
 }
 
+// insertInto begins every INSERT of rows into a kind table. OR FAIL
+// instead of the default ABORT spares SQLite a statement journal: with
+// ABORT, every INSERT that writes several rows or indexes copies the pages
+// it touches (the table's last leaf, each time) into a sub-journal so that
+// it can undo itself alone. Nothing here needs that: a single-row INSERT
+// checks every constraint before it writes, and any error of a multi-row
+// one either rolls the entry's savepoint back (applyEntryTx) or the whole
+// transaction, and an I/O error or a full disk in the middle of such a
+// statement makes SQLite roll the transaction back by itself. The kind
+// tables' only constraints are the primary key (stream, seq) and the key
+// index, which ON CONFLICT handles.
+const insertInto = "INSERT OR FAIL INTO "
+
 // insertSQL returns the single-row INSERT into table, with anonymous
 // parameters (stream, seq, columns...): the driver binds those without
 // parsing parameter names.
 func insertSQL(k *recordstore.Kind, table string) string {
-	return "INSERT INTO " + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES (" +
+	return insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES (" +
 		strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
 }
 
@@ -134,7 +147,7 @@ func insertSQL(k *recordstore.Kind, table string) string {
 // sixth of the binding work of a ten-column kind.
 func insertManySQL(k *recordstore.Kind, table string, rows int) string {
 	var sb strings.Builder
-	sb.WriteString("INSERT INTO " + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
+	sb.WriteString(insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
 	cols := strings.Repeat(", ?", len(k.Columns))
 	for i := 0; i < rows; i++ {
 		if i > 0 {
