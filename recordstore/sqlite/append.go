@@ -166,7 +166,7 @@ func (b *Backend) appendStreamTx(ctx context.Context, tx *sql.Tx, t *table, stre
 		changed = changed || trimmed
 	}
 	res := recordstore.AppendResult{Stream: stream, Kind: t.kind.Name, From: s.high + 1}
-	if err := t.insertRows(ctx, tx, &s, feed, &res); err != nil {
+	if err := t.insertRows(ctx, tx, b.txConn, &s, feed, &res); err != nil {
 		return recordstore.AppendResult{}, s, err
 	}
 	res.To = s.high + res.Appended

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -117,37 +118,81 @@ var _ = Describe("Append", func() {
 
 	// The kind tables' INSERTs run without a statement journal (OR FAIL):
 	// a statement that fails half-way keeps what it wrote, and the
-	// append's savepoint or transaction must undo it.
-	It("leaves nothing of an append whose multi-row INSERT fails half-way", func() {
-		mustAppend(b, "s", "events", make([]recordstore.Row, 10)...)
-		db := rawDB(b)
-		// Plant a row at the seq the 50th row of the next append takes.
-		_, err := db.Exec(`INSERT INTO events (_seq_stream, _seq, name)
-			SELECT no, 60, 'planted' FROM record_streams WHERE id = 's'`)
-		Expect(err).NotTo(HaveOccurred())
+	// append's savepoint or transaction must undo it. 100 rows go through
+	// database/sql's multi-row statements, 3000 through the driver's
+	// (insertBulk).
+	DescribeTable("leaves nothing of an append whose multi-row INSERT fails half-way",
+		func(rows int, planted int64) {
+			mustAppend(b, "s", "events", make([]recordstore.Row, 10)...)
+			db := rawDB(b)
+			// Plant a row at a seq the next append takes.
+			_, err := db.Exec(`INSERT INTO events (_seq_stream, _seq, name)
+				SELECT no, ?, 'planted' FROM record_streams WHERE id = 's'`, planted)
+			Expect(err).NotTo(HaveOccurred())
 
-		_, err = b.Append(ctx, "s", "events", make([]recordstore.Row, 100))
-		Expect(err).To(HaveOccurred())
-		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
-		Expect(mustMeta(b, "s").HighSeq).To(BeEquivalentTo(10))
+			_, err = b.Append(ctx, "s", "events", make([]recordstore.Row, rows))
+			Expect(err).To(HaveOccurred())
+			Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
+			Expect(mustMeta(b, "s").HighSeq).To(BeEquivalentTo(10))
 
-		// The same rows as a batch among others: nothing of the group stays.
-		events := eventsKind()
-		batches := []recordstore.Batch{
-			newBatch([]recordstore.Kind{events}, appendEntry("other", events, recordstore.Row{"name": "a"})),
-			newBatch([]recordstore.Kind{events}, appendEntry("s", events, make([]recordstore.Row, 100)...)),
+			// The same rows as a batch among others: nothing of the group stays.
+			events := eventsKind()
+			batches := []recordstore.Batch{
+				newBatch([]recordstore.Kind{events}, appendEntry("other", events, recordstore.Row{"name": "a"})),
+				newBatch([]recordstore.Kind{events}, appendEntry("s", events, make([]recordstore.Row, rows)...)),
+			}
+			_, err = b.AppendBatch(ctx, batches...)
+			Expect(err).To(HaveOccurred())
+			Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
+			Expect(rawCount(db, `SELECT count(*) FROM record_spool_batches`)).To(BeZero())
+
+			_, err = db.Exec(`DELETE FROM events WHERE name = 'planted'`)
+			Expect(err).NotTo(HaveOccurred())
+			res, err := b.Append(ctx, "s", "events", make([]recordstore.Row, rows))
+			Expect(err).NotTo(HaveOccurred())
+			Expect([]int64{res.From, res.To}).To(Equal([]int64{11, int64(10 + rows)}))
+			Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(10 + rows))
+		},
+		Entry("through database/sql", 100, int64(60)),
+		Entry("through the driver", 3000, int64(2000)),
+	)
+
+	It("stores a bulk append's values as a small one does, and refuses a bad row late in it", func() {
+		rows := make([]recordstore.Row, 3000)
+		for i := range rows {
+			rows[i] = recordstore.Row{"name": fmt.Sprintf("r%d", i), "n": int64(i), "x": float64(i) / 4,
+				"ok": i%2 == 0, "at": "2030-01-02T03:04:05.000006Z", "doc": `{"i":` + fmt.Sprint(i) + `}`}
 		}
-		_, err = b.AppendBatch(ctx, batches...)
-		Expect(err).To(HaveOccurred())
-		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(11))
-		Expect(rawCount(db, `SELECT count(*) FROM record_spool_batches`)).To(BeZero())
+		rows[5]["name"] = nil
+		mustAppend(b, "bulk", "events", rows...)
+		mustAppend(b, "small", "events", rows[:10]...)
+		db := rawDB(b)
+		q := `SELECT e._seq, quote(name), quote(n), quote(x), quote(ok), quote(at), quote(doc)
+			FROM events e JOIN record_streams s ON s.no = e._seq_stream WHERE s.id = ? AND e._seq > ? ORDER BY e._seq`
+		dump := func(stream string, after int) []string {
+			rs, err := db.Query(q, stream, after)
+			Expect(err).NotTo(HaveOccurred())
+			defer rs.Close()
+			var out []string
+			for rs.Next() {
+				var seq int64
+				var c [6]string
+				Expect(rs.Scan(&seq, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5])).To(Succeed())
+				out = append(out, strings.Join(c[:], "|"))
+			}
+			Expect(rs.Err()).NotTo(HaveOccurred())
+			return out
+		}
+		all := dump("bulk", 0)
+		Expect(all).To(HaveLen(3000))
+		Expect(all[:10]).To(Equal(dump("small", 0)))
+		Expect(all[5]).To(HavePrefix("NULL|5|1.25|"))
 
-		_, err = db.Exec(`DELETE FROM events WHERE name = 'planted'`)
-		Expect(err).NotTo(HaveOccurred())
-		res, err := b.Append(ctx, "s", "events", make([]recordstore.Row, 100))
-		Expect(err).NotTo(HaveOccurred())
-		Expect([]int64{res.From, res.To}).To(Equal([]int64{11, 110}))
-		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(110))
+		rows[2500]["n"] = "not a number"
+		_, err := b.Append(ctx, "bulk", "events", rows)
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		Expect(mustMeta(b, "bulk").Total).To(BeEquivalentTo(3000))
+		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeEquivalentTo(3010))
 	})
 
 	It("skips rows whose key is stored, consuming no seq", func() {

@@ -106,6 +106,10 @@ type Backend struct {
 	// ledger holds the writer's ledger statements, prepared when the first
 	// batch is applied; guarded by wsem.
 	ledger *ledgerStmts
+	// txConn is the writer connection while inTxLocked runs a transaction
+	// on it (nil otherwise), for the bulk inserts that reach the driver
+	// directly (insertBulk); guarded by wsem.
+	txConn *sql.Conn
 
 	// life is held shared by every call for its whole duration and
 	// exclusively by Close and Promote, so they wait for calls in flight

@@ -114,7 +114,7 @@ func (c *streamCache) appendCachedTx(ctx context.Context, tx *sql.Tx, t *table, 
 		return recordstore.AppendResult{}, sealed(s.id)
 	}
 	res := recordstore.AppendResult{Stream: s.id, Kind: t.kind.Name, From: s.high + 1}
-	if err := t.insertRows(ctx, tx, &s, feed, &res); err != nil {
+	if err := t.insertRows(ctx, tx, c.b.txConn, &s, feed, &res); err != nil {
 		return recordstore.AppendResult{}, err
 	}
 	res.To = s.high + res.Appended

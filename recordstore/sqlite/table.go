@@ -35,6 +35,7 @@ type table struct {
 // batchInsert is an INSERT of a fixed number of rows.
 type batchInsert struct {
 	rows int
+	sql  string // st's text, which insertBulk prepares on the driver
 	st   *sql.Stmt
 }
 
@@ -68,11 +69,12 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 		t.batch = make([]batchInsert, len(sizes))
 		for i, n := range sizes {
 			t.batch[i].rows = n
+			t.batch[i].sql = insertManySQL(&t.kind, name, n)
 			prep = append(prep, struct {
 				db  *sql.DB
 				sql string
 				dst **sql.Stmt
-			}{w, insertManySQL(&t.kind, name, n), &t.batch[i].st})
+			}{w, t.batch[i].sql, &t.batch[i].st})
 		}
 	}
 	for _, p := range prep {

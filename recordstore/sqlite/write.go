@@ -45,10 +45,17 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
 		}
 	}()
-	tx, err := b.w.BeginTx(ctx, nil)
+	conn, err := b.w.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	defer conn.Close() // back to the pool, after the commit or rollback
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	b.txConn = conn
+	defer func() { b.txConn = nil }()
 	if err := fn(tx, b.now()); err != nil {
 		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 			b.log.Warn("rollback failed", "err", rerr)
