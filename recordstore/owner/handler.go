@@ -23,7 +23,9 @@ func (s *Store[T]) controlStatus(context.Context) Status {
 
 // controlIngest wakes the ingest loop for ids and, with wait, answers with
 // each batch's outcome as soon as it is in the ledger (or not done when the
-// request's deadline comes first).
+// request's deadline comes first). With wait, and no drain running, it
+// drains on its own goroutine (drainNow) instead of handing the work to
+// the ingest loop.
 func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome {
 	out := make([]IngestOutcome, len(ids))
 	chans := make([]<-chan recordstore.BatchResult, len(ids))
@@ -35,13 +37,25 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 			chans[i] = ch
 		}
 	}
-	// The drain starts while the ledger is read: a batch applied already
-	// (by this owner or an earlier one) is answered from the ledger, one
-	// applied from now on through its waiter, registered above.
-	s.wake()
+	// A batch applied from now on is answered through its waiter,
+	// registered above; one applied already (by this owner or an earlier
+	// one) from the ledger.
+	if wait {
+		s.drainNow(ctx)
+	} else {
+		s.wake()
+	}
 	for i, id := range ids {
 		if !spool.ValidID(id) {
 			continue
+		}
+		if chans[i] != nil {
+			select {
+			case res := <-chans[i]:
+				out[i].Done, out[i].Result = true, &res
+				continue
+			default:
+			}
 		}
 		if res, ok, _ := s.ledger(ctx, id); ok {
 			out[i].Done, out[i].Result = true, &res

@@ -57,7 +57,8 @@ func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchN
 // fsyncs that make the rename durable still run. A producer uses it to ask
 // the owner for the batch's outcome in parallel with those fsyncs; it must
 // still treat the batch as published only when PublishNotify returns nil.
-// visible runs on its own goroutine and PublishNotify waits for it.
+// visible runs on the caller's goroutine while those fsyncs run on
+// another, and PublishNotify returns once both are done.
 func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, visible func(BatchName)) (BatchName, error) {
 	codec, err := Lookup(format)
 	if err != nil {

@@ -316,11 +316,14 @@ func (h *Helper) Rename(oldpath, newpath string) error {
 }
 
 // RenameNotify commits a folder built in a scratch folder: it moves
-// oldpath to newpath, calls visible (when not nil) right after the rename,
-// and fsyncs the destination folder only. Another process may see newpath
-// as soon as visible runs, though the move is durable only once
-// RenameNotify returns nil. visible must not block for long; the fsync
-// does not wait for it, and RenameNotify does not return before it has.
+// oldpath to newpath and fsyncs the destination folder only. When visible
+// is not nil it is called right after the rename, on the caller's
+// goroutine, while the fsync runs on another; RenameNotify returns once
+// both are done. Another process may see newpath as soon as visible runs,
+// though the move is durable only once RenameNotify returns nil. A
+// goroutine that visible starts runs next on the caller's processor, ahead
+// of the fsync, which is what a caller that asks another process about
+// newpath wants.
 //
 // Unlike Rename it leaves the source folder unsynced: after a crash the
 // new name is there, and on a file system that does not journal a rename
@@ -331,16 +334,17 @@ func (h *Helper) RenameNotify(oldpath, newpath string, visible func()) error {
 	if err := h.FS.Rename(oldpath, newpath); err != nil {
 		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), err)
 	}
-	if visible != nil {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			visible()
-		}()
-		defer func() { <-done }()
-	}
 	dst := filepath.Dir(newpath)
-	if err := h.FS.SyncDir(dst); err != nil {
+	if visible == nil {
+		if err := h.FS.SyncDir(dst); err != nil {
+			return syncErr(dst, err)
+		}
+		return nil
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- h.FS.SyncDir(dst) }()
+	visible()
+	if err := <-synced; err != nil {
 		return syncErr(dst, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -283,6 +284,27 @@ func (s *syncLog) SyncDir(dir string) error {
 	return s.OS.SyncDir(dir)
 }
 
+// gateFS holds a folder fsync until release is closed (or a minute has
+// passed, so that a wrong order fails instead of hanging), and records
+// whether it was released and whether it completed.
+type gateFS struct {
+	fsutil.OS
+	release    chan struct{}
+	overlapped atomic.Bool
+	synced     atomic.Bool
+}
+
+func (g *gateFS) SyncDir(dir string) error {
+	select {
+	case <-g.release:
+		g.overlapped.Store(true)
+	case <-time.After(time.Minute):
+	}
+	err := g.OS.SyncDir(dir)
+	g.synced.Store(true)
+	return err
+}
+
 var _ = Describe("which folders a move fsyncs", func() {
 	var root string
 	BeforeEach(func() {
@@ -304,6 +326,19 @@ var _ = Describe("which folders a move fsyncs", func() {
 		Expect(h.RenameNotify(filepath.Join(root, "tmp", "b"), filepath.Join(root, "incoming", "b"), nil)).To(Succeed())
 		Expect(log.dirs).To(Equal([]string{filepath.Join(root, "incoming")}))
 		Expect(filepath.Join(root, "incoming", "b")).To(BeADirectory())
+	})
+
+	It("RenameNotify runs visible while the fsync is under way, and returns after both", func() {
+		gate := &gateFS{release: make(chan struct{})}
+		h := &fsutil.Helper{FS: gate}
+		calls := 0
+		Expect(h.RenameNotify(filepath.Join(root, "tmp", "b"), filepath.Join(root, "incoming", "b"), func() {
+			calls++
+			close(gate.release)
+		})).To(Succeed())
+		Expect(calls).To(Equal(1))
+		Expect(gate.overlapped.Load()).To(BeTrue(), "the fsync finished only after visible ran")
+		Expect(gate.synced.Load()).To(BeTrue(), "RenameNotify returned before the fsync")
 	})
 
 	It("RenameNotify reports a failed destination fsync as ErrSync, after the move", func() {
