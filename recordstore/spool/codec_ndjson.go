@@ -238,6 +238,9 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 				// What 'g' gives for a whole number below a million, sooner.
 				return strconv.AppendInt(buf, int64(f), 10), nil
 			}
+			if out, ok := appendShortDecimal(buf, f); ok {
+				return out, nil
+			}
 			return strconv.AppendFloat(buf, f, 'g', -1, 64), nil
 		}
 	case recordstore.TypeBool:
@@ -254,6 +257,49 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 		}
 	}
 	return buf, recordstore.Invalidf("%T is not a stored %s value", v, t)
+}
+
+// appendShortDecimal appends f, and reports true, when f is not whole, its
+// magnitude is at least 0.001 and below a million, and it is the double
+// nearest to a decimal of one to three fractional digits (0.5, 3.25,
+// 1234.125, -0.001): the bytes strconv's 'g' with the shortest precision
+// gives for it, without its general algorithm. It appends nothing and
+// reports false for any other f.
+//
+// Why these are 'g''s bytes: m/10^k computed in floating point is the
+// double nearest to the decimal m/10^k (both operands are exact), so when
+// it equals f that decimal reads back as f. No decimal with fewer
+// fractional digits does (the smaller k failed, and another candidate
+// would be at least half a unit of its last digit away from f, far more
+// than f's spacing below a million), and no other decimal with k digits
+// does either, for the same reason: so it is the shortest, and 'g' writes
+// it without an exponent in this range.
+func appendShortDecimal(buf []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-3 && a < 1e6) {
+		return buf, false
+	}
+	scale := 1.0
+	for k := 1; k <= 3; k++ {
+		scale *= 10
+		m := math.Round(a * scale)
+		if m/scale != a {
+			continue
+		}
+		n := int64(m)
+		if f < 0 {
+			buf = append(buf, '-')
+		}
+		div := int64(scale)
+		buf = strconv.AppendInt(buf, n/div, 10)
+		buf = append(buf, '.')
+		frac := n % div
+		for d := div / 10; d > 0; d /= 10 {
+			buf = append(buf, byte('0'+frac/d%10))
+		}
+		return buf, true
+	}
+	return buf, false
 }
 
 // storedDatetime reports whether s is a datetime in the stored form

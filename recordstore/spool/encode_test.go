@@ -143,6 +143,25 @@ var _ = Describe("publish encoding", func() {
 		Expect(string(got)).To(Equal("-0"))
 	})
 
+	It("numbers of up to three decimals take the short path with the bytes of strconv's 'g'", func() {
+		values := []float64{0.001, -0.001, 0.0005, 0.0015, 0.1, 0.2, 0.1 + 0.2, 0.3, 1.0 / 3, 2.0 / 3, 3.25, 999_999.999,
+			-999_999.999, 999_999.9995, 0.999, 0.9995, 1e-3 - 1e-19, 123_456.789, 0.007, 0.07, 0.7, 5.05, 1.005, 1.0005,
+			math.Nextafter(0.5, 1), math.Nextafter(0.5, 0), math.Nextafter(1234.125, 2000), math.Nextafter(0.001, 0)}
+		for i := -1_000_000; i <= 1_000_000; i += 7 {
+			values = append(values, float64(i)/1000, float64(i)/100+0.005, float64(i)*1.001)
+		}
+		for i := 999_000_000; i < 999_999_999; i += 997 {
+			values = append(values, float64(i)/1000, -float64(i)/1000)
+		}
+		for _, f := range values {
+			got, err := spool.AppendValue(recordstore.TypeNumber, f)
+			Expect(err).NotTo(HaveOccurred())
+			if string(got) != strconv.FormatFloat(f, 'g', -1, 64) {
+				Fail(fmt.Sprintf("%v encoded as %s, strconv gives %s", f, got, strconv.FormatFloat(f, 'g', -1, 64)))
+			}
+		}
+	})
+
 	DescribeTable("strings take the plain path only when nothing needs escaping",
 		func(s, want string) {
 			got, err := spool.AppendValue(recordstore.TypeString, s)
