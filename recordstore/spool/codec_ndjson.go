@@ -266,7 +266,7 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 // gives for it, without its general algorithm. It appends nothing and
 // reports false for any other f.
 //
-// Why these are 'g''s bytes: m/10^k computed in floating point is the
+// Why these are the bytes of 'g': m/10^k computed in floating point is the
 // double nearest to the decimal m/10^k (both operands are exact), so when
 // it equals f that decimal reads back as f. No decimal with fewer
 // fractional digits does (the smaller k failed, and another candidate

@@ -47,3 +47,6 @@ type sequentialOnly struct{ Codec }
 
 // AppendValue is the encoder's JSON form of one stored value.
 func AppendValue(t recordstore.ColumnType, v any) ([]byte, error) { return appendValue(nil, t, v) }
+
+// ParseShortFloat is the decoder's allocation-free float parser.
+func ParseShortFloat(lit string) (float64, bool) { return parseShortFloat([]byte(lit)) }

@@ -255,6 +255,9 @@ func (s *rowScanner) number(c recordstore.Column, lit []byte, isInt bool) (any, 
 		}
 		return v, nil
 	case recordstore.TypeNumber:
+		if f, ok := parseShortFloat(lit); ok {
+			return f, nil
+		}
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
 			return nil, s.columnErr(c, "%s is not a finite float64", lit)
@@ -311,6 +314,51 @@ func parseSmallInt(lit []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// exactPow10 are the powers of ten parseShortFloat divides by, all exact
+// in a float64.
+var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseShortFloat parses a JSON number literal without an exponent and of
+// at most 15 digits as strconv.ParseFloat would, without allocating: its
+// digits make an integer m below 2^53 and its k fractional digits a power
+// of ten, both exact in a float64, so m / 10^k, one correctly rounded
+// division, is the double nearest the literal's value — ParseFloat's
+// result (Clinger's fast path). It reports false for any other literal.
+func parseShortFloat(lit []byte) (float64, bool) {
+	d := lit
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	var m uint64
+	digits, frac := 0, -1 // frac counts the digits after '.', -1 before one
+	for _, c := range d {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false // an exponent
+		}
+	}
+	if digits == 0 || digits > 15 || frac == 0 {
+		return 0, false
+	}
+	f := float64(m)
+	if frac > 0 {
+		f /= exactPow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 func skipWS(b []byte, i int) int {

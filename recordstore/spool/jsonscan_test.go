@@ -3,6 +3,10 @@
 package spool_test
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -117,5 +121,36 @@ var _ = Describe("the schema-aware scanner", func() {
 	It("reports an unknown column by name", func() {
 		_, err := spool.ScanLine(allTypes(), []byte(`{"s":"a","nope":1}`))
 		Expect(err).To(MatchError(ContainSubstring(`unknown column "nope"`)))
+	})
+})
+
+var _ = Describe("the short float parser", func() {
+	It("gives strconv.ParseFloat's double for every literal it takes, and refuses the others", func() {
+		lits := []string{"0", "-0", "0.0", "-0.0", "0.000", "1", "-1", "0.1", "0.2", "0.3", "3.25", "-1234.125",
+			"123456789012345", "-123456789012345", "1234567890123456", "12345678.9012345", "1234567.89012345",
+			"0.000000000000001", "0.0000000000000001", "9007199254740993", "999999999999999", "99999999999999.9",
+			"1e5", "1E-3", "-2.5e+10", "0.30000000000000004", "5e-324", "1.7976931348623157e308"}
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 200_000 {
+			f := (r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(30)-12))
+			lits = append(lits, strconv.FormatFloat(f, 'f', r.IntN(16), 64), strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		taken := 0
+		for _, lit := range lits {
+			want, err := strconv.ParseFloat(lit, 64)
+			Expect(err).NotTo(HaveOccurred(), lit)
+			got, ok := spool.ParseShortFloat(lit)
+			digits := strings.Count(lit, "") - 1 - strings.Count(lit, "-") - strings.Count(lit, ".")
+			if strings.ContainsAny(lit, "eE") || digits > 15 {
+				Expect(ok).To(BeFalse(), lit)
+				continue
+			}
+			Expect(ok).To(BeTrue(), lit)
+			taken++
+			if math.Float64bits(got) != math.Float64bits(want) {
+				Fail(fmt.Sprintf("%s parsed as %v, strconv gives %v", lit, got, want))
+			}
+		}
+		Expect(taken).To(BeNumerically(">", 100_000))
 	})
 })
