@@ -295,10 +295,7 @@ func (h *Helper) Rename(oldpath, newpath string) error {
 	}
 	dst, src := filepath.Dir(newpath), filepath.Dir(oldpath)
 	if src == dst {
-		if err := h.FS.SyncDir(dst); err != nil {
-			return syncErr(dst, err)
-		}
-		return nil
+		return h.SyncDir(dst)
 	}
 	// The two folder fsyncs are independent: run them at the same time so
 	// a cross-folder move costs one fsync of latency, not two.
@@ -336,18 +333,12 @@ func (h *Helper) RenameNotify(oldpath, newpath string, visible func()) error {
 	}
 	dst := filepath.Dir(newpath)
 	if visible == nil {
-		if err := h.FS.SyncDir(dst); err != nil {
-			return syncErr(dst, err)
-		}
-		return nil
+		return h.SyncDir(dst)
 	}
 	synced := make(chan error, 1)
-	go func() { synced <- h.FS.SyncDir(dst) }()
+	go func() { synced <- h.SyncDir(dst) }()
 	visible()
-	if err := <-synced; err != nil {
-		return syncErr(dst, err)
-	}
-	return nil
+	return <-synced
 }
 
 // SyncDir fsyncs a folder, reporting failure wrapped in ErrSync.
