@@ -51,6 +51,18 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 	return s, err
 }
 
+// detachedBeside starts an owner child of path (this build, options opts)
+// and opens path here as a process of another catalog version, detached;
+// published counts the batches this process publishes.
+func detachedBeside(ctx context.Context, path string, opts *rt.StoreOptions) (*rt.Child, *owner.Store[*sqlite.Backend], *atomic.Int64) {
+	GinkgoHelper()
+	own := startOwner(path, opts, nil)
+	published := new(atomic.Int64)
+	s, err := openOtherVersion(ctx, path, true, published)
+	Expect(err).NotTo(HaveOccurred())
+	return own, s, published
+}
+
 // readerHere opens the store's live file read-only in this process, as a
 // build of the store's own catalog version reads it.
 func readerHere(path string) *sqlite.Backend {
@@ -102,10 +114,7 @@ var _ = Describe("a non-owner of another catalog version", Label("integration"),
 	It("opens detached and fails its reads fast, changing nothing", func(ctx SpecContext) {
 		path := storePath()
 		// The owner writes nothing on its own while the spec looks.
-		own := startOwner(path, with(func(o *rt.StoreOptions) { o.Heartbeat, o.GCInterval = time.Hour, time.Hour }), nil)
-		var published atomic.Int64
-		s, err := openOtherVersion(ctx, path, true, &published)
-		Expect(err).NotTo(HaveOccurred())
+		own, s, published := detachedBeside(ctx, path, with(func(o *rt.StoreOptions) { o.Heartbeat, o.GCInterval = time.Hour, time.Hour }))
 		Expect(s.Role()).To(Equal(owner.RoleDetached))
 		st, err := s.Status(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -136,13 +145,10 @@ var _ = Describe("a non-owner of another catalog version", Label("integration"),
 
 	It("writes through the owner, which applies and answers exactly; what it cannot check goes to the owner", func(ctx SpecContext) {
 		path := storePath()
-		own := startOwner(path, fast(), nil)
-		var published atomic.Int64
-		s, err := openOtherVersion(ctx, path, true, &published)
-		Expect(err).NotTo(HaveOccurred())
+		own, s, published := detachedBeside(ctx, path, fast())
 		b := s.Backend()
 
-		_, err = b.Append(ctx, "s", "event", []recordstore.Row{row("early")})
+		_, err := b.Append(ctx, "s", "event", []recordstore.Row{row("early")})
 		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("detached"))
 		expectCatalogVersion(err)
@@ -197,12 +203,9 @@ var _ = Describe("a non-owner of another catalog version", Label("integration"),
 
 	It("never takes the store over: a write waits in the spool for an owner of the store's version, applied once", func(ctx SpecContext) {
 		path := storePath()
-		own := startOwner(path, fast(), nil)
-		var published atomic.Int64
-		s, err := openOtherVersion(ctx, path, true, &published)
-		Expect(err).NotTo(HaveOccurred())
+		own, s, _ := detachedBeside(ctx, path, fast())
 		b := s.Backend()
-		_, err = b.DeclareKind(ctx, *eventKind())
+		_, err := b.DeclareKind(ctx, *eventKind())
 		Expect(err).NotTo(HaveOccurred())
 		res, err := b.Append(ctx, "s", "event", []recordstore.Row{row("a")})
 		Expect(err).NotTo(HaveOccurred())
