@@ -41,7 +41,7 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	// registered above; one applied already (by this owner or an earlier
 	// one) from the ledger.
 	if wait {
-		s.drainNow(ctx)
+		s.drainNow()
 	} else {
 		s.wake()
 	}

@@ -148,14 +148,15 @@ func (s *Store[T]) wake() {
 // the socket is then applied without waiting for the ingest loop's
 // goroutine to be scheduled (about a tenth of a millisecond here).
 // Otherwise, and when more is waiting or the drain failed, it pokes the
-// loop, which logs errors and backs off. A drain that ctx cancels commits
-// nothing; the loop applies its batches.
-func (s *Store[T]) drainNow(ctx context.Context) {
+// loop, which logs errors and backs off. The drain runs for the store's
+// life, not for the caller's deadline, so that a large group is never cut
+// short only to be applied again by the loop.
+func (s *Store[T]) drainNow() {
 	if s.Role() != RoleOwner || !s.drainMu.TryLock() {
 		s.wake()
 		return
 	}
-	_, more, err := s.drainLocked(ctx)
+	_, more, err := s.drainLocked(s.ctx)
 	s.drainMu.Unlock()
 	if more || err != nil {
 		s.wake()
