@@ -1,6 +1,7 @@
 package fsutil_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -424,5 +425,81 @@ var _ = Describe("CreateFiles with Fill", func() {
 		}, fsutil.FileMode)
 		Expect(err).To(BeIdenticalTo(bad))
 		Expect(entries(dir)).To(BeEmpty())
+	})
+})
+
+// writebackFS records the StartWriteback calls of its files: the range
+// asked for and how many bytes the file held then.
+type writebackFS struct {
+	fsutil.OS
+	calls map[string][][3]int64 // file name: {off, n, written}
+}
+
+type writebackFile struct {
+	fsutil.File
+	fs      *writebackFS
+	written int64
+}
+
+func (f *writebackFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	return n, err
+}
+
+func (f *writebackFile) StartWriteback(off, n int64) {
+	name := filepath.Base(f.Name())
+	f.fs.calls[name] = append(f.fs.calls[name], [3]int64{off, n, f.written})
+	f.File.(fsutil.WritebackStarter).StartWriteback(off, n)
+}
+
+func (f *writebackFS) OpenFile(name string, flag int, perm os.FileMode) (fsutil.File, error) {
+	file, err := f.OS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &writebackFile{File: file, fs: f}, nil
+}
+
+var _ = Describe("writeback during Fill", func() {
+	It("is started on the real file system's files", func() {
+		f, err := fsutil.OS{}.OpenFile(filepath.Join(GinkgoT().TempDir(), "f"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+		Expect(err).NotTo(HaveOccurred())
+		defer f.Close()
+		_, ok := f.(fsutil.WritebackStarter)
+		Expect(ok).To(BeTrue())
+	})
+
+	It("starts every 256 KiB on what is written already, and leaves the content alone", func() {
+		dir := GinkgoT().TempDir()
+		wfs := &writebackFS{calls: map[string][][3]int64{}}
+		h := &fsutil.Helper{FS: wfs}
+		big := bytes.Repeat([]byte("0123456789abcdef"), (900<<10)/16)
+		err := h.CreateFiles(dir, []fsutil.NamedData{
+			{Path: filepath.Join(dir, "big"), Fill: func(w io.Writer) error {
+				for off := 0; off < 600<<10; off += 10 << 10 {
+					if _, err := w.Write(big[off : off+10<<10]); err != nil {
+						return err
+					}
+				}
+				_, err := w.Write(big[600<<10:])
+				return err
+			}},
+			{Path: filepath.Join(dir, "small"), Fill: func(w io.Writer) error {
+				_, err := w.Write(big[:200<<10])
+				return err
+			}},
+			{Path: filepath.Join(dir, "data"), Data: big},
+		}, fsutil.FileMode)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(wfs.calls["big"]).To(Equal([][3]int64{
+			{0, 260 << 10, 260 << 10},         // the first write to reach 256 KiB
+			{260 << 10, 260 << 10, 520 << 10}, // the next 256 KiB on
+			{520 << 10, 380 << 10, 900 << 10}, // the last, large write
+		}))
+		Expect(wfs.calls).NotTo(HaveKey("small"), "a Fill of less than 256 KiB")
+		Expect(wfs.calls).NotTo(HaveKey("data"), "Data is written in one go and synced")
+		Expect(os.ReadFile(filepath.Join(dir, "big"))).To(Equal(big))
+		Expect(os.ReadFile(filepath.Join(dir, "small"))).To(Equal(big[:200<<10]))
 	})
 })
