@@ -107,6 +107,13 @@ type Batch struct {
 	// this error (outcome "failed") and applies none of its entries: that
 	// is how an owner answers, durably, for a batch it could not load.
 	Failure *BatchError
+	// Retry, when set, applies the batch even though the ledger records
+	// it as failed (an operator put a failed batch back, perhaps after
+	// fixing what failed it), replacing that record with the new outcome
+	// — which is failed again if Failure is set or the batch fails. A
+	// batch the ledger records as committed is never applied again,
+	// Retry or not.
+	Retry bool
 }
 
 // Schema returns the batch's declaration of the named kind.
@@ -270,7 +277,8 @@ type BatchAppender interface {
 	// transaction, a ledger row each, each entry in its own savepoint so
 	// that a deterministic entry failure rolls back only that entry. A
 	// batch id already in the ledger writes nothing and returns the
-	// recorded result. The error is for failures of the whole call (I/O,
+	// recorded result, unless the record is a failure and the batch is
+	// marked Retry. The error is for failures of the whole call (I/O,
 	// closed); then nothing was committed.
 	AppendBatch(ctx context.Context, batches ...Batch) ([]BatchResult, error)
 	// BatchOutcome returns the ledger's result of a batch (ErrNotFound

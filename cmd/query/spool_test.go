@@ -4,6 +4,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -343,6 +344,30 @@ var _ = Describe("query spool", func() {
 			Expect(s.entries(spool.StateIncoming)).To(ConsistOf(name))
 			Expect(filepath.Join(spool.PathFor(s.path), "incoming", name, spool.ErrorFile)).NotTo(BeAnExistingFile())
 			Expect(s.one("", "spool", "inspect", name)).To(HaveKeyWithValue("valid", true))
+		})
+
+		It("puts back a batch the owner refused, which the next owner applies once what failed it is fixed", func() {
+			s.ok("", "kind", "apply", kindsFile())
+			name := s.publish()
+			file := func(state spool.State) string {
+				return filepath.Join(spool.PathFor(s.path), string(state), name, "e00001.ndjson")
+			}
+			good, err := os.ReadFile(file(spool.StateIncoming))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(file(spool.StateIncoming), append(bytes.Clone(good), '\n'), 0o600)).To(Succeed())
+			// A command that owns the store drains incoming/ before it exits.
+			r := s.run(`{"id": 1, "name": "direct"}`, "append", "--stream", "s2", "--kind", "jobs")
+			Expect(r.code).To(Equal(0), "stderr %q", r.stderr)
+			Expect(r.stderr).To(ContainSubstring("checksum mismatch"), "the owner logs the batch it refused")
+			Expect(s.entries(spool.StateFailed)).To(ConsistOf(name))
+
+			Expect(os.WriteFile(file(spool.StateFailed), good, 0o600)).To(Succeed())
+			Expect(s.ok("", "spool", "retry", name)).To(Equal(`{"batch":"` + name + `","retried":true}` + "\n"))
+			s.ok(`{"id": 2, "name": "direct"}`, "append", "--stream", "s2", "--kind", "jobs")
+			Expect(s.entries(spool.StateFailed)).To(BeEmpty())
+			recs := s.lines("", "scan", "--stream", "s1")
+			Expect(recs).To(HaveLen(2))
+			Expect(recs[0]).To(HaveKeyWithValue("name", "max"))
 		})
 
 		It("refuses an unknown batch (not_found), one in incoming/ and a bad name (invalid)", func() {

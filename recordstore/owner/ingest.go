@@ -386,6 +386,7 @@ func decode(ctx context.Context, p pickedBatch) (loaded, error) {
 		}
 	}
 	l.batch = toBatch(d)
+	l.batch.Retry = p.batch.Retried
 	for i, src := range sources {
 		l.batch.Entries[i].Source = src
 	}
@@ -510,6 +511,12 @@ func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error
 	b := recordstore.Batch{ID: n.ID, Created: n.Created,
 		Producer: recordstore.Producer{Instance: n.Instance, Seq: n.Seq},
 		Failure:  recordstore.AsBatchError(cause)}
+	// A batch put back after a failure that fails again replaces the
+	// ledger's record of the first failure; unmarked, the first record
+	// stands (this is then a replay of a failure already recorded).
+	if marked, err := s.spool.RetryMarked(ctx, spool.StateIncoming, key); err == nil {
+		b.Retry = marked
+	}
 	results, err := s.backend.AppendBatch(ctx, b)
 	if err != nil {
 		s.setLastError(err)

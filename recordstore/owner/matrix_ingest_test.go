@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -237,6 +239,55 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Expect(counts).To(HaveLen(9))
 		Expect(counts).NotTo(HaveKey("poison"))
 		expectFailed(path, poison, "invalid", "checksum")
+	})
+
+	It("applies a failed batch put back with Retry once it is fixed, and records the new failure of one still bad", func() {
+		path := storePath()
+		startOwner(path, fast(), nil)
+		flip := func(from, to string) func(dir string) {
+			return func(dir string) {
+				files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(files).To(HaveLen(1))
+				b, err := os.ReadFile(files[0])
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(b)).To(ContainSubstring(from))
+				Expect(os.WriteFile(files[0], []byte(strings.Replace(string(b), from, to, 1)), 0o600)).To(Succeed())
+			}
+		}
+		fixed := handBatch(path, "s", []recordstore.Row{{"k": "fixed-later"}}, flip("fixed-later", "fixed-LATER"))
+		still := handBatch(path, "s", []recordstore.Row{{"k": "bad-twice", "n": 7}}, flip("bad-twice", "bad-TWICE"))
+		expectFailed(path, fixed, "invalid", "checksum")
+		expectFailed(path, still, "invalid", "checksum")
+
+		ctx := context.Background()
+		d := spoolDir(path)
+		flip("fixed-LATER", "fixed-later")(d.Path(spool.StateFailed, fixed.String())) // the bytes as published
+		// The other now agrees with its manifest, but a row does not fit.
+		rewriteData(d.Path(spool.StateFailed, still.String()), func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), `"n":7`, `"n":"seven"`, 1))
+		})
+		Expect(d.Retry(ctx, fixed.String())).To(Succeed())
+		Expect(d.Retry(ctx, still.String())).To(Succeed())
+
+		p := startProducer(path, fast(), nil,
+			rt.Step{Op: rt.OpAwait, ID: fixed.ID, Timeout: wait}, rt.Step{Op: rt.OpAwait, ID: still.ID, Timeout: wait}, scan("s"))
+		res := batchResult(p.MustStep(1, wait))
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted), "the ledger's failure was replaced")
+		Expect(res.Entries[0].Append.Appended).To(BeEquivalentTo(1))
+		l, err := p.Step(2, wait)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(l.Code).To(Equal("invalid"), "%s", l)
+		Expect(batchResult(l).Outcome).To(Equal(recordstore.OutcomeFailed))
+		Expect(batchResult(l).Err().Error()).To(ContainSubstring("line 1"), "the new failure, not the checksum")
+		recs, err := p.MustStep(3, wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{"fixed-later": 1}))
+
+		expectFailed(path, still, "invalid", "line 1")
+		_, err = os.Stat(filepath.Join(d.Path(spool.StateFailed, still.String()), spool.RetryFile))
+		Expect(errors.Is(err, fs.ErrNotExist)).To(BeTrue(), "a batch failed again has no retry mark")
+		Eventually(func() []spool.BatchName { return incoming(path) }, wait).ShouldNot(ContainElement(fixed))
 	})
 
 	It("fails a large batch whose bad row is found only while its rows stream into the transaction", func() {

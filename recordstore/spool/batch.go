@@ -28,6 +28,9 @@ type Batch struct {
 	Path string
 	// Manifest is the decoded manifest.
 	Manifest *Manifest
+	// Retried says the folder holds a retry mark (RetryFile): the batch
+	// failed before and was put back by Dir.Retry.
+	Retried bool
 
 	limits Limits
 }
@@ -78,6 +81,9 @@ func loadPath(ctx context.Context, path, base string, lim Limits) (*Batch, error
 	}
 	b := &Batch{Name: name, Path: path, Manifest: m, limits: lim}
 	if err := b.checkFiles(); err != nil {
+		return nil, err
+	}
+	if b.Retried, err = retryMarked(path); err != nil {
 		return nil, err
 	}
 	return b, nil

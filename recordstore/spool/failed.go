@@ -22,6 +22,26 @@ import (
 // ErrorFile is the name of the failure record inside a failed batch folder.
 const ErrorFile = "error.json"
 
+// RetryFile is the mark Retry leaves in a batch folder it moves back to
+// incoming/: the batch failed before, and the ledger's record of that
+// failure is to be replaced by a new attempt (recordstore.Batch.Retry).
+// Loading reports it (Batch.Retried) and otherwise ignores it;
+// MoveToFailed removes it.
+const RetryFile = "retry.json"
+
+// RetryMark is the content of incoming/<batch>/retry.json.
+type RetryMark struct {
+	// Format is 1.
+	Format int `json:"format"`
+	// Batch is the batch folder name.
+	Batch string `json:"batch"`
+	// RetriedAt is when the batch was moved back to incoming/.
+	RetriedAt time.Time `json:"retriedAt"`
+	// Previous is the failure it was retried after (its error.json), when
+	// the folder had a readable one.
+	Previous *Failure `json:"previous,omitempty"`
+}
+
 // Failure is the content of failed/<batch>/error.json.
 type Failure struct {
 	// Format is 1.
@@ -41,10 +61,13 @@ type Failure struct {
 // failure of the same batch is moved to trash/ first. An entry that is not
 // a folder (a stray file) is moved as is, without error.json.
 //
+// A retry mark (RetryFile) in the folder is removed, after error.json is
+// written.
+//
 // On disk when it returns an error: the batch is still in incoming/
-// (perhaps with error.json written inside, which loading ignores), or —
-// after an fsync error (fsutil.ErrSync) — in failed/ but perhaps not
-// durably.
+// (perhaps with error.json written inside, which loading ignores, and its
+// retry mark removed), or — after an fsync error (fsutil.ErrSync) — in
+// failed/ but perhaps not durably.
 func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error {
 	if err := checkEntryName(name); err != nil {
 		return err
@@ -59,6 +82,9 @@ func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error
 	}
 	if fi.IsDir() {
 		if err := d.writeFailure(src, name, reason); err != nil {
+			return fmt.Errorf("move batch %s to failed: %w", name, err)
+		}
+		if err := os.Remove(filepath.Join(src, RetryFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("move batch %s to failed: %w", name, err)
 		}
 	}
@@ -152,12 +178,15 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 // Retry moves failed batch name back to incoming/ so the owner tries it
-// again; its error.json is removed first. It fails (fs.ErrExist) when
+// again. It first writes the retry mark (RetryFile, holding the failure
+// read from error.json) into the folder and removes error.json: the owner
+// applies a marked batch even though its ledger records the failure, and
+// replaces that record with the new outcome. It fails (fs.ErrExist) when
 // incoming/ already holds that name.
 //
 // On disk when it returns an error: the batch is still in failed/
-// (perhaps without its error.json), or — after an fsync error — in
-// incoming/ but perhaps not durably.
+// (perhaps with its retry mark, perhaps without its error.json), or —
+// after an fsync error — in incoming/ but perhaps not durably.
 func (d *Dir) Retry(ctx context.Context, name string) error {
 	if err := checkEntryName(name); err != nil {
 		return err
@@ -174,6 +203,17 @@ func (d *Dir) Retry(ctx context.Context, name string) error {
 		return fmt.Errorf("retry batch %s: %w", name, errors.Join(err, fs.ErrExist))
 	}
 	if fi.IsDir() {
+		mark := RetryMark{Format: 1, Batch: name, RetriedAt: d.now().UTC()}
+		if prev, err := d.ReadFailure(ctx, name); err == nil {
+			mark.Previous = prev
+		}
+		data, err := json.MarshalIndent(mark, "", "  ")
+		if err != nil {
+			return fmt.Errorf("retry batch %s: %w", name, err)
+		}
+		if err := d.fs.WriteFile(filepath.Join(src, RetryFile), append(data, '\n'), fsutil.FileMode); err != nil {
+			return fmt.Errorf("retry batch %s: %w", name, err)
+		}
 		if err := os.Remove(filepath.Join(src, ErrorFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("retry batch %s: %w", name, err)
 		}
@@ -185,6 +225,32 @@ func (d *Dir) Retry(ctx context.Context, name string) error {
 		return fmt.Errorf("retry batch %s: %w", name, err)
 	}
 	return nil
+}
+
+// RetryMarked reports whether batch name of folder s holds a retry mark
+// (RetryFile): it was put back by Retry after a failure. It reads nothing
+// but the mark's directory entry.
+func (d *Dir) RetryMarked(ctx context.Context, s State, name string) (bool, error) {
+	if err := checkEntryName(name); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return retryMarked(d.Path(s, name))
+}
+
+// retryMarked reports whether the batch folder at path holds a retry mark
+// that is a plain file.
+func retryMarked(path string) (bool, error) {
+	fi, err := os.Lstat(filepath.Join(path, RetryFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("look for the retry mark of %s: %w", filepath.Base(path), err)
+	}
+	return fi.Mode().IsRegular(), nil
 }
 
 // MoveToTrash moves batch name of folder s (incoming or failed) to trash/,

@@ -5,6 +5,7 @@ package spool_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -55,18 +56,49 @@ var _ = Describe("failed batches", func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("retries a failed batch: back in incoming, without error.json", func() {
+	It("retries a failed batch: back in incoming, without error.json, with a retry mark holding the failure", func() {
 		Expect(d.MoveToFailed(ctx, name, recordstore.ErrCapacity)).To(Succeed())
+		failure, err := d.ReadFailure(ctx, name)
+		Expect(err).NotTo(HaveOccurred())
+		marked, err := d.RetryMarked(ctx, spool.StateFailed, name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(marked).To(BeFalse())
+		now = now.Add(time.Hour)
 		Expect(d.Retry(ctx, name)).To(Succeed())
 		expectEmpty(d, spool.StateFailed)
-		_, err := os.Stat(filepath.Join(d.Path(spool.StateIncoming, name), spool.ErrorFile))
+		folder := d.Path(spool.StateIncoming, name)
+		_, err = os.Stat(filepath.Join(folder, spool.ErrorFile))
 		Expect(errors.Is(err, fs.ErrNotExist)).To(BeTrue())
+
+		info, err := os.Stat(filepath.Join(folder, spool.RetryFile))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+		data, err := os.ReadFile(filepath.Join(folder, spool.RetryFile))
+		Expect(err).NotTo(HaveOccurred())
+		var mark spool.RetryMark
+		Expect(json.Unmarshal(data, &mark)).To(Succeed())
+		Expect(mark).To(Equal(spool.RetryMark{Format: 1, Batch: name, RetriedAt: now, Previous: failure}))
+		marked, err = d.RetryMarked(ctx, spool.StateIncoming, name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(marked).To(BeTrue())
+
 		b, err := d.Load(ctx, spool.StateIncoming, name)
 		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Retried).To(BeTrue())
 		Expect(b.Verify(ctx)).To(Succeed())
 	})
 
-	It("fails again after a retry, keeping the newest error.json", func() {
+	It("does not take a retry mark that is not a plain file, and a fresh batch has none", func() {
+		b, err := d.Load(ctx, spool.StateIncoming, name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Retried).To(BeFalse())
+		Expect(os.Mkdir(filepath.Join(d.Path(spool.StateIncoming, name), spool.RetryFile), 0o700)).To(Succeed())
+		b, err = d.Load(ctx, spool.StateIncoming, name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Retried).To(BeFalse())
+	})
+
+	It("fails again after a retry, keeping the newest error.json and dropping the retry mark", func() {
 		Expect(d.MoveToFailed(ctx, name, errors.New("first"))).To(Succeed())
 		Expect(d.Retry(ctx, name)).To(Succeed())
 		// a stale copy of the same batch in failed/ (a crash between steps)
@@ -76,6 +108,8 @@ var _ = Describe("failed batches", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.Error).To(Equal("second"))
 		Expect(f.Code).To(Equal(recordstore.CodeInternal))
+		_, err = os.Stat(filepath.Join(d.Path(spool.StateFailed, name), spool.RetryFile))
+		Expect(errors.Is(err, fs.ErrNotExist)).To(BeTrue(), "the retry mark is gone")
 		trash, err := os.ReadDir(d.Path(spool.StateTrash, ""))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(trash).To(HaveLen(1), "the stale copy went to trash")

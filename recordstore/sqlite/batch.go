@@ -107,6 +107,11 @@ func (b *Backend) applyTx(ctx context.Context, tx *sql.Tx, plans []batchPlan, no
 			results[i] = *p.recorded
 			continue
 		}
+		if p.replaces {
+			if _, err := tx.ExecContext(ctx, sqlLedgerForget, p.batch.ID); err != nil {
+				return nil, nil, fmt.Errorf("forget the failure of retried batch %s: %w", p.batch.ID, err)
+			}
+		}
 		res, err := b.applyBatchTx(ctx, tx, cache, p, now, &touched)
 		if err != nil {
 			return nil, nil, err

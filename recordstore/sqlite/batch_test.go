@@ -324,6 +324,55 @@ var _ = Describe("AppendBatch", func() {
 		Expect(seq).To(Equal(batch.Producer.Seq))
 	})
 
+	It("applies a batch recorded as failed again when it is marked Retry, replacing the failure with the outcome", func() {
+		batch := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "a"}))
+		batch.Failure = &recordstore.BatchError{Code: "invalid", Message: "checksum mismatch"}
+		Expect(mustBatch(b, batch)[0].Outcome).To(Equal(recordstore.OutcomeFailed))
+
+		again := batch
+		again.Failure = nil
+		Expect(mustBatch(b, again)[0].Outcome).To(Equal(recordstore.OutcomeFailed), "without Retry the record stands")
+		_, err := b.Meta(ctx, "s")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue())
+
+		clk.Advance(time.Minute)
+		again.Retry = true
+		res := mustBatch(b, again)[0]
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted))
+		Expect(res.IngestedAt).To(Equal(clk.Now()))
+		Expect(*res.Entries[0].Append).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "events", From: 1, To: 1, Appended: 1}))
+		out, err := b.BatchOutcome(ctx, batch.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal(res))
+		Expect(rawCount(rawDB(b), `SELECT count(*) FROM record_spool_batches`)).To(BeEquivalentTo(1))
+
+		By("a committed batch is never applied twice, Retry or not")
+		Expect(mustBatch(b, again)).To(Equal([]recordstore.BatchResult{res}))
+		Expect(mustMeta(b, "s").Total).To(BeEquivalentTo(1))
+	})
+
+	It("records the new failure of a retried batch that fails again, and leaves a new batch marked Retry as it is", func() {
+		batch := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "a"}))
+		batch.Failure = &recordstore.BatchError{Code: "invalid", Message: "first failure"}
+		mustBatch(b, batch)
+		batch.Failure = &recordstore.BatchError{Code: "invalid", Message: "second failure"}
+		batch.Retry = true
+		clk.Advance(time.Minute)
+		res := mustBatch(b, batch)[0]
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+		Expect(res.Err().Error()).To(Equal("invalid: second failure"))
+		out, err := b.BatchOutcome(ctx, batch.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.Err().Error()).To(Equal("invalid: second failure"))
+		Expect(out.IngestedAt).To(Equal(clk.Now()))
+
+		fresh := newBatch(nil, appendEntry("t", events, recordstore.Row{"name": "b"}))
+		fresh.Retry = true
+		Expect(mustBatch(b, fresh)[0].Outcome).To(Equal(recordstore.OutcomeCommitted))
+		Expect(mustMeta(b, "t").Total).To(BeEquivalentTo(1))
+		Expect(rawCount(rawDB(b), `SELECT count(*) FROM record_spool_batches`)).To(BeEquivalentTo(2))
+	})
+
 	It("returns results that survive the ledger's JSON exactly", func() {
 		mustAppend(b, "t", "events", recordstore.Row{"name": "old"})
 		clk.Advance(time.Second)

@@ -19,6 +19,7 @@ type batchPlan struct {
 	batch    *recordstore.Batch
 	dupOf    int                      // an earlier batch of the call with the same id, or -1
 	recorded *recordstore.BatchResult // the ledger's result when the batch was applied before
+	replaces bool                     // the ledger records it as failed, and it is a Retry
 	entries  []entryPlan
 }
 
@@ -72,8 +73,11 @@ func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch) 
 			continue
 		}
 		if rec, found := recorded[p.batch.ID]; found {
-			p.recorded = &rec
-			continue
+			if !p.batch.Retry || rec.Outcome != recordstore.OutcomeFailed {
+				p.recorded = &rec
+				continue
+			}
+			p.replaces = true // a failed batch put back: apply it again
 		}
 		if p.batch.Failure != nil {
 			continue

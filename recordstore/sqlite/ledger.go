@@ -38,6 +38,9 @@ var ledgerDDL = []string{
 const (
 	sqlLedgerGet = `SELECT outcome, epoch, results, ingested_at FROM record_spool_batches WHERE batch_id = ?1`
 	sqlEpoch     = `SELECT value FROM record_meta WHERE key = 'epoch'`
+	// sqlLedgerForget removes the failure record of a batch retried
+	// (recordstore.Batch.Retry), in the transaction that records it anew.
+	sqlLedgerForget = `DELETE FROM record_spool_batches WHERE batch_id = ?1 AND outcome = 'failed'`
 )
 
 // ledgerResults is the JSON of the ledger's results column.
