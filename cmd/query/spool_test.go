@@ -83,7 +83,8 @@ var _ = Describe("query spool", func() {
 
 				ls := s.lines("", "spool", "ls")
 				Expect(ls).To(HaveLen(1))
-				Expect(keys(ls[0])).To(ConsistOf("batch", "producer", "seq", "created", "entries", "rows", "bytes"))
+				Expect(keys(ls[0])).To(ConsistOf("batch", "producer", "seq", "created", "entries", "rows", "bytes", "applied"))
+				Expect(ls[0]).To(HaveKeyWithValue("applied", BeNil()), "no owner answered")
 				Expect(ls[0]).To(HaveKeyWithValue("batch", name))
 				Expect(ls[0]).To(HaveKeyWithValue("producer", name[21:37]))
 				Expect(ls[0]).To(HaveKeyWithValue("seq", num("1")))
@@ -183,6 +184,7 @@ var _ = Describe("query spool", func() {
 			Expect(failed).To(HaveLen(1))
 			Expect(failed[0]).To(HaveKeyWithValue("batch", first))
 			Expect(failed[0]).To(HaveKeyWithValue("rows", num("2")))
+			Expect(failed[0]).NotTo(HaveKey("applied"), "only incoming/ batches can be applied")
 			Expect(s.lines("", "spool", "ls")).To(ConsistOf(HaveKeyWithValue("batch", second)))
 		})
 

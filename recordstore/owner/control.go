@@ -75,6 +75,11 @@ type BatchRef struct {
 	Producer string    `json:"producer"`
 	Seq      int64     `json:"seq"`
 	Created  time.Time `json:"created"`
+	// Applied is true for a batch of incoming/ this owner has committed,
+	// whose folder waits for the backend's next Sync to leave for trash/
+	// (it is the batch's durable copy until then); false for one waiting
+	// to be applied, and for every failed one.
+	Applied bool `json:"applied"`
 }
 
 // controlHandler is what the server asks of the owner.

@@ -98,6 +98,12 @@ var _ = Describe("applied batches leave incoming/ only after the backend's Sync"
 		st, err := s.Status(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Backlog).To(BeZero(), "an applied batch is not backlog")
+		l, ok, err := owner.ReadSpool(ctx, path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue(), "the owner answers over its socket")
+		Expect(l.Incoming).To(HaveLen(1))
+		Expect(l.Incoming[0].Batch).To(HaveSuffix(id))
+		Expect(l.Incoming[0].Applied).To(BeTrue(), "the spool listing says the folder is an applied batch's")
 
 		close(gate)
 		Eventually(func() []string { return incomingIDs(path) }, wait, 5*time.Millisecond).Should(BeEmpty())
@@ -129,6 +135,11 @@ var _ = Describe("applied batches leave incoming/ only after the backend's Sync"
 		var pe *owner.PendingError
 		Expect(errors.As(err, &pe)).To(BeTrue(), "a stopped writer applies nothing more: %v", err)
 		Expect(incomingIDs(path)).To(ConsistOf(first, second))
+		l, ok, err := owner.ReadSpool(ctx, path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(l.Incoming).To(ContainElement(And(
+			HaveField("Batch", HaveSuffix(second)), HaveField("Applied", BeFalse()))), "a batch still to be applied")
 		Expect(errors.Is(s.Close(), fsutil.ErrSync)).To(BeTrue())
 		Expect(incomingIDs(path)).To(ConsistOf(first, second))
 

@@ -81,6 +81,7 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 // controlSpool lists incoming and failed batches.
 func (s *Store[T]) controlSpool(ctx context.Context) (SpoolListing, error) {
 	var l SpoolListing
+	applied := s.applied.snapshot() // before the listing, as a drain does
 	for _, part := range []struct {
 		state spool.State
 		dst   *[]BatchRef
@@ -91,7 +92,8 @@ func (s *Store[T]) controlSpool(ctx context.Context) (SpoolListing, error) {
 		}
 		*part.dst = make([]BatchRef, 0, len(names))
 		for _, n := range names {
-			*part.dst = append(*part.dst, BatchRef{Batch: n.String(), Producer: n.Instance, Seq: n.Seq, Created: n.Created})
+			*part.dst = append(*part.dst, BatchRef{Batch: n.String(), Producer: n.Instance, Seq: n.Seq, Created: n.Created,
+				Applied: part.state == spool.StateIncoming && applied[n.ID]})
 		}
 	}
 	return l, nil

@@ -78,6 +78,30 @@ func ReadStatus(ctx context.Context, path string, heartbeat time.Duration) (Stat
 	return out, nil
 }
 
+// ReadSpool asks the owner of the store configured at path for its spool
+// listing over its socket (which incoming batches it has applied, in
+// particular). ok is false, with no error, when no owner answers: there is
+// no state file or its socket is dead.
+func ReadSpool(ctx context.Context, path string) (l SpoolListing, ok bool, err error) {
+	st, err := ReadState(PathsFor(path).State)
+	if errors.Is(err, ErrNoState) {
+		return l, false, nil
+	}
+	if err != nil {
+		return l, false, err
+	}
+	if st.Socket == "" {
+		return l, false, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := Call(cctx, st.Socket, Request{Action: ActionSpool})
+	if err != nil || resp.Spool == nil {
+		return l, false, nil
+	}
+	return *resp.Spool, true, nil
+}
+
 func sameHost(host string) bool {
 	h, err := os.Hostname()
 	return err == nil && h == host

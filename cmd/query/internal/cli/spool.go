@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +14,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
 	// The parquet codec, so that batches in that format can be published
 	// and inspected.
@@ -58,6 +61,11 @@ type batchLine struct {
 	Entries *int   `json:"entries"`
 	Rows    *int64 `json:"rows"`
 	Bytes   *int64 `json:"bytes"`
+	// Applied (incoming/ only) is what the owner says: true when it has
+	// committed the batch and the folder waits for its next WAL sync to
+	// leave, false when the batch waits to be applied; null when no owner
+	// answered (the JSON literal; absent for failed/).
+	Applied json.RawMessage `json:"applied,omitempty"`
 }
 
 func (a *app) spoolLsCmd() *cobra.Command {
@@ -68,10 +76,14 @@ func (a *app) spoolLsCmd() *cobra.Command {
 		Long: `List the batches waiting in incoming/ — or, with --failed, those the owner
 refused — oldest first, one JSON object per line:
 
-  {"batch","producer","seq","created","entries","rows","bytes"}
+  {"batch","producer","seq","created","entries","rows","bytes","applied"}
 
 entries, rows and bytes (of the data files) come from the batch's manifest
-and are null when it cannot be read; spool inspect says why.`,
+and are null when it cannot be read; spool inspect says why. applied
+(incoming/ only) is the owner's word, asked over its socket: true for a
+batch it has committed whose folder leaves at its next WAL sync (within a
+quarter of a second while it is busy), false for one still to be applied,
+null when no owner answered.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			state := spool.StateIncoming
@@ -94,6 +106,15 @@ func (a *app) spoolLs(ctx context.Context, state spool.State) error {
 	if err != nil {
 		return err
 	}
+	var applied map[string]bool // nil: no owner answered
+	if state == spool.StateIncoming && len(names) > 0 {
+		if l, ok, err := owner.ReadSpool(ctx, a.storePath); err == nil && ok {
+			applied = make(map[string]bool, len(l.Incoming))
+			for _, b := range l.Incoming {
+				applied[b.Batch] = b.Applied
+			}
+		}
+	}
 	p := newPrinter(a.env.Stdout)
 	for _, n := range names {
 		line := batchLine{Batch: n.String(), Producer: n.Instance, Seq: n.Seq,
@@ -105,6 +126,12 @@ func (a *app) spoolLs(ctx context.Context, state spool.State) error {
 				bytes += e.Bytes
 			}
 			line.Entries, line.Rows, line.Bytes = &entries, &rows, &bytes
+		}
+		if state == spool.StateIncoming {
+			line.Applied = json.RawMessage("null")
+			if applied != nil {
+				line.Applied = json.RawMessage(strconv.FormatBool(applied[n.String()]))
+			}
 		}
 		if err := p.line(line); err != nil {
 			return err
