@@ -211,6 +211,13 @@ func entries(path string, s spool.State) []string {
 // name.
 func handBatch(path, stream string, rows []recordstore.Row, damage func(dir string)) spool.BatchName {
 	GinkgoHelper()
+	return handBatchAs(path, spool.NewIdentity("hand"), 1, spool.StateIncoming, stream, rows, damage)
+}
+
+// handBatchAs is handBatch for producer id's batch number seq, moved into
+// the store's folder state (incoming or failed).
+func handBatchAs(path string, id *spool.Identity, seq int64, state spool.State, stream string, rows []recordstore.Row, damage func(dir string)) spool.BatchName {
+	GinkgoHelper()
 	ctx := context.Background()
 	scratch, err := spool.OpenRoot(ctx, filepath.Join(GinkgoT().TempDir(), "scratch.spool"), spool.Options{})
 	Expect(err).NotTo(HaveOccurred())
@@ -221,9 +228,8 @@ func handBatch(path, stream string, rows []recordstore.Row, damage func(dir stri
 		vals[i], err = k.Normalize(r)
 		Expect(err).NotTo(HaveOccurred())
 	}
-	id := spool.NewIdentity("hand")
 	d := &spool.Delivery{ID: spool.NewID(), Created: time.Now(), Schemas: []recordstore.Kind{*k},
-		Producer: id.Producer(id.Next()),
+		Producer: id.Producer(seq),
 		Entries:  []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: stream, Kind: k.Name}, Values: vals}}}
 	name, err := scratch.Publish(ctx, d, spool.FormatNDJSON)
 	Expect(err).NotTo(HaveOccurred())
@@ -232,7 +238,7 @@ func handBatch(path, stream string, rows []recordstore.Row, damage func(dir stri
 		damage(src)
 	}
 	spoolDir(path) // make sure the folders exist
-	Expect(os.Rename(src, filepath.Join(spool.PathFor(path), string(spool.StateIncoming), name.String()))).To(Succeed())
+	Expect(os.Rename(src, filepath.Join(spool.PathFor(path), string(state), name.String()))).To(Succeed())
 	return name
 }
 
