@@ -8,6 +8,7 @@ package owner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -22,17 +23,9 @@ const (
 	groupRows    = 200_000
 )
 
-// Transient failure policy: back off from retryMin to retryMax; fail the
-// batch after retryAttempts tries or retryFor.
-const (
-	retryMin      = 100 * time.Millisecond
-	retryMax      = 30 * time.Second
-	retryAttempts = 20
-	retryFor      = 10 * time.Minute
-)
-
 // ingestState is the drain's memory. Guarded by Store.drainMu.
 type ingestState struct {
+	policy   RetryPolicy          // Options.Retry
 	hw       map[string]int64     // producer instance → highest seq in the ledger
 	gapSince map[string]time.Time // batch name → when it was first held back by a gap
 	retries  map[string]*retry    // batch name → transient failures so far
@@ -45,7 +38,10 @@ type retry struct {
 	next     time.Time
 }
 
-func (st *ingestState) init() { st.reset() }
+func (st *ingestState) init(p RetryPolicy) {
+	st.policy = p
+	st.reset()
+}
 
 // reset forgets everything; called when this process becomes the owner.
 func (st *ingestState) reset() {
@@ -70,9 +66,20 @@ func (st *ingestState) transient(name string, now time.Time) (exhausted bool) {
 		st.retries[name] = r
 	}
 	r.attempts++
-	delay := retryMin << min(r.attempts-1, 12)
-	r.next = now.Add(min(delay, retryMax))
-	return r.attempts >= retryAttempts || now.Sub(r.first) >= retryFor
+	delay := st.policy.Min << min(r.attempts-1, 20)
+	if delay <= 0 || delay > st.policy.Max {
+		delay = st.policy.Max
+	}
+	r.next = now.Add(delay)
+	return r.attempts >= st.policy.Attempts || now.Sub(r.first) >= st.policy.For
+}
+
+// attempts returns how many transient failures the batch has had.
+func (st *ingestState) attempts(name string) int {
+	if r := st.retries[name]; r != nil {
+		return r.attempts
+	}
+	return 0
 }
 
 func (st *ingestState) done(name string) {
@@ -467,11 +474,20 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	results, err := s.backend.AppendBatch(ctx, batches...)
 	if err != nil {
 		s.setLastError(err)
-		if ctx.Err() == nil && !errors.Is(err, recordstore.ErrClosed) {
+		if ctx.Err() == nil && !errors.Is(err, recordstore.ErrClosed) && s.fatal() == nil {
 			s.ing.single = len(group) > 1
 			now := time.Now()
 			for _, g := range group {
-				s.ing.transient(g.name.String(), now)
+				exhausted := s.ing.transient(g.name.String(), now)
+				if exhausted && len(group) == 1 {
+					// It failed alone, as often or as long as the retry
+					// policy allows: it is failed, if the ledger can say so.
+					cause := fmt.Errorf("gave up after %d tries: %w", s.ing.attempts(g.name.String()), err)
+					if ferr := s.failBatch(ctx, g.name, cause); ferr != nil {
+						return 0, errors.Join(err, ferr)
+					}
+					return 1, nil
+				}
 			}
 		}
 		return 0, err

@@ -90,6 +90,9 @@ type Options[T Target] struct {
 	// GapWait is how long a producer's out-of-order batch waits for its
 	// predecessor; default 60s.
 	GapWait time.Duration
+	// Retry is how a batch that fails transiently (an I/O error, a busy or
+	// full database) is tried again before it is failed; see RetryPolicy.
+	Retry RetryPolicy
 	// GCInterval is the spool GC and ledger sweep period; default 1m.
 	GCInterval time.Duration
 	// GC holds the spool GC ages.
@@ -107,6 +110,21 @@ type Options[T Target] struct {
 	// Failpoint, when set, is called at named points (see the Failpoint
 	// constants); crash tests kill or pause the process there.
 	Failpoint func(name string)
+}
+
+// RetryPolicy bounds the retries of a batch that fails transiently: the
+// delay before the next try doubles from Min to Max, and once the batch
+// has failed Attempts times, or For has passed since its first failure,
+// it is failed — recorded as failed in the ledger and moved to failed/,
+// where query spool retry can put it back. A batch whose transaction
+// failed together with others is tried alone before it is failed, so that
+// only the batch at fault fails; and failing it needs the ledger to be
+// writable, so a store whose database cannot write at all (a full disk)
+// keeps its batches waiting, and retries them at Max, instead.
+type RetryPolicy struct {
+	Min, Max time.Duration // default 100ms and 30s
+	Attempts int           // default 20
+	For      time.Duration // default 10m
 }
 
 // The failpoints Options.Failpoint is called with.
@@ -131,6 +149,12 @@ func (o Options[T]) withDefaults() Options[T] {
 	def(&o.PollMax, 500*time.Millisecond)
 	def(&o.Heartbeat, DefaultHeartbeat)
 	def(&o.GapWait, 60*time.Second)
+	def(&o.Retry.Min, 100*time.Millisecond)
+	def(&o.Retry.Max, 30*time.Second)
+	def(&o.Retry.For, 10*time.Minute)
+	if o.Retry.Attempts <= 0 {
+		o.Retry.Attempts = 20
+	}
 	def(&o.GCInterval, time.Minute)
 	def(&o.LedgerRetention, 7*24*time.Hour)
 	if o.Format == "" {
@@ -242,7 +266,7 @@ func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 		applied: newAppliedSet(),
 		poke:    make(chan struct{}, 1),
 	}
-	s.ing.init()
+	s.ing.init(s.opts.Retry)
 	s.mu.role = RoleNonOwner
 	var err error
 	sopts := opts.Spool
