@@ -1,0 +1,142 @@
+// Specs for the role-aware bulk Writer: applied directly by an owner,
+// spooled by a non-owner, in order across a promotion.
+
+package owner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+// openBeside opens the store in this process while a child owns it: a
+// non-owner, polling fast, that promotes itself when the owner dies.
+func openBeside(ctx context.Context, path string) *owner.Store[*sqlite.Backend] {
+	GinkgoHelper()
+	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
+		PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond, StartWait: wait,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
+	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+	return s
+}
+
+// appendEach appends one row of key prefix-i per call, for i < n.
+func appendEach(ctx context.Context, w *owner.Writer[*sqlite.Backend], stream, prefix string, n int) {
+	GinkgoHelper()
+	for i := range n {
+		Expect(w.Append(ctx, stream, eventKind(), []recordstore.Row{{"k": fmt.Sprintf("%s-%d", prefix, i), "n": i}})).To(Succeed())
+	}
+}
+
+// windows returns the [From, To] of each result's first entry.
+func windows(results []recordstore.BatchResult) [][2]int64 {
+	out := make([][2]int64, len(results))
+	for i, r := range results {
+		out[i] = [2]int64{r.Entries[0].Append.From, r.Entries[0].Append.To}
+	}
+	return out
+}
+
+var _ = Describe("the role-aware Writer", func() {
+	It("applies batches directly while this process owns the store, cut at the caps, and returns their outcomes", func(ctx SpecContext) {
+		path := storePath()
+		s := openHere(path)
+		w := s.NewWriter(spool.WriterOptions{MaxRows: 3})
+		appendEach(ctx, w, "s", "own", 7)
+		Expect(w.Seal(ctx, "s")).To(Succeed())
+		results, err := w.Flush(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(windows(results)).To(Equal([][2]int64{{1, 3}, {4, 6}, {7, 7}}))
+		Expect(results[2].Entries).To(HaveLen(2))
+		Expect(results[2].Entries[1].Meta.Sealed).To(BeTrue(), "the seal follows the last append")
+		for _, r := range results {
+			Expect(r.Outcome).To(Equal(recordstore.OutcomeCommitted))
+			out, err := s.Backend().BatchOutcome(ctx, r.ID)
+			Expect(err).NotTo(HaveOccurred(), "each batch is in the ledger")
+			Expect(out.Outcome).To(Equal(recordstore.OutcomeCommitted))
+		}
+		Expect(entries(path, spool.StateIncoming)).To(BeEmpty())
+		Expect(entries(path, spool.StateTrash)).To(BeEmpty(), "nothing went through the spool")
+		rows, n := w.Pending()
+		Expect(rows).To(BeZero())
+		Expect(n).To(BeZero())
+
+		again, err := w.Flush(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again).To(BeEmpty(), "outcomes are returned once")
+	})
+
+	It("returns an entry's error, naming its batch, with the outcomes of the rest", func(ctx SpecContext) {
+		path := storePath()
+		s := openHere(path)
+		w := s.NewWriter(spool.WriterOptions{})
+		appendEach(ctx, w, "closed", "x", 1)
+		Expect(w.Seal(ctx, "closed")).To(Succeed())
+		_, err := w.Flush(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		appendEach(ctx, w, "open", "y", 2)
+		appendEach(ctx, w, "closed", "z", 1)
+		results, err := w.Flush(ctx)
+		Expect(errors.Is(err, recordstore.ErrSealed)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(results[0].ID))
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Outcome).To(Equal(recordstore.OutcomeCommitted))
+		Expect(results[0].Entries[0].Append.Appended).To(BeEquivalentTo(2), "the other entry was applied")
+		Expect(errors.Is(results[0].Entries[1].Err(), recordstore.ErrSealed)).To(BeTrue())
+
+		_, err = w.Close(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Append(ctx, "open", eventKind(), []recordstore.Row{{"k": "late"}})).To(MatchError(recordstore.ErrClosed))
+	})
+
+	It("spools as a non-owner and waits for the owner's outcomes", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		s := openBeside(ctx, path)
+		w := s.NewWriter(spool.WriterOptions{MaxRows: 2})
+		appendEach(ctx, w, "s", "far", 5)
+		results, err := w.Flush(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(windows(results)).To(Equal([][2]int64{{1, 2}, {3, 4}, {5, 5}}))
+		Eventually(func() []string { return entries(path, spool.StateTrash) }, wait, 10*time.Millisecond).
+			Should(HaveLen(3), "the owner ingested three spooled batches")
+		Expect(own.Release()).To(Succeed())
+		own.MustFinish(wait)
+	})
+
+	It("keeps its batches in order across a promotion: those it spooled are applied before the ones it applies itself", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		s := openBeside(ctx, path)
+		w := s.NewWriter(spool.WriterOptions{MaxRows: 1})
+		Expect(own.Stop()).To(Succeed())     // the owner ingests nothing more
+		appendEach(ctx, w, "s", "before", 3) // the first two are cut and published
+		Expect(entries(path, spool.StateIncoming)).To(HaveLen(2))
+		Expect(own.Kill()).To(Succeed())
+		Eventually(s.Role, wait, 10*time.Millisecond).Should(Equal(owner.RoleOwner))
+		appendEach(ctx, w, "s", "after", 2)
+		results, err := w.Flush(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(windows(results)).To(Equal([][2]int64{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}))
+		recs, err := s.Backend().Scan(ctx, "s", recordstore.ScanOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		keys := make([]string, len(recs))
+		for i, r := range recs {
+			keys[i], _ = r.Values["k"].(string)
+		}
+		Expect(keys).To(Equal([]string{"before-0", "before-1", "before-2", "after-0", "after-1"}))
+	})
+})
