@@ -17,15 +17,27 @@ import (
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
-// openOrdered opens the store here as owner, polling fast, with gapWait.
-func openOrdered(path string, gapWait time.Duration) *owner.Store[*sqlite.Backend] {
+// openInProcess opens the store in this process, polling fast, with the
+// options set changes; it is closed when the spec ends.
+func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *owner.Store[*sqlite.Backend] {
 	GinkgoHelper()
-	s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+	o := owner.Options[*sqlite.Backend]{
 		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
-		PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond, GapWait: gapWait,
-	})
+		PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond, StartWait: wait,
+	}
+	if set != nil {
+		set(&o)
+	}
+	s, err := owner.Open(context.Background(), o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
+	return s
+}
+
+// openOrdered opens the store here as owner with gapWait.
+func openOrdered(path string, gapWait time.Duration) *owner.Store[*sqlite.Backend] {
+	GinkgoHelper()
+	s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.GapWait = gapWait })
 	Expect(s.Role()).To(Equal(owner.RoleOwner))
 	return s
 }

@@ -19,15 +19,10 @@ import (
 )
 
 // openBeside opens the store in this process while a child owns it: a
-// non-owner, polling fast, that promotes itself when the owner dies.
-func openBeside(ctx context.Context, path string) *owner.Store[*sqlite.Backend] {
+// non-owner that promotes itself when the owner dies.
+func openBeside(path string) *owner.Store[*sqlite.Backend] {
 	GinkgoHelper()
-	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
-		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
-		PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond, StartWait: wait,
-	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
+	s := openInProcess(path, nil)
 	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
 	return s
 }
@@ -105,7 +100,7 @@ var _ = Describe("the role-aware Writer", func() {
 	It("spools as a non-owner and waits for the owner's outcomes", func(ctx SpecContext) {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
-		s := openBeside(ctx, path)
+		s := openBeside(path)
 		w := s.NewWriter(spool.WriterOptions{MaxRows: 2})
 		appendEach(ctx, w, "s", "far", 5)
 		results, err := w.Flush(ctx)
@@ -120,7 +115,7 @@ var _ = Describe("the role-aware Writer", func() {
 	It("keeps its batches in order across a promotion: those it spooled are applied before the ones it applies itself", func(ctx SpecContext) {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
-		s := openBeside(ctx, path)
+		s := openBeside(path)
 		w := s.NewWriter(spool.WriterOptions{MaxRows: 1})
 		Expect(own.Stop()).To(Succeed())     // the owner ingests nothing more
 		appendEach(ctx, w, "s", "before", 3) // the first two are cut and published
@@ -131,12 +126,6 @@ var _ = Describe("the role-aware Writer", func() {
 		results, err := w.Flush(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(windows(results)).To(Equal([][2]int64{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}))
-		recs, err := s.Backend().Scan(ctx, "s", recordstore.ScanOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		keys := make([]string, len(recs))
-		for i, r := range recs {
-			keys[i], _ = r.Values["k"].(string)
-		}
-		Expect(keys).To(Equal([]string{"before-0", "before-1", "before-2", "after-0", "after-1"}))
+		Expect(streamKeys(s, "s")).To(Equal([]string{"before-0", "before-1", "before-2", "after-0", "after-1"}))
 	})
 })
