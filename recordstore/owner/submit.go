@@ -230,7 +230,9 @@ func (s *Store[T]) awaitLocal(ctx context.Context, id string) (recordstore.Batch
 }
 
 // awaitSocket asks the owner to push id's outcome; when the socket is gone
-// it falls back to waiting for a change of the live file (or a short poll).
+// it waits awaitPoll, after which the caller reads the ledger again (a
+// lookup by primary key on the read-only connection: about as cheap as
+// reading the file's data_version, and it answers the question itself).
 func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.BatchResult, bool) {
 	if sock := s.ownerSocket(); sock != "" {
 		resp, err := Call(ctx, sock, Request{Action: ActionIngest, IDs: []string{id}, Wait: true})
