@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,30 @@ var _ = Describe("the Writer", func() {
 		sink = &recordingSink{}
 		id = spool.NewIdentity("b")
 		w = spool.NewWriter(sink, spool.WriterOptions{Identity: id, MaxRows: 100})
+	})
+
+	It("cuts at the default caps when none are set: 50,000 rows, 64 MiB", func() {
+		w := spool.NewWriter(sink, spool.WriterOptions{Identity: id})
+		for i := range 51 {
+			Expect(w.Append(ctx, "s", keyed(), rowsOf(1000, i*1000))).To(Succeed())
+		}
+		Expect(w.Flush(ctx)).To(Succeed())
+		Expect(sink.delivered).To(HaveLen(2))
+		Expect(sink.delivered[0].Rows()).To(Equal(int64(spool.DefaultMaxBatchRows)))
+		Expect(sink.delivered[1].Rows()).To(Equal(int64(1000)))
+
+		sink.delivered = nil
+		blob := &recordstore.Kind{Name: "blob", Columns: []recordstore.Column{{Name: "b", Type: recordstore.TypeString}}}
+		mib := strings.Repeat("x", 1<<20)
+		for range 70 {
+			Expect(w.Append(ctx, "big", blob, []recordstore.Row{{"b": mib}})).To(Succeed())
+		}
+		Expect(w.Flush(ctx)).To(Succeed())
+		Expect(sink.delivered).To(HaveLen(2))
+		first := sink.delivered[0].Rows()
+		Expect(first).To(BeNumerically("<", 64), "a 1 MiB row plus its framing: fewer than 64 fit in 64 MiB")
+		Expect(first).To(BeNumerically(">=", 60))
+		Expect(first + sink.delivered[1].Rows()).To(Equal(int64(70)))
 	})
 
 	It("buffers until Flush and delivers one batch with every op in order", func() {
