@@ -1,6 +1,7 @@
 // Cross-checks of the files the encoder writes, through readers other than
 // the codec: arrow-go's Arrow reader (always), and pyarrow or the DuckDB
-// CLI when the machine has them (skipped otherwise).
+// CLI when the machine has them (skipped otherwise). DuckDB's own engine
+// reads them in every `make test` too, in the interop module.
 
 package parquet_test
 
