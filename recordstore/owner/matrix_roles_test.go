@@ -170,9 +170,12 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		Expect(own.Release()).To(Succeed()) // the owner closes, and blocks after its final drain
 		fp := own.MustEvent(rt.EventFailpoint, wait)
 		Expect(fp.Name).To(Equal(owner.FailAfterFinalDrain))
+		st, err := owner.ReadState(owner.PathsFor(path).State)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Phase).To(Equal(owner.PhaseDraining), "a closing owner says so in its state file")
 		Expect(p.Release()).To(Succeed()) // the producer publishes and exits
 		p.MustStep(2, wait)
-		_, err := p.Wait(wait)
+		_, err = p.Wait(wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(incoming(path)).To(HaveLen(1))
 
