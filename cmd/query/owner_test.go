@@ -8,6 +8,7 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -89,6 +90,9 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(st).To(HaveKeyWithValue("lastError", ""))
 			Expect(st["heartbeatAt"]).To(MatchRegexp(datetimeRE))
 			Expect(st["spool"]).To(HaveKeyWithValue("dir", spool.PathFor(s.path)))
+			Expect(st).To(HaveKeyWithValue("store", filepath.Join(filepath.Dir(s.path), "v1", filepath.Base(s.path))), "the live file of catalog version 1")
+			Expect(st).To(HaveKeyWithValue("socket", s.path+".sock"))
+			Expect(st).To(HaveKeyWithValue("epoch", num("3")), "two commands owned the store before it, each one epoch")
 
 			code, _, body := get(base + "/api/v1/status")
 			Expect(code).To(Equal(http.StatusOK))
