@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -89,6 +90,14 @@ var _ = Describe("a producer killed mid-publish", Label("crash"), func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(tmp).To(HaveLen(1), "the half-written batch stays in tmp for GC")
 				Expect(tmp[0].Name()).To(HaveSuffix(id))
+				if step == spool.StepDataWritten {
+					// Killed between the data file and the manifest: a
+					// folder no reader could take for a batch.
+					m, err := os.ReadFile(filepath.Join(d.Path(spool.StateTmp, tmp[0].Name()), spool.ManifestFile))
+					if err == nil {
+						Expect(m).To(BeEmpty(), "the manifest was not written yet")
+					}
+				}
 				return
 			}
 			Expect(list).To(HaveLen(1))

@@ -20,9 +20,9 @@ import (
 // The publish steps a Failpoint hook is called with, in order.
 const (
 	StepTmpCreated      = "publish:tmp-created"      // tmp/<instance>-<id>/ exists
-	StepDataWritten     = "publish:data-written"     // every data file written and fsynced
-	StepManifestWritten = "publish:manifest-written" // manifest.json written and fsynced (the data files and the manifest are fsynced together, so both steps fire after both)
-	StepTmpSynced       = "publish:tmp-synced"       // the batch folder fsynced (by the preparation, for a prepared folder whose files are exactly the batch's)
+	StepDataWritten     = "publish:data-written"     // every data file written, not yet fsynced (the manifest is next)
+	StepManifestWritten = "publish:manifest-written" // manifest.json written too, nothing fsynced yet
+	StepTmpSynced       = "publish:tmp-synced"       // the files and the batch folder fsynced together (the folder by the preparation, for a prepared folder whose files are exactly the batch's)
 	StepCommitted       = "publish:committed"        // renamed into incoming/, incoming fsynced
 )
 
@@ -199,12 +199,16 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 		}})
 	}
 	files = append(files, fsutil.NamedData{Path: filepath.Join(tmp, ManifestFile), Prepared: prepared[ManifestFile], Fill: func(w io.Writer) error {
+		d.fail(StepDataWritten)
 		data, err := m.Encode() // the data files are written: their sizes and sums are known
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(data)
-		return err
+		if _, err = w.Write(data); err != nil {
+			return err
+		}
+		d.fail(StepManifestWritten)
+		return nil
 	}})
 	used[ManifestFile] = true
 	syncDir = syncDir || !prepared[ManifestFile]
@@ -228,8 +232,6 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 	if err := write(); err != nil {
 		return err
 	}
-	d.fail(StepDataWritten)
-	d.fail(StepManifestWritten)
 	d.fail(StepTmpSynced)
 	return nil
 }
