@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -52,6 +54,25 @@ var _ = Describe("files other readers see", func() {
 		i := tbl.Column(2).Data().Chunk(0).(*array.Int64)
 		Expect(i.Value(1)).To(Equal(int64(-9223372036854775808)))
 		Expect(i.IsNull(3)).To(BeTrue())
+	})
+
+	It("have every column chunk compressed with zstd", func() {
+		kind := allTypes()
+		data := encode(kind, normalize(kind, sampleRows()))
+		r, err := file.NewParquetReader(bytes.NewReader(data))
+		Expect(err).NotTo(HaveOccurred())
+		defer r.Close()
+		md := r.MetaData()
+		Expect(md.NumRowGroups()).To(BeNumerically(">", 0))
+		for g := range md.NumRowGroups() {
+			rg := md.RowGroup(g)
+			Expect(rg.NumColumns()).To(Equal(len(kind.Columns)))
+			for c := range rg.NumColumns() {
+				cc, err := rg.ColumnChunk(c)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(cc.Compression()).To(Equal(compress.Codecs.Zstd), "row group %d, column %d", g, c)
+			}
+		}
 	})
 
 	It("read in pyarrow with the same types", func() {
