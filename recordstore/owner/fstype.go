@@ -6,6 +6,7 @@ package owner
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // CheckFileSystem returns an error wrapping ErrUnsafeFileSystem when dir is
@@ -22,4 +23,28 @@ func CheckFileSystem(dir string) error {
 		return fmt.Errorf("%w: %s is on %s; keep the store on a local disk", ErrUnsafeFileSystem, filepath.Clean(dir), name)
 	}
 	return nil
+}
+
+// classifyName reports whether a file-system type name, as statfs gives it
+// on macOS and the BSDs (f_fstypename), names a network or user-space file
+// system: the name table of the platforms without Linux's magic numbers.
+func classifyName(name string) bool {
+	switch strings.ToLower(name) {
+	case "nfs", "nfs4", "smbfs", "smb", "smb2", "cifs", "afpfs", "webdav", "9p", "p9fs",
+		"ceph", "afs", "lustre", "gfs2", "ocfs2", "virtiofs", "puffs", "perfuse":
+		return true
+	}
+	return strings.Contains(strings.ToLower(name), "fuse")
+}
+
+// cString returns the bytes of a C string field up to its first NUL.
+func cString[T byte | int8](field []T) string {
+	b := make([]byte, 0, len(field))
+	for _, c := range field {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
 }

@@ -1,6 +1,6 @@
 // Other platforms: no probe is available, so every file system is accepted.
 
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !freebsd && !dragonfly && !openbsd && !netbsd && !windows
 
 package owner
 
