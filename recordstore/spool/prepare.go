@@ -92,12 +92,12 @@ func (d *Dir) prepareNext(instance, ext string) {
 
 func (d *Dir) makePrepared(instance, ext string) *prepared {
 	p := &prepared{path: d.Path(StateTmp, instance+"-"+NewID()), files: map[string]bool{}, made: d.now()}
-	if err := os.Mkdir(p.path, fsutil.DirMode); err != nil {
+	if err := d.fs.FS.Mkdir(p.path, fsutil.DirMode); err != nil {
 		d.log.Debug("prepare batch folder", "error", err)
 		return nil
 	}
 	for _, name := range []string{ManifestFile, dataFileName(0, ext)} {
-		f, err := os.OpenFile(filepath.Join(p.path, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+		f, err := d.fs.FS.OpenFile(filepath.Join(p.path, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
 		if err == nil {
 			err = f.Close()
 		}

@@ -5,10 +5,13 @@ package spool_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -251,6 +254,29 @@ var _ = Describe("prepared batch folders", func() {
 		Expect(names).To(HaveLen(1), "only the first publish")
 	})
 
+	It("goes without a prepared folder when the preparation cannot make one, through the durable helper's FS", func() {
+		mk := &mkdirFails{}
+		Expect(d.Close()).To(Succeed())
+		d = newDir(spool.Options{Prepare: true, FS: &fsutil.Helper{FS: mk}})
+		publish := func() {
+			GinkgoHelper()
+			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			Expect(err).NotTo(HaveOccurred())
+			d.WaitPrepared()
+		}
+		publish()
+		Expect(os.ReadDir(d.Path(spool.StateTmp, ""))).To(HaveLen(1), "the next publish's folder is ready")
+		mk.failing.Store(1)
+		publish() // uses the prepared folder; preparing the next one fails
+		Expect(mk.refused.Load()).To(BeNumerically(">=", 1))
+		Expect(os.ReadDir(d.Path(spool.StateTmp, ""))).To(BeEmpty(), "nothing half-made is left")
+		mk.failing.Store(0)
+		publish() // makes a folder of its own
+		names, err := d.List(ctx, spool.StateIncoming)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(names).To(HaveLen(3))
+	})
+
 	Describe("fsyncs", func() {
 		var log *fsyncLog
 		BeforeEach(func() {
@@ -295,3 +321,17 @@ var _ = Describe("prepared batch folders", func() {
 		})
 	})
 })
+
+// mkdirFails refuses every Mkdir while failing is set, counting refusals.
+type mkdirFails struct {
+	fsutil.OS
+	failing, refused atomic.Int64
+}
+
+func (m *mkdirFails) Mkdir(name string, perm os.FileMode) error {
+	if m.failing.Load() != 0 {
+		m.refused.Add(1)
+		return fmt.Errorf("mkdir %s: %w", name, syscall.ENOSPC)
+	}
+	return m.OS.Mkdir(name, perm)
+}
