@@ -136,11 +136,15 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 			delay = s.opts.PollMin
 		case <-t.C:
 			s.applied.request() // idle: a good moment for the Sync
-			delay = min(2*delay, s.opts.PollMax)
+			delay = nextPoll(delay, s.opts.PollMax)
 		}
 		t.Stop()
 	}
 }
+
+// nextPoll is the ingest loop's next polling period after an idle one of
+// delay: twice as long, up to max.
+func nextPoll(delay, max time.Duration) time.Duration { return min(2*delay, max) }
 
 // wake pokes the ingest loop without blocking.
 func (s *Store[T]) wake() {
