@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -115,6 +116,28 @@ var _ = Describe("query commands", func() {
 				`{"_seq":2,"at":null,"id":-9223372036854775808,"name":null,"ok":null,"payload":null,"score":null}` + "\n"))
 			Expect(s.lines("", "scan", "--stream", "s1", "--after", "2")).To(ConsistOf(HaveKeyWithValue("_seq", num("3"))))
 			Expect(s.ok("", "scan", "--stream", "s1", "--after", "3")).To(BeEmpty())
+		})
+
+		It("with --batch-rows appends in batches as owner and prints their windows together", func() {
+			res := s.one(msgLines("m", 0, 2500), "append", "--stream", "big", "--kind", "events", "--batch-rows", "1000")
+			Expect(res).To(Equal(map[string]any{"stream": "big", "kind": "events", "from": num("1"), "to": num("2500"),
+				"appended": num("2500"), "skipped": num("0"), "replaced": num("0"), "role": "owner", "batches": num("3")}))
+			Expect(s.lines("", "scan", "--stream", "big")).To(HaveLen(2500))
+			Expect(s.entries(spool.StateTrash)).To(BeEmpty(), "as owner nothing goes through the spool")
+		})
+
+		It("with --batch-rows applies the rows before a bad one, and says how many", func() {
+			in := msgLines("m", 0, 1499) + `{"msg": 5}` + "\n" + msgLines("n", 0, 500)
+			r := s.fails("invalid", in, "append", "--stream", "big", "--kind", "events", "--batch-rows", "1000")
+			Expect(r.stderr).To(ContainSubstring("stdin line 1500"))
+			Expect(r.stderr).To(ContainSubstring("(applied: 1499 rows in 2 batches)"))
+			Expect(s.lines("", "scan", "--stream", "big")).To(HaveLen(1499))
+		})
+
+		It("with --batch-rows refuses a key repeated inside one batch, naming both lines", func() {
+			r := s.fails("invalid", `{"id":1}`+"\n"+`{"id":2}`+"\n"+`{"id":1}`+"\n", "append", "--stream", "j", "--kind", "jobs", "--batch-rows", "10")
+			Expect(r.stderr).To(ContainSubstring("stdin lines 1 and 3"))
+			Expect(r.stderr).To(ContainSubstring("(applied: 2 rows in 1 batch)"))
 		})
 
 		It("pages through a stream longer than one scan page", func() {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,3 +131,13 @@ func writeFile(dir, name, content string) string {
 
 // num is shorthand for a json.Number in expectations.
 func num(s string) json.Number { return json.Number(s) }
+
+// msgLines returns n NDJSON rows of the events kind, {"msg":"prefix-i"}
+// for i from first on.
+func msgLines(prefix string, first, n int) string {
+	var b strings.Builder
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&b, `{"msg":"%s-%d"}`+"\n", prefix, i)
+	}
+	return b.String()
+}

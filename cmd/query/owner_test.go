@@ -133,6 +133,17 @@ var _ = Describe("a store owned by query serve", func() {
 			Eventually(func() []string { return s.entries(spool.StateIncoming) }).WithTimeout(liveness).Should(BeEmpty())
 		})
 
+		It("with --batch-rows streams the rows through the spool in batches, and prints their windows together", func() {
+			res := s.one(msgLines("bulk", 0, 2500), "append", "--stream", "e1", "--kind", "events", "--batch-rows", "1000")
+			Expect(res).To(Equal(map[string]any{"stream": "e1", "kind": "events", "from": num("3"), "to": num("2502"),
+				"appended": num("2500"), "skipped": num("0"), "replaced": num("0"), "role": "spooled", "batches": num("3")}))
+			msgs := s.msgs("e1")
+			Expect(msgs).To(HaveLen(2502))
+			Expect(msgs[2]).To(Equal("bulk-0"))
+			Expect(msgs[2501]).To(Equal("bulk-2499"))
+			Eventually(func() []string { return s.entries(spool.StateTrash) }).WithTimeout(liveness).Should(HaveLen(3))
+		})
+
 		It("with --no-wait prints the batch id at once, and the rows arrive", func() {
 			out := s.one(`{"msg":"c"}`, "append", "--stream", "e1", "--kind", "events", "--no-wait")
 			Expect(keys(out)).To(ConsistOf("batch", "pending"))

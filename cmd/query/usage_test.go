@@ -46,6 +46,8 @@ var _ = Describe("usage errors", func() {
 		Entry("spool publish with schema and rows both on stdin", "--schema - needs the rows in a FILE", "spool", "publish", "--stream", "s1", "--kind", "jobs", "--schema", "-"),
 		Entry("spool inspect without a batch", "accepts 1 arg(s), received 0", "spool", "inspect"),
 		Entry("spool retry with two batches", "accepts 1 arg(s), received 2", "spool", "retry", "a", "b"),
+		Entry("a negative --batch-rows", "--batch-rows must not be negative", "append", "--stream", "s1", "--kind", "jobs", "--batch-rows", "-1"),
+		Entry("--batch-rows with --no-wait", "--batch-rows and --no-wait cannot be used together", "append", "--stream", "s1", "--kind", "jobs", "--batch-rows", "10", "--no-wait"),
 		Entry("spool gc with an age that is not a duration", `invalid argument "5" for "--tmp-age"`, "spool", "gc", "--tmp-age", "5"),
 		Entry("spool ls with an argument", `unknown command "x"`, "spool", "ls", "x"),
 		Entry("an empty store path for spool", "--store must not be empty", "--store", "", "spool", "ls"),

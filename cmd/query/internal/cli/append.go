@@ -10,11 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/spf13/cobra"
 )
 
@@ -30,6 +32,7 @@ type appendArgs struct {
 	format                    enumValue
 	noWait                    bool
 	timeout                   time.Duration
+	batchRows                 int64 // > 0: bulk mode, batches of at most this many rows
 }
 
 // appended is the output of append: the window written, and how.
@@ -71,7 +74,18 @@ catalog version differs from the store owner's cannot read the catalog
 (code catalog_version): it can append only with --schema.
 
 Prints {"stream","kind","from","to","appended","skipped","replaced","role"};
-role is "owner" or "spooled".`,
+role is "owner" or "spooled".
+
+With --batch-rows N the input streams instead, for files too large to
+hold: the rows are cut into batches of at most N rows (and 64 MiB), each
+applied all-or-nothing, in order, through the store's bulk Writer (directly
+when this process owns the store, through the spool otherwise). The file
+as a whole is then not one append: at a bad row the rows before it are
+applied and the command fails naming the line; when a batch is refused
+(a sealed stream) the batches before it stay. Either way the error says
+how many rows and batches were applied. Prints the same object, with from
+and to spanning every batch, the counts summed, and "batches". --no-wait
+does not apply.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			p.src = "-"
@@ -83,6 +97,12 @@ role is "owner" or "spooled".`,
 			}
 			if p.noWait && p.timeout > 0 {
 				return usagef("--timeout and --no-wait cannot be used together")
+			}
+			if p.batchRows < 0 {
+				return usagef("--batch-rows must not be negative")
+			}
+			if p.batchRows > 0 && p.noWait {
+				return usagef("--batch-rows and --no-wait cannot be used together")
 			}
 			if err := schemaFromStdin(p.schema, p.src); err != nil {
 				return err
@@ -97,6 +117,7 @@ role is "owner" or "spooled".`,
 	f.Var(&p.format, "format", "input format: ndjson")
 	f.BoolVar(&p.noWait, "no-wait", false, "through the spool, print the batch id instead of waiting for the owner")
 	f.DurationVar(&p.timeout, "timeout", 0, "how long to wait for the owner's result, like 5s (default: no limit)")
+	f.Int64Var(&p.batchRows, "batch-rows", 0, "stream the input in batches of at most N rows, each all-or-nothing (default: one append of every row)")
 	_ = cmd.MarkFlagRequired("stream")
 	_ = cmd.MarkFlagRequired("kind")
 	return cmd
@@ -126,6 +147,14 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 		k, err := appendKind(ctx, st, p.kind, declared)
 		if err != nil {
 			return err
+		}
+		if p.batchRows > 0 {
+			if declared != nil {
+				if _, err := b.DeclareKind(ctx, *declared); err != nil {
+					return err
+				}
+			}
+			return a.bulkAppend(ctx, st, p, k, newRowReader(r, name))
 		}
 		owned := st.Role() == owner.RoleOwner
 		var maxRows int64
@@ -253,4 +282,123 @@ func checkAppendable(ctx context.Context, b recordstore.Backend, stream, kind st
 		return fmt.Errorf("append to %s: %w: stream %s is sealed", stream, recordstore.ErrSealed, stream)
 	}
 	return nil
+}
+
+// bulkAppended is the output of append --batch-rows: the window of every
+// batch together, and how many batches there were.
+type bulkAppended struct {
+	appended
+	Batches int `json:"batches"`
+}
+
+// bulkAppend streams the rows of in through the store's bulk Writer in
+// batches of at most p.batchRows rows, checking each row as it is read,
+// and prints the batches' windows together. On error, the batches
+// delivered before it stay applied; the error says how many rows they
+// held.
+func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendArgs, k *recordstore.Kind, in *rowReader) error {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, p.timeout)
+	}
+	defer cancel()
+	w := st.NewWriter(spool.WriterOptions{MaxRows: p.batchRows})
+	chunkRows := int(min(p.batchRows, 1024)) // rows per Writer.Append: one entry, never split
+	var chunk []recordstore.Row
+	keyIdx := k.KeyIndexes()
+	seen := map[string]int{} // keys of the chunk: a repeated key is refused with its lines
+	flushChunk := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		err := w.Append(actx, p.stream, k, chunk)
+		chunk, seen = chunk[:0], map[string]int{}
+		return err
+	}
+	// stopped ends at a batch that could not be delivered: the batches
+	// before it stay applied.
+	stopped := func(err error) error {
+		results, ferr := w.Flush(actx)
+		return errors.Join(appliedBefore(err, results), ferr)
+	}
+	// badRow stops at a row that does not fit: the rows before it are
+	// applied, and the error says how many.
+	badRow := func(err error) error {
+		if ferr := flushChunk(); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+		results, ferr := w.Flush(actx)
+		return errors.Join(appliedBefore(err, results), ferr)
+	}
+	for {
+		row, line, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return badRow(err)
+		}
+		vals, err := spool.Normalize(k, row)
+		if err != nil {
+			return badRow(fmt.Errorf("%s line %d: %w", in.name, line, err))
+		}
+		if len(keyIdx) > 0 {
+			key := keyOf(vals, keyIdx)
+			if first, dup := seen[key]; dup {
+				return badRow(recordstore.Invalidf("%s lines %d and %d: kind %s: the same key %s in one batch", in.name, first, line, k.Name, key))
+			}
+			seen[key] = line
+		}
+		if len(chunk) == chunkRows {
+			if err := flushChunk(); err != nil {
+				return stopped(err)
+			}
+		}
+		chunk = append(chunk, row)
+	}
+	if err := flushChunk(); err != nil {
+		return stopped(err)
+	}
+	results, err := w.Close(actx)
+	if err != nil {
+		return appliedBefore(err, results)
+	}
+	out := bulkAppended{appended: appended{AppendResult: sumAppends(results), Role: roleOwner}, Batches: len(results)}
+	out.Stream, out.Kind = p.stream, k.Name
+	if st.Role() != owner.RoleOwner {
+		out.Role = roleSpooled
+	}
+	return a.printOne(out)
+}
+
+// sumAppends is the appends of results together: the first From, the last
+// To, the counts summed.
+func sumAppends(results []recordstore.BatchResult) recordstore.AppendResult {
+	var out recordstore.AppendResult
+	for _, r := range results {
+		for _, e := range r.Entries {
+			if e.Append == nil {
+				continue
+			}
+			if out.From == 0 {
+				out.From = e.Append.From
+			}
+			out.To = e.Append.To
+			out.Appended += e.Append.Appended
+			out.Skipped += e.Append.Skipped
+			out.Replaced += e.Append.Replaced
+		}
+	}
+	return out
+}
+
+// appliedBefore adds to err how many rows and batches results applied:
+// what stays of a bulk append that failed.
+func appliedBefore(err error, results []recordstore.BatchResult) error {
+	sum := sumAppends(results)
+	batches := "batches"
+	if len(results) == 1 {
+		batches = "batch"
+	}
+	return fmt.Errorf("%w (applied: %d rows in %d %s)", err, sum.Appended+sum.Skipped+sum.Replaced, len(results), batches)
 }
