@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/jsonx"
 )
 
 // The built-in format names.
@@ -250,10 +251,10 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 	case recordstore.TypeJSON:
 		if s, ok := v.(string); ok {
 			b := readOnlyBytes(s)
-			if end, err := skipValue(b, skipWS(b, 0)); err != nil || skipWS(b, end) != len(b) {
+			if !jsonx.Valid(b) {
 				return buf, recordstore.Invalidf("stored json value is not one JSON value")
 			}
-			return appendCompact(buf, b[skipWS(b, 0):]), nil
+			return appendCompact(buf, b[jsonx.Space(b, 0):]), nil
 		}
 	}
 	return buf, recordstore.Invalidf("%T is not a stored %s value", v, t)

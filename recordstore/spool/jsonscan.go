@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/jsonx"
 )
 
 // maxJSONDepth is encoding/json's nesting limit; json columns deeper than
@@ -280,8 +281,13 @@ func (s *rowScanner) boolean(c recordstore.Column, b bool) (any, error) {
 // jsonValue captures any JSON value as compact text. A JSON null is the
 // text "null"; only an absent key is a null column.
 func (s *rowScanner) jsonValue(c recordstore.Column, line []byte, i int) (any, int, error) {
-	end, err := skipValue(line, i)
-	if err != nil {
+	end := jsonx.End(line, i)
+	if end < 0 {
+		// Not one value: the slower scanner says where and why.
+		_, err := skipValue(line, i)
+		if err == nil {
+			err = scanError(i, "not a JSON value")
+		}
 		return nil, i, err
 	}
 	if !hasSpaceOrControl(line[i:end]) {
