@@ -65,6 +65,24 @@ type ChildStore interface {
 	Close() error
 }
 
+// BulkWriter is a store's bulk writer, as OpWrite and OpFlush drive it
+// (owner.Writer is one).
+type BulkWriter interface {
+	// Append buffers rows of kind for stream, delivering full batches.
+	Append(ctx context.Context, stream string, kind *recordstore.Kind, rows []recordstore.Row) error
+	// Flush delivers what is buffered and returns the outcome of every
+	// batch delivered since the last Flush; the error joins theirs.
+	Flush(ctx context.Context) ([]recordstore.BatchResult, error)
+}
+
+// BulkWriterStore is a ChildStore that has a bulk writer (OpWrite and
+// OpFlush need one). OwnerChild's stores are.
+type BulkWriterStore interface {
+	// NewBulkWriter returns a writer whose batches hold at most maxRows
+	// rows (0: the writer's default).
+	NewBulkWriter(maxRows int64) BulkWriter
+}
+
 // RunChild runs the script of ChildEnv and exits the process when the
 // test binary was started as a child; otherwise it returns at once. Call it
 // first thing in TestMain, before m.Run:
@@ -144,6 +162,8 @@ type child struct {
 	isOpen bool
 	// published lists this child's publishes in order.
 	published []publication
+	// writer is the bulk writer of OpWrite and OpFlush, made on first use.
+	writer BulkWriter
 }
 
 // publication is one batch this child published.

@@ -54,6 +54,13 @@ func (c *child) doStore(ctx context.Context, i int, st Step) (any, error) {
 		return c.doPublish(ctx, i, st)
 	case OpAwait:
 		return c.doAwait(ctx, st)
+	case OpWrite:
+		return nil, c.doWrite(ctx, st)
+	case OpFlush:
+		if c.writer == nil {
+			return []recordstore.BatchResult{}, nil
+		}
+		return c.writer.Flush(ctx)
 	case OpSeal:
 		return b.Seal(ctx, st.Stream)
 	case OpDelete:
@@ -276,4 +283,24 @@ func (c *child) doFailpoint(st Step) error {
 	}
 	c.fp.hit(st.Failpoint.Name)
 	return nil
+}
+
+// doWrite buffers the step's rows in the child's bulk writer.
+func (c *child) doWrite(ctx context.Context, st Step) error {
+	if c.writer == nil {
+		bw, ok := c.store.(BulkWriterStore)
+		if !ok {
+			return fmt.Errorf("%w: this store has no bulk writer", recordstore.ErrUnsupported)
+		}
+		c.writer = bw.NewBulkWriter(st.BatchRows)
+	}
+	kind := st.Schema
+	if kind == nil {
+		k, err := c.store.Backend().Kind(ctx, st.Kind)
+		if err != nil {
+			return err
+		}
+		kind = &k
+	}
+	return c.writer.Append(ctx, st.Stream, kind, append(st.Rows, st.Gen.Rows()...))
 }

@@ -76,3 +76,8 @@ func (o ownerChild[T]) Await(ctx context.Context, id string) (recordstore.BatchR
 func (o ownerChild[T]) Status(ctx context.Context) (any, error) { return o.s.Status(ctx) }
 
 func (o ownerChild[T]) Close() error { return o.s.Close() }
+
+// NewBulkWriter returns the store's role-aware owner.Writer.
+func (o ownerChild[T]) NewBulkWriter(maxRows int64) BulkWriter {
+	return o.s.NewWriter(spool.WriterOptions{MaxRows: maxRows})
+}

@@ -56,6 +56,17 @@ const (
 	// error (the batch failed, or one of its entries did) fails the step
 	// with that error's code; the result is printed all the same.
 	OpAwait = "await"
+	// OpWrite buffers Step.Rows and/or Step.Gen rows of Step.Kind (the
+	// store's declaration, or Step.Schema) for Step.Stream in the child's
+	// bulk writer, made on first use with batches of at most
+	// Step.BatchRows rows (the store must be a BulkWriterStore). A batch
+	// that fills up is delivered at once. Result: nothing.
+	OpWrite = "write"
+	// OpFlush flushes the child's bulk writer and waits for the outcome of
+	// every batch it delivered since the last flush. Result: the list of
+	// BatchResults; an error in one of them fails the step with its code,
+	// as OpAwait does.
+	OpFlush = "flush"
 	// OpSeal, OpDelete: the backend calls on Step.Stream. Result: Meta
 	// (seal) or nothing (delete).
 	OpSeal   = "seal"
@@ -144,6 +155,8 @@ type Step struct {
 	Failpoint *FailpointRule `json:"failpoint,omitempty"`
 	// Code is OpExit's exit status.
 	Code int `json:"code,omitempty"`
+	// BatchRows caps the batches of the bulk writer OpWrite makes.
+	BatchRows int64 `json:"batchRows,omitempty"`
 }
 
 // DefaultStepTimeout bounds a step that sets no Timeout.

@@ -16,6 +16,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	rt "github.com/fb46ecde/records/recordstoretest"
 )
 
 // openBeside opens the store in this process while a child owns it: a
@@ -127,5 +128,45 @@ var _ = Describe("the role-aware Writer", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(windows(results)).To(Equal([][2]int64{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}))
 		Expect(streamKeys(s, "s")).To(Equal([]string{"before-0", "before-1", "before-2", "after-0", "after-1"}))
+	})
+})
+
+var _ = Describe("the role-aware Writer across processes", Label("crash"), func() {
+	It("keeps a producer child's batches exactly once and in order while the owner is SIGKILLed between its deliveries", func() {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		write := func(from int) rt.Step {
+			return rt.Step{Op: rt.OpWrite, Stream: "s", Kind: "event", BatchRows: 10,
+				Gen: &rt.Gen{Prefix: "w", From: from, Count: 5}, Timeout: wait}
+		}
+		var steps []rt.Step
+		for i := range 6 {
+			steps = append(steps, write(i*5))
+		}
+		steps = append(steps, hold())
+		for i := 6; i < 12; i++ {
+			steps = append(steps, write(i*5))
+		}
+		steps = append(steps, rt.Step{Op: rt.OpFlush, Timeout: wait}, scan("s"), closeStore())
+		p := startProducer(path, fast(), nil, append([]rt.Step{hold()}, steps...)...)
+		Expect(p.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
+		Expect(own.Stop()).To(Succeed()) // the owner ingests nothing more
+		Expect(p.Release()).To(Succeed())
+		p.MustStep(7, wait) // then it holds: two batches of ten published, not applied, ten rows queued
+		Expect(entries(path, spool.StateIncoming)).To(HaveLen(2))
+		Expect(own.Kill()).To(Succeed())
+		Expect(p.Release()).To(Succeed())
+
+		var results []recordstore.BatchResult
+		Expect(p.MustStep(15, wait).Decode(&results)).To(Succeed())
+		Expect(windows(results)).To(Equal([][2]int64{{1, 10}, {11, 20}, {21, 30}, {31, 40}, {41, 50}, {51, 60}}))
+		recs, err := p.MustStep(16, wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recs).To(HaveLen(60))
+		for i, r := range recs {
+			Expect(r["k"]).To(Equal(rt.GenKey("w", i)), "row %d in order", i)
+		}
+		p.MustFinish(wait)
+		Expect(keyCounts(finalRows(path, "s"))).To(HaveLen(60), "each row once")
 	})
 })
