@@ -134,6 +134,18 @@ var _ = Describe("query commands", func() {
 			Expect(s.lines("", "scan", "--stream", "big")).To(HaveLen(1499))
 		})
 
+		It("with --batch-rows counts a replacing row once in what it applied", func() {
+			s.ok(`{"kinds":[{"name":"latest","columns":[{"name":"k","type":"string"},{"name":"v","type":"integer"}],"key":["k"],"onConflict":"replace"}]}`,
+				"kind", "apply", "-")
+			s.ok(`{"k":"a","v":1}`, "append", "--stream", "l", "--kind", "latest")
+			r := s.fails("invalid", `{"k":"a","v":2}`+"\n"+`{"k":"b","v":3}`+"\n"+`{"k":"c","v":"x"}`+"\n",
+				"append", "--stream", "l", "--kind", "latest", "--batch-rows", "10")
+			Expect(r.stderr).To(ContainSubstring("stdin line 3"))
+			Expect(r.stderr).To(ContainSubstring("(applied: 2 rows in 1 batch)"))
+			Expect(s.ok("", "scan", "--stream", "l")).To(Equal(
+				`{"_seq":2,"k":"a","v":2}` + "\n" + `{"_seq":3,"k":"b","v":3}` + "\n"))
+		})
+
 		It("with --batch-rows refuses a key repeated inside one batch, naming both lines", func() {
 			r := s.fails("invalid", `{"id":1}`+"\n"+`{"id":2}`+"\n"+`{"id":1}`+"\n", "append", "--stream", "j", "--kind", "jobs", "--batch-rows", "10")
 			Expect(r.stderr).To(ContainSubstring("stdin lines 1 and 3"))

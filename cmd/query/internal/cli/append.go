@@ -324,11 +324,7 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 	// badRow stops at a row that does not fit: the rows before it are
 	// applied, and the error says how many.
 	badRow := func(err error) error {
-		if ferr := flushChunk(); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-		results, ferr := w.Flush(actx)
-		return errors.Join(appliedBefore(err, results), ferr)
+		return stopped(errors.Join(err, flushChunk()))
 	}
 	for {
 		row, line, err := in.Next()
@@ -392,13 +388,14 @@ func sumAppends(results []recordstore.BatchResult) recordstore.AppendResult {
 	return out
 }
 
-// appliedBefore adds to err how many rows and batches results applied:
-// what stays of a bulk append that failed.
+// appliedBefore adds to err how many input rows and batches results
+// applied: what stays of a bulk append that failed. A row is appended or
+// skipped; a replacing row is appended (Replaced counts it again).
 func appliedBefore(err error, results []recordstore.BatchResult) error {
 	sum := sumAppends(results)
 	batches := "batches"
 	if len(results) == 1 {
 		batches = "batch"
 	}
-	return fmt.Errorf("%w (applied: %d rows in %d %s)", err, sum.Appended+sum.Skipped+sum.Replaced, len(results), batches)
+	return fmt.Errorf("%w (applied: %d rows in %d %s)", err, sum.Appended+sum.Skipped, len(results), batches)
 }
