@@ -8,6 +8,8 @@
 //	map[string]any per line).
 //	BenchmarkPublish: a whole Publish against a bare write + fsync +
 //	rename + fsync of the same bytes.
+//	BenchmarkList: List of an incoming/ holding 64 batches (as many as
+//	the owner lets wait there) against os.ReadDir of the same folder.
 
 package spool_test
 
@@ -260,4 +262,56 @@ func rawPublish(b *testing.B, dir string, i int, data []byte) {
 		b.Fatal(err)
 	}
 	df.Close()
+}
+
+// BenchmarkList lists an incoming/ of 64 one-row batches, as the owner
+// does at every drain, against a bare os.ReadDir of the same folder (which
+// neither parses nor checks the names). Reported: us/op (ours) and vs_raw.
+func BenchmarkList(b *testing.B) {
+	ctx := context.Background()
+	k := benchdata.Kind()
+	vals := normalizeAll(&k, benchdata.Rows(1))
+	d, err := spool.OpenRoot(ctx, filepath.Join(b.TempDir(), "spool"), spool.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	id := spool.NewIdentity("bench")
+	for range 64 {
+		if _, err := d.Publish(ctx, &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+			Schemas: []recordstore.Kind{k},
+			Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name}, Values: vals}}},
+			spool.FormatNDJSON); err != nil {
+			b.Fatal(err)
+		}
+	}
+	folder := d.Path(spool.StateIncoming, "")
+	var tOurs, tRaw time.Duration
+	for i := 0; b.Loop(); i++ {
+		ours := func() {
+			t0 := time.Now()
+			names, err := d.List(ctx, spool.StateIncoming)
+			tOurs += time.Since(t0)
+			if err != nil || len(names) != 64 {
+				b.Fatalf("listed %d batches (%v), want 64", len(names), err)
+			}
+		}
+		raw := func() {
+			t0 := time.Now()
+			ents, err := os.ReadDir(folder)
+			tRaw += time.Since(t0)
+			if err != nil || len(ents) != 64 {
+				b.Fatalf("read %d entries (%v), want 64", len(ents), err)
+			}
+		}
+		if i%2 == 0 {
+			ours()
+			raw()
+		} else {
+			raw()
+			ours()
+		}
+	}
+	b.ReportMetric(float64(tOurs.Nanoseconds())/1e3/float64(b.N), "us/op")
+	b.ReportMetric(tRaw.Seconds()/tOurs.Seconds(), "vs_raw")
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,14 +191,18 @@ func (d *Dir) readNames(ctx context.Context, s State) ([]string, error) {
 	if s != StateIncoming && s != StateFailed && s != StateTrash {
 		return nil, recordstore.Invalidf("spool: cannot list folder %q (want incoming, failed or trash)", s)
 	}
-	ents, err := os.ReadDir(d.folder(s))
+	// The names alone, sorted here: the owner lists incoming/ at every
+	// drain, and os.ReadDir's entries cost twice as much.
+	f, err := os.Open(d.folder(s))
 	if err != nil {
 		return nil, fmt.Errorf("list spool %s: %w", s, err)
 	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name()) // os.ReadDir sorts by name
+	names, err := f.Readdirnames(-1)
+	_ = f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list spool %s: %w", s, err)
 	}
+	slices.Sort(names)
 	return names, nil
 }
 

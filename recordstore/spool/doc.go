@@ -73,6 +73,7 @@
 //	FuzzNDJSONGzDecode  whole ndjson.gz files under a byte cap
 //	FuzzManifest        manifest decode + validate, stable round trip
 //	FuzzEncodeValue     the value encoder against encoding/json and strconv
+//	FuzzBatchName       batch folder names against the documented form
 //
 // Seed corpora are committed under testdata/fuzz/<FuzzName>/.
 package spool

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"testing"
 	"unicode/utf8"
@@ -211,6 +212,46 @@ func FuzzEncodeValue(f *testing.F) {
 		var want bytes.Buffer
 		if cerr := json.Compact(&want, []byte(j)); cerr != nil || err != nil || string(got) != want.String() {
 			t.Fatalf("json %q encoded as %s (%v), json.Compact gives %s (%v)", j, got, err, want.String(), cerr)
+		}
+	})
+}
+
+// batchNameRE is the documented batch folder name, as a regular expression:
+// the reference FuzzBatchName checks ParseBatchName against.
+var batchNameRE = regexp.MustCompile(`^([0-9]{20})-([0-9a-f]{16})-([0-9]{12})-([0-9a-f]{32})$`)
+
+// FuzzBatchName checks ParseBatchName, which reads the names of whatever
+// is in a spool folder, against the documented form: it accepts exactly
+// the names the reference accepts (created fitting in int64, seq >= 1),
+// and what it accepts renders back to the same name.
+func FuzzBatchName(f *testing.F) {
+	f.Add("00000001796007464083-0123456789abcdef-000000000001-0123456789abcdef0123456789abcdef")
+	f.Add("09223372036854775807-0123456789abcdef-999999999999-ffffffffffffffffffffffffffffffff")
+	f.Add("09223372036854775808-0123456789abcdef-000000000001-0123456789abcdef0123456789abcdef")
+	f.Add("00000001796007464083-0123456789abcdef-000000000000-0123456789abcdef0123456789abcdef")
+	f.Add("00000001796007464083-0123456789ABCDEF-000000000001-0123456789abcdef0123456789abcdef")
+	f.Add("0000000179600746408-30123456789abcdef-000000000001-0123456789abcdef0123456789abcdef")
+	f.Add("-0000000179600746408-0123456789abcdef-000000000001-0123456789abcdef0123456789abcdef")
+	f.Add("00000001796007464083-0123456789abcdef-000000000001-0123456789abcdef0123456789abcde")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := spool.ParseBatchName(s)
+		want := false
+		if m := batchNameRE.FindStringSubmatch(s); m != nil {
+			_, cerr := strconv.ParseInt(m[1], 10, 64)
+			seq, _ := strconv.ParseInt(m[3], 10, 64)
+			want = cerr == nil && seq >= 1
+		}
+		if (err == nil) != want {
+			t.Fatalf("ParseBatchName(%q) error %v, want accepted=%v", s, err, want)
+		}
+		if err != nil {
+			if !errors.Is(err, spool.ErrBadBatchName) {
+				t.Fatalf("ParseBatchName(%q) error %v is not ErrBadBatchName", s, err)
+			}
+			return
+		}
+		if got := n.String(); got != s {
+			t.Fatalf("ParseBatchName(%q).String() = %q", s, got)
 		}
 	})
 }

@@ -5,8 +5,8 @@ package spool
 
 import (
 	"fmt"
+	"math"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -32,11 +32,54 @@ const (
 
 // String renders the folder name.
 func (n BatchName) String() string {
-	return fmt.Sprintf("%020d-%s-%012d-%s", n.Created.UnixNano(), n.Instance, n.Seq, n.ID)
+	b := make([]byte, 0, nameLen)
+	b = appendPadded(b, n.Created.UnixNano(), createdWidth)
+	b = append(b, '-')
+	b = append(b, n.Instance...)
+	b = append(b, '-')
+	b = appendPadded(b, n.Seq, seqWidth)
+	b = append(b, '-')
+	b = append(b, n.ID...)
+	return string(b)
 }
 
+// appendPadded appends v in decimal, zero-padded to width digits (as
+// %0*d does: a negative v gets its sign first and counts it).
+func appendPadded(b []byte, v int64, width int) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		width--
+		if v == math.MinInt64 {
+			return append(b, "9223372036854775808"...)
+		}
+		v = -v
+	}
+	var digits [20]byte
+	i := len(digits)
+	for {
+		i--
+		digits[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	for pad := width - (len(digits) - i); pad > 0; pad-- {
+		b = append(b, '0')
+	}
+	return append(b, digits[i:]...)
+}
+
+// Where the three dashes of a batch name are.
+const (
+	dashCreated  = createdWidth
+	dashInstance = dashCreated + 1 + InstanceLen
+	dashSeq      = dashInstance + 1 + seqWidth
+)
+
 // ParseBatchName parses a batch folder name, refusing (ErrBadBatchName)
-// anything that is not exactly the documented form.
+// anything that is not exactly the documented form. The fields have fixed
+// widths and none holds a dash, so the dashes' places split the name.
 func ParseBatchName(s string) (BatchName, error) {
 	bad := func(why string) (BatchName, error) {
 		return BatchName{}, fmt.Errorf("%w %q: %s", ErrBadBatchName, s, why)
@@ -44,25 +87,26 @@ func ParseBatchName(s string) (BatchName, error) {
 	if len(s) != nameLen {
 		return bad(fmt.Sprintf("want %d characters", nameLen))
 	}
-	parts := strings.Split(s, "-")
-	if len(parts) != 4 {
+	if s[dashCreated] != '-' || s[dashInstance] != '-' || s[dashSeq] != '-' {
 		return bad("want <created>-<instance>-<seq>-<id>")
 	}
-	created, ok := parseDigits(parts[0], createdWidth)
+	created, ok := parseDigits(s[:dashCreated], createdWidth)
 	if !ok {
 		return bad("created is not 20 decimal digits of Unix nanoseconds")
 	}
-	if !ValidInstance(parts[1]) {
+	instance := s[dashCreated+1 : dashInstance]
+	if !ValidInstance(instance) {
 		return bad("instance is not 16 lowercase hex characters")
 	}
-	seq, ok := parseDigits(parts[2], seqWidth)
+	seq, ok := parseDigits(s[dashInstance+1:dashSeq], seqWidth)
 	if !ok || seq < 1 {
 		return bad("seq is not 12 decimal digits >= 1")
 	}
-	if !ValidID(parts[3]) {
+	id := s[dashSeq+1:]
+	if !ValidID(id) {
 		return bad("id is not 32 lowercase hex characters")
 	}
-	return BatchName{Created: time.Unix(0, created).UTC(), Instance: parts[1], Seq: seq, ID: parts[3]}, nil
+	return BatchName{Created: time.Unix(0, created).UTC(), Instance: instance, Seq: seq, ID: id}, nil
 }
 
 func parseDigits(s string, width int) (int64, bool) {
