@@ -121,6 +121,29 @@ type Kind struct {
 	Indexes    [][]string `json:"indexes,omitempty"`
 }
 
+// Clone returns a deep copy of k: changing the copy's slices or the
+// values its pointers point to leaves k as it was.
+func (k Kind) Clone() Kind {
+	c := k
+	c.Columns = slices.Clone(k.Columns)
+	c.Key = slices.Clone(k.Key)
+	if k.LWW != nil {
+		lww := *k.LWW
+		c.LWW = &lww
+	}
+	if k.Retention != nil {
+		r := *k.Retention
+		c.Retention = &r
+	}
+	if k.Indexes != nil {
+		c.Indexes = make([][]string, len(k.Indexes))
+		for i, idx := range k.Indexes {
+			c.Indexes[i] = slices.Clone(idx)
+		}
+	}
+	return c
+}
+
 // KindFile is the JSON document `query kind apply` reads: {"kinds": [...]}.
 type KindFile struct {
 	Kinds []Kind `json:"kinds"`

@@ -167,3 +167,28 @@ func repeat(c byte, n int) []byte {
 	}
 	return b
 }
+
+var _ = Describe("Kind.Clone", func() {
+	It("copies every slice and pointer, so changing the copy leaves the original", func() {
+		full := func() recordstore.Kind { // a fresh literal each time
+			return recordstore.Kind{Name: "doc",
+				Columns:    []recordstore.Column{{Name: "id", Type: recordstore.TypeString, Required: true}, {Name: "v", Type: recordstore.TypeInteger}},
+				Key:        []string{"id"},
+				OnConflict: recordstore.ConflictLWW,
+				LWW:        &recordstore.LWW{Version: "v"},
+				Retention:  &recordstore.Retention{Mode: recordstore.RetainRows, TTL: recordstore.Duration(time.Hour)},
+				Indexes:    [][]string{{"v"}, {"v", "id"}},
+			}
+		}
+		k := full()
+		c := k.Clone()
+		Expect(c).To(Equal(k))
+		c.Columns[0].Name = "changed"
+		c.Key[0] = "changed"
+		c.LWW.Version = "changed"
+		c.Retention.TTL = 0
+		c.Indexes[1][0] = "changed"
+		Expect(k).To(Equal(full()), "the original is untouched")
+		Expect(recordstore.Kind{Name: "bare"}.Clone()).To(Equal(recordstore.Kind{Name: "bare"}), "nil stays nil")
+	})
+})

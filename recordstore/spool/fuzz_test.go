@@ -145,8 +145,9 @@ func fuzzCodec(f *testing.F, format string) {
 }
 
 // FuzzManifest decodes and validates a manifest: it must never panic,
-// must fail only with ErrInvalid, and an accepted manifest must encode
-// and decode to itself.
+// must fail only with ErrInvalid, an accepted manifest must decode the
+// same a second time (its schemas then come from DecodeManifest's cache),
+// and it must encode and decode to itself.
 func FuzzManifest(f *testing.F) {
 	f.Add([]byte(`{"format":2}`))
 	f.Add([]byte(`{"format":1,"id":"0123456789abcdef0123456789abcdef","producer":{"instance":"0123456789abcdef","seq":1,"pid":1,"host":"h","build":"b"},"created":"2024-01-02T03:04:05.000000006Z","schemas":[{"name":"kv","columns":[{"name":"k","type":"string"}]}],"entries":[{"op":"append","stream":"s","kind":"kv","rows":0,"bytes":0},{"op":"expire","stream":"s","ttl":"1h","rows":0,"bytes":0}]}`))
@@ -157,6 +158,11 @@ func FuzzManifest(f *testing.F) {
 				t.Fatalf("manifest error %v does not wrap ErrInvalid", err)
 			}
 			return
+		}
+		// A second decode of the same text takes the schemas from the
+		// cache: it must give the same manifest.
+		if again, err := spool.DecodeManifest(data); err != nil || !reflect.DeepEqual(m, again) {
+			t.Fatalf("second decode differs (%v):\n%#v\n%#v", err, m, again)
 		}
 		enc, err := m.Encode()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -131,8 +132,13 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var m Manifest
-	err := dec.Decode(&m)
+	var w manifestWire
+	err := dec.Decode(&w)
+	m := Manifest{Format: w.Format, ID: w.ID, Producer: w.Producer, Created: w.Created, Entries: w.Entries}
+	cached := false
+	if err == nil {
+		m.Schemas, cached, err = decodeSchemas(w.Schemas)
+	}
 	if err != nil || m.Format != ManifestFormat {
 		// Whatever else is wrong, another format is reported as such:
 		// a newer writer's manifest may well not decode as format 1.
@@ -147,10 +153,98 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: data after the manifest object", ErrBadManifest)
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.validate(cached); err != nil {
 		return nil, err
 	}
+	if !cached {
+		manifestSchemas.put(w.Schemas, m.Schemas)
+	}
 	return &m, nil
+}
+
+// manifestWire is a Manifest as DecodeManifest reads it: the schemas stay
+// JSON text until decodeSchemas. Its fields are Manifest's, in step (a
+// test compares them).
+type manifestWire struct {
+	Format   int             `json:"format"`
+	ID       string          `json:"id"`
+	Producer Producer        `json:"producer"`
+	Created  time.Time       `json:"created"`
+	Schemas  json.RawMessage `json:"schemas"`
+	Entries  []Entry         `json:"entries"`
+}
+
+// decodeSchemas decodes a manifest's schemas (nil when absent), strictly,
+// or takes them from manifestSchemas; cached reports the latter, in which
+// case they are validated and normalized already.
+func decodeSchemas(raw json.RawMessage) (kinds []recordstore.Kind, cached bool, err error) {
+	if len(raw) == 0 {
+		return nil, false, nil
+	}
+	if kinds, ok := manifestSchemas.get(raw); ok {
+		return kinds, true, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&kinds); err != nil {
+		return nil, false, err
+	}
+	return kinds, false, nil
+}
+
+// schemaCache remembers, by their exact JSON text, the validated and
+// normalized schemas of the manifests decoded last: the batches of one
+// producer carry the same schemas, and decoding and checking them is most
+// of the cost of loading a small batch. It hands out copies (Kind.Clone),
+// so no caller shares what another changes. It holds at most
+// schemaCacheSize texts of at most schemaCacheBytes each, and starts over
+// when full.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string][]recordstore.Kind
+}
+
+const (
+	schemaCacheSize  = 64
+	schemaCacheBytes = 64 << 10
+)
+
+// manifestSchemas is DecodeManifest's cache.
+var manifestSchemas = schemaCache{m: map[string][]recordstore.Kind{}}
+
+func (c *schemaCache) get(raw []byte) ([]recordstore.Kind, bool) {
+	c.mu.Lock()
+	kinds, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return cloneKinds(kinds), true
+}
+
+// put remembers kinds, which must be what raw decodes to once validated.
+func (c *schemaCache) put(raw []byte, kinds []recordstore.Kind) {
+	if len(raw) > schemaCacheBytes {
+		return
+	}
+	kinds = cloneKinds(kinds)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= schemaCacheSize {
+		clear(c.m)
+	}
+	c.m[string(raw)] = kinds
+}
+
+func cloneKinds(kinds []recordstore.Kind) []recordstore.Kind {
+	if kinds == nil {
+		return nil
+	}
+	out := make([]recordstore.Kind, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.Clone()
+	}
+	return out
 }
 
 func checkFormat(data []byte) error {
@@ -171,7 +265,11 @@ func checkFormat(data []byte) error {
 
 // Validate checks the rules of format 1 and normalizes the schemas (see
 // recordstore.Kind.Validate). It does not look at data files.
-func (m *Manifest) Validate() error {
+func (m *Manifest) Validate() error { return m.validate(false) }
+
+// validate is Validate, leaving out the schemas' own checks when they are
+// known to pass (schemasChecked: DecodeManifest took them from its cache).
+func (m *Manifest) validate(schemasChecked bool) error {
 	if m.Format != ManifestFormat {
 		return fmt.Errorf("%w %d (this build reads format %d)", ErrManifestFormat, m.Format, ManifestFormat)
 	}
@@ -184,8 +282,10 @@ func (m *Manifest) Validate() error {
 	if m.Created.IsZero() || m.Created.UnixNano() <= 0 || m.Created.Year() > 2261 {
 		return badManifest("created %s is outside 1970..2261", m.Created)
 	}
-	if err := m.validateSchemas(); err != nil {
-		return err
+	if !schemasChecked {
+		if err := m.validateSchemas(); err != nil {
+			return err
+		}
 	}
 	if len(m.Entries) == 0 {
 		return badManifest("no entries")
