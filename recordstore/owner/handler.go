@@ -26,6 +26,14 @@ func (s *Store[T]) controlStatus(context.Context) Status {
 // request's deadline comes first). With wait, and no drain running, it
 // drains on its own goroutine (drainNow) instead of handing the work to
 // the ingest loop.
+//
+// While incoming/ is watched (startWatch) the batches' arrival has started
+// a drain already, or is about to: the request wakes nothing. A waiting
+// request drains itself when no drain runs, else waits for the running
+// drain to end (awaitDrain), and reads the ledger only for what that
+// drain did not answer. It still drains when its batches are not done
+// after that and no drain runs, so that a watch that misses an arrival
+// (incoming/ replaced under it, say) costs nothing but that drain.
 func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome {
 	out := make([]IngestOutcome, len(ids))
 	chans := make([]<-chan recordstore.BatchResult, len(ids))
@@ -40,29 +48,21 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	// A batch applied from now on is answered through its waiter,
 	// registered above; one applied already (by this owner or an earlier
 	// one) from the ledger.
-	if wait {
-		s.drainNow()
-	} else {
-		s.wake()
-	}
-	for i, id := range ids {
-		if !spool.ValidID(id) {
-			continue
+	watching := s.watching.Load()
+	switch {
+	case !wait:
+		if !watching {
+			s.wake()
 		}
-		if chans[i] != nil {
-			select {
-			case res := <-chans[i]:
-				out[i].Done, out[i].Result = true, &res
-				continue
-			default:
-			}
-		}
-		if res, ok, _ := s.ledger(ctx, id); ok {
-			out[i].Done, out[i].Result = true, &res
-		}
-	}
-	if !wait {
+		s.collectDone(ctx, ids, chans, out)
 		return out
+	case watching:
+		s.awaitDrain(ctx, chans, out)
+	default:
+		s.drainNow()
+	}
+	if !s.collectDone(ctx, ids, chans, out) && watching {
+		s.drainIfIdle()
 	}
 	for i := range out {
 		if out[i].Done || chans[i] == nil {
@@ -76,6 +76,69 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 		}
 	}
 	return out
+}
+
+// awaitDrain returns at once when every waiter is answered already (see
+// waiters.recent). Otherwise it drains on the caller's goroutine when no
+// drain runs, or else waits, filling out from chans, until every waiter is
+// answered, the running drain ends, or ctx does.
+func (s *Store[T]) awaitDrain(ctx context.Context, chans []<-chan recordstore.BatchResult, out []IngestOutcome) {
+	if answered(chans) {
+		return // applied already: the waiters have the outcomes
+	}
+	ended := s.drain.end()
+	if s.Role() != RoleOwner || s.drainIfIdle() {
+		return
+	}
+	for i, ch := range chans {
+		if ch == nil {
+			continue
+		}
+		select {
+		case res := <-ch:
+			out[i].Done, out[i].Result = true, &res
+		case <-ended:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// answered reports whether every waiter's channel holds its outcome.
+func answered(chans []<-chan recordstore.BatchResult) bool {
+	for _, ch := range chans {
+		if ch != nil && len(ch) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// collectDone marks done the outcomes of ids answered through their
+// waiters or found in the ledger, and reports whether every valid id is
+// done.
+func (s *Store[T]) collectDone(ctx context.Context, ids []string, chans []<-chan recordstore.BatchResult, out []IngestOutcome) bool {
+	all := true
+	for i, id := range ids {
+		if out[i].Done || !spool.ValidID(id) {
+			continue
+		}
+		if chans[i] != nil {
+			select {
+			case res := <-chans[i]:
+				out[i].Done, out[i].Result = true, &res
+				continue
+			default:
+			}
+		}
+		if res, ok, _ := s.ledger(ctx, id); ok {
+			out[i].Done, out[i].Result = true, &res
+			continue
+		}
+		all = false
+	}
+	return all
 }
 
 // controlSpool lists incoming and failed batches.

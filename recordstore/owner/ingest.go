@@ -23,7 +23,7 @@ const (
 	groupRows    = 200_000
 )
 
-// ingestState is the drain's memory. Guarded by Store.drainMu.
+// ingestState is the drain's memory. Guarded by Store.drain.
 type ingestState struct {
 	policy   RetryPolicy          // Options.Retry
 	hw       map[string]int64     // producer instance → highest seq in the ledger
@@ -154,24 +154,67 @@ func (s *Store[T]) wake() {
 	}
 }
 
-// drainNow drains once on the caller's goroutine when this process serves
-// as owner and no drain is running: a lone batch whose producer waits on
-// the socket is then applied without waiting for the ingest loop's
+// drainGate admits one drain at a time, and tells whoever asks (end) when
+// the drain running now, or the next one, ends.
+type drainGate struct {
+	mu    sync.Mutex // held by the running drain
+	endMu sync.Mutex
+	ended chan struct{} // closed at the next unlock; nil until asked for
+}
+
+func (g *drainGate) lock()         { g.mu.Lock() }
+func (g *drainGate) tryLock() bool { return g.mu.TryLock() }
+
+// unlock ends a drain: it wakes who waits on end, then lets the next in.
+func (g *drainGate) unlock() {
+	g.endMu.Lock()
+	if g.ended != nil {
+		close(g.ended)
+		g.ended = nil
+	}
+	g.endMu.Unlock()
+	g.mu.Unlock()
+}
+
+// end returns a channel closed when the running drain ends, or the next
+// one when none runs.
+func (g *drainGate) end() <-chan struct{} {
+	g.endMu.Lock()
+	defer g.endMu.Unlock()
+	if g.ended == nil {
+		g.ended = make(chan struct{})
+	}
+	return g.ended
+}
+
+// drainNow drains once on the caller's goroutine — the watch of incoming/
+// (startWatch) or, where there is none, the control request of a producer
+// that waits — when this process serves as owner and no drain is running:
+// a lone batch is then applied without waiting for the ingest loop's
 // goroutine to be scheduled (about a tenth of a millisecond here).
-// Otherwise, and when more is waiting or the drain failed, it pokes the
-// loop, which logs errors and backs off. The drain runs for the store's
-// life, not for the caller's deadline, so that a large group is never cut
-// short only to be applied again by the loop.
+// Otherwise it pokes the loop.
 func (s *Store[T]) drainNow() {
-	if s.Role() != RoleOwner || !s.drainMu.TryLock() {
+	if !s.drainIfIdle() {
 		s.wake()
-		return
+	}
+}
+
+// drainIfIdle is drainNow without the poke when a drain is running (or
+// this process does not serve as owner); it reports whether it drained.
+// When more is waiting or the drain failed it pokes the loop, which logs
+// errors and backs off. The drain runs for the store's life, not for the
+// caller's deadline, so that a large group is never cut short only to be
+// applied again by the loop.
+func (s *Store[T]) drainIfIdle() bool {
+	if s.Role() != RoleOwner || !s.drain.tryLock() {
+		return false
 	}
 	_, more, err := s.drainLocked(s.ctx)
-	s.drainMu.Unlock()
+	s.drain.unlock()
 	if more || err != nil {
 		s.wake()
 	}
+	return true
 }
 
 // finalDrain drains until nothing more can be applied or DrainOnClose ends,
@@ -194,12 +237,12 @@ func (s *Store[T]) finalDrain() (int, error) {
 // batches it applied or failed, and whether incoming/ held more waiting
 // batches than that.
 func (s *Store[T]) drainOnce(ctx context.Context) (int, bool, error) {
-	s.drainMu.Lock()
-	defer s.drainMu.Unlock()
+	s.drain.lock()
+	defer s.drain.unlock()
 	return s.drainLocked(ctx)
 }
 
-// drainLocked is drainOnce for a caller that holds drainMu.
+// drainLocked is drainOnce for a caller that holds the drain gate.
 func (s *Store[T]) drainLocked(ctx context.Context) (int, bool, error) {
 	if err := s.fatal(); err != nil {
 		return 0, false, err

@@ -179,6 +179,9 @@ func (s *Store[T]) serveAsOwner() error {
 	s.setRole(RoleOwner)
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.ownerCancel = cancel
+	// The watch starts before the ingest loop's first drain: a batch
+	// arriving after that drain's listing is then seen by the watch.
+	s.startWatch(ctx)
 	s.ownerWG.Add(4)
 	go s.ingestLoop(ctx)
 	go s.flushLoop(ctx)

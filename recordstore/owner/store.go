@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -209,15 +210,21 @@ type Store[T Target] struct {
 		closed  bool
 	}
 
-	ing ingestState // used by the goroutine that drains (under drainMu)
+	ing ingestState // used by the goroutine that drains (under drain)
 
 	// applied are the batches committed whose folders are still in
 	// incoming/; flushMu admits one flush at a time (see flushApplied).
 	applied *appliedSet
 	flushMu sync.Mutex
 
-	// drainMu admits one drain at a time (loop, final drain, recheck).
-	drainMu sync.Mutex
+	// drain admits one drain at a time (loop, final drain, recheck, the
+	// watch, requests) and tells who waits when one ends.
+	drain drainGate
+
+	// watching is set while incoming/ is watched (see startWatch): a
+	// batch's arrival then starts a drain, and an ingest request only
+	// waits for it.
+	watching atomic.Bool
 
 	ctx         context.Context // the store's life; cancelled by Close
 	cancel      context.CancelFunc

@@ -10,23 +10,38 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// waiters maps batch ids to the channels of those waiting for them.
+// recentResults is how many of the latest outcomes waiters keeps.
+const recentResults = 256
+
+// waiters maps batch ids to the channels of those waiting for them, and
+// keeps the latest recentResults outcomes: a producer's request often
+// arrives just after its batch was applied (the watch of incoming/ starts
+// the drain at the batch's arrival), and is then answered from memory
+// rather than from the ledger.
 type waiters struct {
-	mu sync.Mutex
-	m  map[string][]chan recordstore.BatchResult // guarded by mu
+	mu     sync.Mutex
+	m      map[string][]chan recordstore.BatchResult // guarded by mu
+	recent map[string]recordstore.BatchResult        // guarded by mu
+	order  []string                                  // recent's ids, a ring; guarded by mu
+	next   int                                       // the ring's oldest slot once full
 }
 
 func newWaiters() *waiters {
-	return &waiters{m: map[string][]chan recordstore.BatchResult{}}
+	return &waiters{m: map[string][]chan recordstore.BatchResult{}, recent: map[string]recordstore.BatchResult{}}
 }
 
-// add registers interest in id. The channel receives the result once; call
-// the returned cancel when no longer waiting.
+// add registers interest in id. The channel receives the result once (at
+// once when it is one of the recent ones); call the returned cancel when
+// no longer waiting.
 func (w *waiters) add(id string) (<-chan recordstore.BatchResult, func()) {
 	ch := make(chan recordstore.BatchResult, 1)
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if res, ok := w.recent[id]; ok {
+		ch <- res
+		return ch, func() {}
+	}
 	w.m[id] = append(w.m[id], ch)
-	w.mu.Unlock()
 	return ch, func() { w.remove(id, ch) }
 }
 
@@ -47,13 +62,33 @@ func (w *waiters) remove(id string, ch chan recordstore.BatchResult) {
 	}
 }
 
-// resolve hands res to everyone waiting for res.ID.
+// resolve hands res to everyone waiting for res.ID, and keeps it for
+// those who come later.
 func (w *waiters) resolve(res recordstore.BatchResult) {
 	w.mu.Lock()
+	w.remember(res)
 	list := w.m[res.ID]
 	delete(w.m, res.ID)
 	w.mu.Unlock()
 	for _, ch := range list {
 		ch <- res
 	}
+}
+
+// remember adds res to the recent outcomes, forgetting the oldest when
+// they are full. A later outcome of the same batch (a retried one)
+// replaces the earlier.
+func (w *waiters) remember(res recordstore.BatchResult) {
+	if _, ok := w.recent[res.ID]; ok {
+		w.recent[res.ID] = res
+		return
+	}
+	if len(w.order) < recentResults {
+		w.order = append(w.order, res.ID)
+	} else {
+		delete(w.recent, w.order[w.next])
+		w.order[w.next] = res.ID
+		w.next = (w.next + 1) % recentResults
+	}
+	w.recent[res.ID] = res
 }
