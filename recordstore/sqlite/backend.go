@@ -106,6 +106,9 @@ type Backend struct {
 	// ledger holds the writer's ledger statements, prepared when the first
 	// batch is applied; guarded by wsem.
 	ledger *ledgerStmts
+	// marks are the producers' ledger high-water marks as this writer
+	// knows them (see producerMarks); guarded by wsem.
+	marks producerMarks
 	// txConn is the writer connection while inTxLocked runs a transaction
 	// on it (nil otherwise), for the bulk inserts that reach the driver
 	// directly (insertBulk); guarded by wsem.

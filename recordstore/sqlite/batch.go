@@ -64,7 +64,7 @@ func (b *Backend) AppendBatch(ctx context.Context, batches ...recordstore.Batch)
 	if err := b.ensureLedgerLocked(ctx); err != nil {
 		return nil, fmt.Errorf("append batch: %w", err)
 	}
-	plans, err := b.planBatches(ctx, batches)
+	plans, err := b.planBatches(ctx, batches, true)
 	if err != nil {
 		return nil, fmt.Errorf("append batch: %w", err)
 	}
@@ -72,13 +72,26 @@ func (b *Backend) AppendBatch(ctx context.Context, batches ...recordstore.Batch)
 		results []recordstore.BatchResult
 		touched []string
 	)
-	err = b.inTxLocked(ctx, func(tx *sql.Tx, now time.Time) (err error) {
-		results, touched, err = b.applyTx(ctx, tx, plans, now)
-		return err
-	})
+	apply := func() error {
+		return b.inTxLocked(ctx, func(tx *sql.Tx, now time.Time) (err error) {
+			results, touched, err = b.applyTx(ctx, tx, plans, now)
+			return err
+		})
+	}
+	err = apply()
+	if errors.Is(err, errLedgerConflict) {
+		// A producer mark was wrong (see producerMarks): nothing was
+		// written; plan again, looking every batch up.
+		b.log.Warn("a batch taken as new is in the ledger; applying the call again with ledger lookups", "error", err)
+		b.marks = nil
+		if plans, err = b.planBatches(ctx, batches, false); err == nil {
+			err = apply()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("append batch: %w", err)
 	}
+	b.marks.raise(plans)
 	b.notifier.Notify(touched...)
 	return results, nil
 }

@@ -98,6 +98,26 @@ var _ = Describe("AppendBatch", func() {
 		Expect(rawCount(rawDB(b), `SELECT count(*) FROM record_spool_batches`)).To(BeEquivalentTo(1))
 	})
 
+	It("applies a batch id once when its producer sends it again under a higher seq, and keeps applying that producer's batches", func() {
+		batch := newBatch([]recordstore.Kind{events}, appendEntry("s", events, recordstore.Row{"name": "a"}))
+		res := mustBatch(b, batch)
+		next := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "b"}))
+		Expect(mustBatch(b, next)[0].Outcome).To(Equal(recordstore.OutcomeCommitted))
+
+		// The producer's marks say a seq above theirs is new; the ledger
+		// knows better.
+		reused := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "a again"}))
+		reused.ID = batch.ID
+		Expect(mustBatch(b, reused)).To(Equal(res), "the recorded result, nothing written")
+		Expect(mustMeta(b, "s").Total).To(BeEquivalentTo(2))
+
+		after := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "c"}))
+		got := mustBatch(b, after)[0]
+		Expect(got.Outcome).To(Equal(recordstore.OutcomeCommitted))
+		Expect(*got.Entries[0].Append).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "events", From: 3, To: 3, Appended: 1}))
+		Expect(rawCount(rawDB(b), `SELECT count(*) FROM record_spool_batches`)).To(BeEquivalentTo(3))
+	})
+
 	It("gives a batch id repeated in one call the first one's result and applies it once", func() {
 		batch := newBatch(nil, appendEntry("s", events, recordstore.Row{"name": "a"}))
 		res := mustBatch(b, batch, batch)

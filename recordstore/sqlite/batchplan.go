@@ -48,7 +48,7 @@ type kindPlan struct {
 // and no transaction: new kinds and columns are committed here, each in
 // its own transaction, before the batches' own. An error (I/O, ctx) fails
 // the whole call.
-func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch) ([]batchPlan, error) {
+func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch, useMarks bool) ([]batchPlan, error) {
 	plans := make([]batchPlan, len(batches))
 	first := make(map[string]int, len(batches))
 	ids := make([]string, 0, len(batches))
@@ -60,6 +60,15 @@ func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch) 
 			continue
 		}
 		first[p.batch.ID] = i
+		if useMarks {
+			fresh, err := b.unrecorded(ctx, p.batch)
+			if err != nil {
+				return nil, err
+			}
+			if fresh {
+				continue // not in the ledger: no lookup
+			}
+		}
 		ids = append(ids, p.batch.ID)
 	}
 	recorded, err := b.ledger.lookup(ctx, ids)

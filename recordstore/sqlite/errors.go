@@ -45,6 +45,23 @@ func isIOError(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteIOErr
 }
 
+// sqliteConstraint is SQLite's primary result code for a broken
+// constraint.
+const sqliteConstraint = 19
+
+// isConstraintError reports whether err carries an SQLite constraint
+// error code.
+func isConstraintError(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteConstraint
+}
+
+// errLedgerConflict: a batch id is in the ledger already. AppendBatch
+// meets it only when a producer mark let it skip the lookup of a batch
+// that was recorded (see producerMarks), and then plans again with the
+// lookup.
+var errLedgerConflict = errors.New("batch id already in the ledger")
+
 // closedErr is what every call returns after Close.
 func closedErr(path string) error {
 	return fmt.Errorf("records sqlite %s: %w", path, recordstore.ErrClosed)

@@ -38,6 +38,8 @@ var ledgerDDL = []string{
 const (
 	sqlLedgerGet = `SELECT outcome, epoch, results, ingested_at FROM record_spool_batches WHERE batch_id = ?1`
 	sqlEpoch     = `SELECT value FROM record_meta WHERE key = 'epoch'`
+	// sqlProducerMark is a producer's highest seq in the ledger (0: none).
+	sqlProducerMark = `SELECT coalesce(max(producer_seq), 0) FROM record_spool_batches WHERE producer = ?1`
 	// sqlLedgerForget removes the failure record of a batch retried
 	// (recordstore.Batch.Retry), in the transaction that records it anew.
 	sqlLedgerForget = `DELETE FROM record_spool_batches WHERE batch_id = ?1 AND outcome = 'failed'`
@@ -52,8 +54,8 @@ type ledgerResults struct {
 // ledgerStmts are the writer's statements of AppendBatch: the ledger, the
 // epoch check, and the savepoint around each entry.
 type ledgerStmts struct {
-	get, getMany, put, putMany, epoch *sql.Stmt
-	savepoint, release, rollbackTo    *sql.Stmt
+	get, getMany, put, putMany, epoch, mark *sql.Stmt
+	savepoint, release, rollbackTo          *sql.Stmt
 }
 
 // ensureLedgerLocked creates the ledger if the file lacks it and prepares
@@ -85,6 +87,7 @@ func (b *Backend) ensureLedgerLocked(ctx context.Context) error {
 		{ledgerPutSQL(1), &s.put},
 		{ledgerPutSQL(ledgerPutChunk), &s.putMany},
 		{sqlEpoch, &s.epoch},
+		{sqlProducerMark, &s.mark},
 		{"SAVEPOINT entry", &s.savepoint},
 		{"RELEASE entry", &s.release},
 		{"ROLLBACK TO entry", &s.rollbackTo},
@@ -105,7 +108,7 @@ func (s *ledgerStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.getMany, s.put, s.putMany, s.epoch, s.savepoint, s.release, s.rollbackTo} {
+	for _, st := range []*sql.Stmt{s.get, s.getMany, s.put, s.putMany, s.epoch, s.mark, s.savepoint, s.release, s.rollbackTo} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -287,6 +290,9 @@ func (l ledgerRows) putTx(ctx context.Context, tx *sql.Tx, s *ledgerStmts) error
 			st, n = s.putMany, ledgerPutChunk
 		}
 		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, l[:n*ledgerWidth]...); err != nil {
+			if isConstraintError(err) {
+				err = fmt.Errorf("%w: %w", errLedgerConflict, err)
+			}
 			return fmt.Errorf("record batch %s in the ledger: %w", l[0], err)
 		}
 		l = l[n*ledgerWidth:]
@@ -320,8 +326,7 @@ func (b *Backend) ProducerSeq(ctx context.Context, instance string) (int64, erro
 		return 0, err
 	}
 	var seq int64
-	err = b.r.QueryRowContext(ctx, `SELECT coalesce(max(producer_seq), 0) FROM record_spool_batches WHERE producer = ?1`,
-		instance).Scan(&seq)
+	err = b.r.QueryRowContext(ctx, sqlProducerMark, instance).Scan(&seq)
 	if err != nil {
 		return 0, fmt.Errorf("read producer %s in the ledger: %w", instance, err)
 	}
