@@ -9,14 +9,9 @@ package owner
 
 import (
 	"context"
-	"errors"
 
 	"github.com/fb46ecde/records/recordstore/spool"
 )
-
-// errNoWatch is watchFolder's answer on a platform without folder
-// notifications.
-var errNoWatch = errors.New("folder notifications are not supported on this platform")
 
 // startWatch drains whenever a batch arrives in incoming/ (see
 // watchFolder), until ctx ends. Where incoming/ cannot be watched it logs
