@@ -1,6 +1,10 @@
 // The soak: producer children append keyed rows to one stream while
 // whichever process owns the store is SIGKILLed at random and replaced.
 // Every acknowledged append must be stored exactly once, in its window.
+// Producer 0 writes through the role-aware bulk Writer instead (a batch
+// per write, a flush after every second write), so that its direct
+// application as owner, its spooling otherwise and its wait for what it
+// spooled before a promotion are soaked too.
 //
 // Knobs (environment): RECORDSTORE_SOAK is the run's length (default 20s),
 // RECORDSTORE_SOAK_APPENDS the appends per producer before it closes and a
@@ -20,6 +24,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	rt "github.com/fb46ecde/records/recordstoretest"
 )
@@ -27,14 +32,23 @@ import (
 const (
 	soakProducers = 3
 	soakPer       = 5 // rows per append
+	soakFlushes   = 2 // a Writer producer's writes per flush
 )
 
 // soakRun is one producer process: its key prefix, the steps of its
-// appends (paced by short sleeps) and its child.
+// appends (paced by short sleeps) and its child. A Writer producer's
+// appends are writes, acknowledged by its flushes.
 type soakRun struct {
 	prefix  string
-	appends []int // step index of append j
+	appends []int // step index of append j (of write j for a Writer)
+	flushes []soakFlush
 	c       *rt.Child
+}
+
+// soakFlush is a Writer producer's flush step and the writes it answers.
+type soakFlush struct {
+	step   int
+	writes []int
 }
 
 var _ = Describe("soak", Label("soak"), func() {
@@ -52,10 +66,20 @@ var _ = Describe("soak", Label("soak"), func() {
 			incarnation++
 			r := &soakRun{prefix: fmt.Sprintf("p%d.%d", i, incarnation)}
 			var steps []rt.Step
+			var unflushed []int
 			for j := range appends {
 				steps = append(steps, rt.Step{Op: rt.OpSleep, Duration: time.Duration(rng.IntN(10)) * time.Millisecond})
 				r.appends = append(r.appends, len(steps)+1) // +1: the open step comes first
-				steps = append(steps, appendGen("s", r.prefix, j*soakPer, soakPer))
+				if i != 0 {
+					steps = append(steps, appendGen("s", r.prefix, j*soakPer, soakPer))
+					continue
+				}
+				steps = append(steps, writeGen("s", r.prefix, j*soakPer, soakPer))
+				if unflushed = append(unflushed, j); len(unflushed) == soakFlushes || j == appends-1 {
+					r.flushes = append(r.flushes, soakFlush{step: len(steps) + 1, writes: unflushed})
+					steps = append(steps, rt.Step{Op: rt.OpFlush, Timeout: wait})
+					unflushed = nil
+				}
 			}
 			r.c = startProducer(path, fast(), nil, append(steps, closeStore())...)
 			current[i] = r
@@ -124,8 +148,55 @@ func checkSoak(path string, runs []*soakRun) {
 		bySeq[r.Seq] = r.Values["k"].(string)
 	}
 	counts := keyCounts(recs)
-	acked, pending := 0, 0
+	acked, pending, byWriter := 0, 0, 0
+	checkAcked := func(r *soakRun, j int, res recordstore.AppendResult) {
+		Expect(res.Appended).To(BeEquivalentTo(soakPer))
+		for i, k := range genKeys(r.prefix, j*soakPer, soakPer) {
+			Expect(counts[k]).To(Equal(1), "acknowledged key %s", k)
+			Expect(bySeq[res.From+int64(i)]).To(Equal(k), "window of %s append %d", r.prefix, j)
+		}
+		acked += soakPer
+	}
+	// checkCut checks the appends (writes) from..to-1 of a killed run,
+	// which may have been delivered unacknowledged: each whole or not at
+	// all.
+	checkCut := func(r *soakRun, from, to int) {
+		for j := from; j < to; j++ {
+			present := 0
+			for _, k := range genKeys(r.prefix, j*soakPer, soakPer) {
+				Expect(counts[k]).To(BeNumerically("<=", 1), "key %s", k)
+				present += counts[k]
+			}
+			Expect(present).To(BeElementOf(0, soakPer), "the append cut short was stored in part")
+			pending += soakPer
+		}
+	}
 	for _, r := range runs {
+		if r.flushes != nil {
+			done := 0
+			for _, f := range r.flushes {
+				l, ok := stepLine(r.c, f.step)
+				if !ok {
+					break
+				}
+				Expect(l.OK).To(BeTrue(), "writer %s: %s", r.prefix, l)
+				var results []recordstore.BatchResult
+				Expect(l.Decode(&results)).To(Succeed())
+				Expect(results).To(HaveLen(len(f.writes)), "writer %s: a batch per write", r.prefix)
+				for n, j := range f.writes {
+					Expect(results[n].Outcome).To(Equal(recordstore.OutcomeCommitted))
+					Expect(results[n].Entries).To(HaveLen(1))
+					checkAcked(r, j, *results[n].Entries[0].Append)
+					byWriter += soakPer
+				}
+				done = f.writes[len(f.writes)-1] + 1
+			}
+			if r.c.Killed() && done < len(r.appends) {
+				// The writes of the flush in flight may have been delivered.
+				checkCut(r, done, min(done+soakFlushes, len(r.appends)))
+			}
+			continue
+		}
 		done := 0
 		for j, step := range r.appends {
 			l, ok := stepLine(r.c, step)
@@ -134,24 +205,12 @@ func checkSoak(path string, runs []*soakRun) {
 			}
 			Expect(l.OK).To(BeTrue(), "producer %s: %s", r.prefix, l)
 			done++
-			res := appendResult(l)
-			Expect(res.Appended).To(BeEquivalentTo(soakPer))
-			for i, k := range genKeys(r.prefix, j*soakPer, soakPer) {
-				Expect(counts[k]).To(Equal(1), "acknowledged key %s", k)
-				Expect(bySeq[res.From+int64(i)]).To(Equal(k), "window of %s append %d", r.prefix, j)
-			}
-			acked += soakPer
+			checkAcked(r, j, appendResult(l))
 		}
 		if r.c.Killed() && done < len(r.appends) {
 			// The append after the last acknowledged one may have been in
 			// flight when the process was killed.
-			present := 0
-			for _, k := range genKeys(r.prefix, done*soakPer, soakPer) {
-				Expect(counts[k]).To(BeNumerically("<=", 1), "key %s", k)
-				present += counts[k]
-			}
-			Expect(present).To(BeElementOf(0, soakPer), "the append cut short was stored in part")
-			pending += soakPer
+			checkCut(r, done, done+1)
 		}
 	}
 	Expect(len(recs)).To(BeNumerically(">=", acked))
@@ -159,7 +218,9 @@ func checkSoak(path string, runs []*soakRun) {
 	for k, n := range counts {
 		Expect(n).To(Equal(1), "key %s", k)
 	}
-	AddReportEntry("soak rows", fmt.Sprintf("%d stored: %d acknowledged, %d pending", len(recs), acked, pending))
+	AddReportEntry("soak rows", fmt.Sprintf("%d stored: %d acknowledged (%d of them through the Writer), %d pending",
+		len(recs), acked, byWriter, pending))
+	Expect(byWriter).To(BeNumerically(">", 0), "the Writer producer acknowledged nothing: it was not soaked")
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
