@@ -66,6 +66,7 @@ func closeStore() rt.Step { return rt.Step{Op: rt.OpClose} }
 func appendGen(stream, prefix string, from, n int) rt.Step {
 	return rt.Step{Op: rt.OpAppend, Stream: stream, Kind: "event", Gen: &rt.Gen{Prefix: prefix, From: from, Count: n}, Timeout: wait}
 }
+
 // writeGen buffers n generated rows in the child's bulk Writer, whose
 // batches hold n rows: the write is delivered as one batch at once.
 func writeGen(stream, prefix string, from, n int) rt.Step {
