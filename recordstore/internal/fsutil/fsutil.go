@@ -255,6 +255,7 @@ func (h *Helper) RewriteFiles(files []NamedData, perm os.FileMode) error {
 // writeFiles is CreateFiles, with the folder fsync left out when dir is "".
 func (h *Helper) writeFiles(dir string, files []NamedData, perm os.FileMode) (err error) {
 	opened := make([]File, 0, len(files))
+	unstarted := make([][2]int64, 0, len(files)) // per file: the bytes whose writeback is not started: {off, n}
 	defer func() {
 		if err != nil {
 			for _, f := range opened {
@@ -274,11 +275,28 @@ func (h *Helper) writeFiles(dir string, files []NamedData, perm os.FileMode) (er
 		}
 		opened = append(opened, f)
 		if nf.Fill != nil {
-			if err := nf.Fill(newFillWriter(f)); err != nil {
+			fw := newFillWriter(f)
+			if err := nf.Fill(fw); err != nil {
 				return err
 			}
+			unstarted = append(unstarted, [2]int64{fw.started, fw.written - fw.started})
 		} else if _, err := f.Write(nf.Data); err != nil {
 			return fmt.Errorf("write %s: %w", nf.Path, err)
+		} else {
+			unstarted = append(unstarted, [2]int64{0, int64(len(nf.Data))})
+		}
+	}
+	if len(opened) > 1 {
+		// Start every file's writeback before any fsync: the blocks of all
+		// of them are then allocated in the journal transaction the first
+		// fsync commits, and the fsyncs share it. Otherwise each fsync
+		// allocates its own file's blocks, and a second commit often
+		// follows the first (two small files took 1.8 times one; with
+		// this, 1.5 times).
+		for i, f := range opened {
+			if ws, ok := f.(WritebackStarter); ok && unstarted[i][1] > 0 {
+				ws.StartWriteback(unstarted[i][0], unstarted[i][1])
+			}
 		}
 	}
 	if err := h.syncAll(opened, dir); err != nil {

@@ -470,7 +470,16 @@ var _ = Describe("writeback during Fill", func() {
 		Expect(ok).To(BeTrue())
 	})
 
-	It("starts every 256 KiB on what is written already, and leaves the content alone", func() {
+	It("is not started for a file synced alone, below 256 KiB", func() {
+		dir := GinkgoT().TempDir()
+		wfs := &writebackFS{calls: map[string][][3]int64{}}
+		h := &fsutil.Helper{FS: wfs}
+		Expect(h.CreateFiles(dir, []fsutil.NamedData{{Path: filepath.Join(dir, "alone"), Data: []byte("one file")}}, fsutil.FileMode)).To(Succeed())
+		Expect(wfs.calls).To(BeEmpty())
+		Expect(os.ReadFile(filepath.Join(dir, "alone"))).To(Equal([]byte("one file")))
+	})
+
+	It("starts every 256 KiB on what is written already, and on the rest of every file before files are synced together, and leaves the content alone", func() {
 		dir := GinkgoT().TempDir()
 		wfs := &writebackFS{calls: map[string][][3]int64{}}
 		h := &fsutil.Helper{FS: wfs}
@@ -497,8 +506,9 @@ var _ = Describe("writeback during Fill", func() {
 			{260 << 10, 260 << 10, 520 << 10}, // the next 256 KiB on
 			{520 << 10, 380 << 10, 900 << 10}, // the last, large write
 		}))
-		Expect(wfs.calls).NotTo(HaveKey("small"), "a Fill of less than 256 KiB")
-		Expect(wfs.calls).NotTo(HaveKey("data"), "Data is written in one go and synced")
+		// Before the files are synced together, the rest of each.
+		Expect(wfs.calls["small"]).To(Equal([][3]int64{{0, 200 << 10, 200 << 10}}), "a Fill of less than 256 KiB: once, all of it")
+		Expect(wfs.calls["data"]).To(Equal([][3]int64{{0, 900 << 10, 900 << 10}}), "Data: once, all of it")
 		Expect(os.ReadFile(filepath.Join(dir, "big"))).To(Equal(big))
 		Expect(os.ReadFile(filepath.Join(dir, "small"))).To(Equal(big[:200<<10]))
 	})
