@@ -117,7 +117,7 @@ func (m *model) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstor
 	if err := m.beginLocked(ctx); err != nil {
 		return "", err
 	}
-	k = cloneKind(k)
+	k = k.Clone()
 	if err := k.Validate(); err != nil {
 		return "", err
 	}
@@ -148,7 +148,7 @@ func (m *model) Kinds(ctx context.Context) ([]recordstore.Kind, error) {
 	slices.Sort(names)
 	out := make([]recordstore.Kind, len(names))
 	for i, name := range names {
-		out[i] = cloneKind(m.mu.kinds[name])
+		out[i] = m.mu.kinds[name].Clone()
 	}
 	return out, nil
 }
@@ -167,7 +167,7 @@ func (m *model) Kind(ctx context.Context, name string) (recordstore.Kind, error)
 	if !ok {
 		return recordstore.Kind{}, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, name)
 	}
-	return cloneKind(k), nil
+	return k.Clone(), nil
 }
 
 // Append checks the whole input first (names, rows, keys), then the

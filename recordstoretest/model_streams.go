@@ -204,25 +204,3 @@ func (m *model) Close() error {
 	m.mu.closed = true
 	return nil
 }
-
-// cloneKind deep-copies k so that no caller shares the model's slices.
-func cloneKind(k recordstore.Kind) recordstore.Kind {
-	k.Columns = slices.Clone(k.Columns)
-	k.Key = slices.Clone(k.Key)
-	if k.LWW != nil {
-		l := *k.LWW
-		k.LWW = &l
-	}
-	if k.Retention != nil {
-		r := *k.Retention
-		k.Retention = &r
-	}
-	if k.Indexes != nil {
-		idx := make([][]string, len(k.Indexes))
-		for i, ix := range k.Indexes {
-			idx[i] = slices.Clone(ix)
-		}
-		k.Indexes = idx
-	}
-	return k
-}

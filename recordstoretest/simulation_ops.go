@@ -43,7 +43,7 @@ func (sim *simulation) nextOp() simOp {
 
 func (sim *simulation) declareOp(k recordstore.Kind) simOp {
 	return simOp{desc: "declare " + k.String(), run: func(ctx context.Context, b recordstore.Backend) string {
-		st, err := b.DeclareKind(ctx, cloneKind(k))
+		st, err := b.DeclareKind(ctx, k.Clone())
 		return outcome(st, err)
 	}}
 }
@@ -51,7 +51,7 @@ func (sim *simulation) declareOp(k recordstore.Kind) simOp {
 // redeclareOp declares a pool kind again: as it was, with an added column,
 // or with a changed column type (a conflict).
 func (sim *simulation) redeclareOp() simOp {
-	k := cloneKind(pick(sim.rng, sim.kinds))
+	k := pick(sim.rng, sim.kinds).Clone()
 	switch sim.rng.IntN(4) {
 	case 0:
 		k.Columns = append(k.Columns, recordstore.Column{Name: "extra", Type: recordstore.TypeString})

@@ -36,7 +36,7 @@ type limitedModel struct {
 }
 
 func (l limitedModel) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
-	valid := cloneKind(k)
+	valid := k.Clone()
 	if valid.Validate() == nil && slices.Contains(l.unsupported, valid.Policy()) {
 		if _, err := l.model.Kind(ctx, k.Name); err != nil {
 			return "", fmt.Errorf("%w: onConflict %s", recordstore.ErrUnsupported, valid.Policy())
