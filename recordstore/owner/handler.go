@@ -31,9 +31,10 @@ func (s *Store[T]) controlStatus(context.Context) Status {
 // a drain already, or is about to: the request wakes nothing. A waiting
 // request drains itself when no drain runs, else waits for the running
 // drain to end (awaitDrain), and reads the ledger only for what that
-// drain did not answer. It still drains when its batches are not done
-// after that and no drain runs, so that a watch that misses an arrival
-// (incoming/ replaced under it, say) costs nothing but that drain.
+// drain did not answer. When it waited for another drain and its batches
+// are still not done, it drains once itself (if no drain runs), so that a
+// watch that misses an arrival (incoming/ replaced under it, say) costs
+// nothing but that drain.
 func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome {
 	out := make([]IngestOutcome, len(ids))
 	chans := make([]<-chan recordstore.BatchResult, len(ids))
@@ -49,6 +50,7 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	// registered above; one applied already (by this owner or an earlier
 	// one) from the ledger.
 	watching := s.watching.Load()
+	drained := false // by this request, in awaitDrain
 	switch {
 	case !wait:
 		if !watching {
@@ -57,11 +59,11 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 		s.collectDone(ctx, ids, chans, out)
 		return out
 	case watching:
-		s.awaitDrain(ctx, chans, out)
+		drained = s.awaitDrain(ctx, chans, out)
 	default:
 		s.drainNow()
 	}
-	if !s.collectDone(ctx, ids, chans, out) && watching {
+	if !s.collectDone(ctx, ids, chans, out) && watching && !drained {
 		s.drainIfIdle()
 	}
 	for i := range out {
@@ -80,15 +82,19 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 
 // awaitDrain returns at once when every waiter is answered already (see
 // waiters.recent). Otherwise it drains on the caller's goroutine when no
-// drain runs, or else waits, filling out from chans, until every waiter is
-// answered, the running drain ends, or ctx does.
-func (s *Store[T]) awaitDrain(ctx context.Context, chans []<-chan recordstore.BatchResult, out []IngestOutcome) {
+// drain runs (and reports that it did), or else waits, filling out from
+// chans, until every waiter is answered, the running drain ends, or ctx
+// does.
+func (s *Store[T]) awaitDrain(ctx context.Context, chans []<-chan recordstore.BatchResult, out []IngestOutcome) (drained bool) {
 	if answered(chans) {
-		return // applied already: the waiters have the outcomes
+		return false // applied already: the waiters have the outcomes
 	}
 	ended := s.drain.end()
-	if s.Role() != RoleOwner || s.drainIfIdle() {
-		return
+	if s.Role() != RoleOwner {
+		return false
+	}
+	if s.drainIfIdle() {
+		return true
 	}
 	for i, ch := range chans {
 		if ch == nil {
@@ -98,11 +104,12 @@ func (s *Store[T]) awaitDrain(ctx context.Context, chans []<-chan recordstore.Ba
 		case res := <-ch:
 			out[i].Done, out[i].Result = true, &res
 		case <-ended:
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // answered reports whether every waiter's channel holds its outcome.

@@ -2,8 +2,8 @@
 // was moved into a folder (inotify on Linux), the owner drains as soon as
 // a batch's commit rename happens, instead of when its producer's ingest
 // request has crossed the socket. The socket and the polling stay: they
-// are what wakes the owner where there is no watch, and after an overflow
-// of the watch's queue.
+// are what wakes the owner where there is no watch, and when a watch
+// misses an arrival (an overflow of its queue wakes every watch instead).
 
 package owner
 

@@ -192,7 +192,8 @@ func (d *Dir) readNames(ctx context.Context, s State) ([]string, error) {
 		return nil, recordstore.Invalidf("spool: cannot list folder %q (want incoming, failed or trash)", s)
 	}
 	// The names alone, sorted here: the owner lists incoming/ at every
-	// drain, and os.ReadDir's entries cost twice as much.
+	// drain, and building os.ReadDir's entries (sorted as interfaces) made
+	// a List about a fifth slower (BenchmarkList).
 	f, err := os.Open(d.folder(s))
 	if err != nil {
 		return nil, fmt.Errorf("list spool %s: %w", s, err)
