@@ -165,15 +165,20 @@ type drainGate struct {
 func (g *drainGate) lock()         { g.mu.Lock() }
 func (g *drainGate) tryLock() bool { return g.mu.TryLock() }
 
-// unlock ends a drain: it wakes who waits on end, then lets the next in.
+// unlock ends a drain: it lets the next in, then wakes who waits on end.
+// In that order a woken waiter that finds the gate locked knows that a
+// drain started after the one it waited for ended, and that drain lists
+// incoming/ afresh. Both happen under endMu, so that end, asked while the
+// next drain runs, never hands out the channel of the one that ended.
 func (g *drainGate) unlock() {
 	g.endMu.Lock()
-	if g.ended != nil {
-		close(g.ended)
-		g.ended = nil
-	}
-	g.endMu.Unlock()
+	defer g.endMu.Unlock()
+	ended := g.ended
+	g.ended = nil
 	g.mu.Unlock()
+	if ended != nil {
+		close(ended)
+	}
 }
 
 // end returns a channel closed when the running drain ends, or the next
