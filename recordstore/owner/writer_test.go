@@ -131,6 +131,66 @@ var _ = Describe("the role-aware Writer", func() {
 	})
 })
 
+// streamOps has a Writer append to streams "a" and "b", then append to
+// "a" again, trim what "a" had before, seal, reopen and expire it, and
+// delete "b"; it checks each outcome and what the store holds after.
+func streamOps(ctx context.Context, s *owner.Store[*sqlite.Backend]) {
+	GinkgoHelper()
+	w := s.NewWriter(spool.WriterOptions{})
+	appendEach(ctx, w, "a", "early", 2)
+	appendEach(ctx, w, "b", "b", 1)
+	_, err := w.Flush(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	before, err := s.Backend().Meta(ctx, "a")
+	Expect(err).NotTo(HaveOccurred())
+	cut := time.Now()
+	time.Sleep(20 * time.Millisecond) // the next append is stamped after cut
+
+	appendEach(ctx, w, "a", "late", 1)
+	Expect(w.Trim(ctx, "a", cut)).To(Succeed())
+	Expect(w.Seal(ctx, "a")).To(Succeed())
+	Expect(w.Reopen(ctx, "a", before.Generation)).To(Succeed())
+	Expect(w.Expire(ctx, "a", time.Hour)).To(Succeed())
+	Expect(w.Delete(ctx, "b")).To(Succeed())
+	results, err := w.Flush(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(results).To(HaveLen(1), "one batch")
+	var ops []recordstore.BatchOp
+	for _, e := range results[0].Entries {
+		Expect(e.Err()).NotTo(HaveOccurred(), "%s %s", e.Op, e.Stream)
+		ops = append(ops, e.Op)
+	}
+	Expect(ops).To(Equal([]recordstore.BatchOp{recordstore.OpAppend, recordstore.OpTrim, recordstore.OpSeal,
+		recordstore.OpReopen, recordstore.OpExpire, recordstore.OpDelete}))
+	Expect(results[0].Entries[2].Meta.Sealed).To(BeTrue())
+
+	Expect(streamKeys(s, "a")).To(Equal([]string{"late-0"}), "the trim dropped what came before it")
+	m, err := s.Backend().Meta(ctx, "a")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(m.Sealed).To(BeFalse(), "reopened after the seal")
+	Expect(m.Generation).To(Equal(before.Generation))
+	Expect([]int64{m.LowSeq, m.HighSeq}).To(Equal([]int64{3, 3}))
+	Expect(m.ExpiresAt).NotTo(BeNil())
+	Expect(*m.ExpiresAt).To(BeTemporally(">", cut.Add(59*time.Minute)))
+	_, err = s.Backend().Meta(ctx, "b")
+	Expect(err).To(MatchError(recordstore.ErrNotFound), "deleted")
+}
+
+var _ = Describe("the role-aware Writer's stream operations", func() {
+	It("applies trim, seal, reopen, expire and delete in order while this process owns the store", func(ctx SpecContext) {
+		streamOps(ctx, openHere(storePath()))
+	})
+
+	It("has the owner apply them in order when it spools them", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		streamOps(ctx, openBeside(path))
+		Expect(entries(path, spool.StateTrash)).NotTo(BeEmpty(), "the batches went through the spool")
+		Expect(own.Release()).To(Succeed())
+		own.MustFinish(wait)
+	})
+})
+
 var _ = Describe("the role-aware Writer across processes", Label("crash"), func() {
 	It("keeps a producer child's batches exactly once and in order while the owner is SIGKILLed between its deliveries", func() {
 		path := storePath()
