@@ -634,7 +634,9 @@ func (s *Store[T]) moveStrays(ctx context.Context) {
 	for _, name := range strays {
 		if err := s.spool.MoveToFailed(ctx, name, errors.New("not a batch name")); err != nil {
 			s.log.Warn("move stray", "entry", name, "error", err)
+			continue
 		}
+		s.log.Warn("moved an entry of incoming/ that is not a batch to failed/", "entry", name)
 	}
 }
 

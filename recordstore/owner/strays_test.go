@@ -1,0 +1,69 @@
+// Specs for entries of incoming/ that are not batches: the owner sets them
+// aside in failed/ and goes on ingesting the batches beside them.
+
+package owner_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+var _ = Describe("entries of incoming/ that are not batches", func() {
+	It("are moved to failed/ as they are, and the batches beside them are applied", func() {
+		path := storePath()
+		incoming := filepath.Join(spoolDir(path).Path(spool.StateIncoming, ""))
+		Expect(os.WriteFile(filepath.Join(incoming, "notes.txt"), []byte("left by an editor"), 0o600)).To(Succeed())
+		Expect(os.Mkdir(filepath.Join(incoming, "not-a-batch"), 0o700)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(incoming, "not-a-batch", "x"), []byte("x"), 0o600)).To(Succeed())
+		n := handBatch(path, "s", []recordstore.Row{{"k": "beside"}}, nil)
+
+		logs := &logBuffer{}
+		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) {
+			o.Heartbeat = 20 * time.Millisecond
+			o.Logger = logs.logger()
+		})
+		Expect(s.Role()).To(Equal(owner.RoleOwner))
+		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
+			Should(ConsistOf("notes.txt", "not-a-batch"))
+		Expect(entries(path, spool.StateIncoming)).NotTo(ContainElements("notes.txt", "not-a-batch"))
+		data, err := os.ReadFile(filepath.Join(spoolDir(path).Path(spool.StateFailed, "not-a-batch"), "x"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data)).To(Equal("x"), "moved as it was")
+		Eventually(func() recordstore.BatchOutcome { return outcome(s, n) }, wait, 5*time.Millisecond).
+			Should(Equal(recordstore.OutcomeCommitted))
+		Expect(streamKeys(s, "s")).To(Equal([]string{"beside"}))
+		Expect(logs.String()).To(ContainSubstring("notes.txt"), "each move is logged")
+	})
+})
+
+// logBuffer collects what a logger writes, safe for the owner's goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
