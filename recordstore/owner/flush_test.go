@@ -134,6 +134,10 @@ var _ = Describe("applied batches leave incoming/ only after the backend's Sync"
 		cancel()
 		var pe *owner.PendingError
 		Expect(errors.As(err, &pe)).To(BeTrue(), "a stopped writer applies nothing more: %v", err)
+		Expect(pe.BatchID).To(Equal(second))
+		Expect(errors.Is(err, owner.ErrPending)).To(BeTrue())
+		Expect(recordstore.Code(err)).To(Equal("pending"))
+		Expect(err.Error()).To(ContainSubstring(second))
 		Expect(incomingIDs(path)).To(ConsistOf(first, second))
 		l, ok, err := owner.ReadSpool(ctx, path)
 		Expect(err).NotTo(HaveOccurred())
