@@ -7,15 +7,18 @@ package owner_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
@@ -89,4 +92,75 @@ var _ = Describe("the promoter", Label("crash"), func() {
 		Expect(own.Kill()).To(Succeed())
 		Eventually(s.Role, wait, 20*time.Millisecond).Should(Equal(owner.RoleOwner))
 	})
+
+	It("keeps the lock while a promotion that made the backend writable cannot serve, and serves once it can", func(ctx SpecContext) {
+		path := storePath()
+		s, squatter := promoteIntoSquattedSocket(ctx, path)
+		paths := s.Paths()
+		Consistently(func() bool { return lockFree(paths.Lock) }, 1500*time.Millisecond, 20*time.Millisecond).Should(BeFalse(),
+			"its backend is writable: no other process may take the store, also between retries")
+		st, err := owner.ReadState(paths.State)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.PID).To(Equal(os.Getpid()))
+		Expect(st.Phase).To(Equal(owner.PhaseStarting))
+
+		Expect(squatter.Close()).To(Succeed())
+		Eventually(s.Role, wait, 20*time.Millisecond).Should(Equal(owner.RoleOwner))
+		n := handBatch(path, "s", []recordstore.Row{{"k": "served"}}, nil)
+		resp, err := ingestWait(paths.Socket, n, wait)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Results[0].Done).To(BeTrue())
+		Expect(resp.Results[0].Result.Outcome).To(Equal(recordstore.OutcomeCommitted))
+	})
+
+	It("lets the lock go and removes its state file when it is closed while it retries serving", func(ctx SpecContext) {
+		path := storePath()
+		s, squatter := promoteIntoSquattedSocket(ctx, path)
+		DeferCleanup(squatter.Close)
+		paths := s.Paths()
+		Expect(lockFree(paths.Lock)).To(BeFalse())
+		Expect(s.Close()).To(Succeed())
+		Expect(lockFree(paths.Lock)).To(BeTrue())
+		_, err := os.Lstat(paths.State)
+		Expect(os.IsNotExist(err)).To(BeTrue(), "%v", err)
+	})
 })
+
+// promoteIntoSquattedSocket opens the store here beside an owner child,
+// has another program take the socket's path (the child goes on serving on
+// its own descriptor), and kills the child: this process's promotion makes
+// its backend writable, then fails to serve. It returns the store, once it
+// said so in its log, and the squatting listener.
+func promoteIntoSquattedSocket(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], net.Listener) {
+	GinkgoHelper()
+	own := startOwner(path, fast(), nil)
+	logs := gbytes.NewBuffer() // safe for the logger's goroutines
+	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(s.Close)
+	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+	paths := s.Paths()
+	Expect(os.Remove(paths.Socket)).To(Succeed())
+	squatter, err := net.Listen("unix", paths.Socket)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(own.Kill()).To(Succeed())
+	Eventually(logs, wait).Should(gbytes.Say("promoted but not serving"))
+	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+	return s, squatter
+}
+
+// lockFree reports whether the lock file at path can be taken (and lets
+// it go again at once).
+func lockFree(path string) bool {
+	GinkgoHelper()
+	l := flock.New(path)
+	got, err := l.TryLock()
+	Expect(err).NotTo(HaveOccurred())
+	if got {
+		Expect(l.Unlock()).To(Succeed())
+	}
+	return got
+}

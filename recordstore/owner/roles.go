@@ -114,6 +114,12 @@ const promoteRetry = 20 * time.Millisecond
 // promoter keeps trying the lock and promotes this process when it gets it.
 // A lock error (the lock file could not be opened: every try re-opens it)
 // or a failed promotion is retried after a pause, never given up on.
+//
+// A promotion that fails before the backend is writable lets the lock go,
+// so that any process may try next. One that fails after (the socket
+// cannot be served, the state file cannot be written) keeps it and retries
+// serving: a writable backend must never outlive its lock, or this
+// process would write beside the next owner.
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
 	for {
@@ -128,37 +134,75 @@ func (s *Store[T]) promoter() {
 			continue
 		}
 		if won {
-			if err = s.promote(s.ctx); err == nil {
+			writable, perr := s.promote(s.ctx)
+			if perr == nil {
 				return
 			}
+			if writable {
+				s.serveUntilServed(perr)
+				return
+			}
+			err = perr
 			_ = s.lock.unlock()
 		}
 		s.log.Error("promotion failed", "error", err)
 		s.setLastError(err)
-		select {
-		case <-s.ctx.Done():
+		if !s.pause(time.Second) {
 			return
-		case <-time.After(time.Second):
 		}
 	}
 }
 
-// promote switches this process to owner with the lock held.
-func (s *Store[T]) promote(ctx context.Context) error {
+// serveUntilServed retries serveAsOwner every second, the lock held, after
+// a promotion made the backend writable but could not serve (err), until
+// it serves or the store closes; closing, it removes the state file (when
+// it still names this process) and lets the lock go.
+func (s *Store[T]) serveUntilServed(err error) {
+	for {
+		s.log.Error("promoted but not serving; retrying with the lock held", "error", err)
+		s.setLastError(err)
+		if !s.pause(time.Second) {
+			_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+			_ = s.lock.unlock()
+			return
+		}
+		if err = s.serveAsOwner(); err == nil {
+			s.log.Info("promoted", "epoch", s.backend.Epoch())
+			return
+		}
+	}
+}
+
+// pause waits d, and reports false when the store closed meanwhile.
+func (s *Store[T]) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// promote switches this process to owner with the lock held. It reports
+// whether the backend is writable when it fails: the socket or the state
+// file failed after the backend's promotion.
+func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 	start := time.Now()
 	if err := s.writeState(PhaseStarting); err != nil {
-		return err
+		return false, err
 	}
 	s.opts.Failpoint(FailDuringStarting)
 	if err := s.backend.Promote(ctx); err != nil {
 		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
-		return fmt.Errorf("promote backend: %w", err)
+		return false, fmt.Errorf("promote backend: %w", err)
 	}
 	if err := s.serveAsOwner(); err != nil {
-		return err
+		return true, err
 	}
 	s.log.Info("promoted", "epoch", s.backend.Epoch(), "took", time.Since(start))
-	return nil
+	return false, nil
 }
 
 // serveAsOwner binds the socket, writes state ready and starts the loops.
