@@ -4,15 +4,14 @@
 package owner_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -29,10 +28,10 @@ var _ = Describe("entries of incoming/ that are not batches", func() {
 		Expect(os.WriteFile(filepath.Join(incoming, "not-a-batch", "x"), []byte("x"), 0o600)).To(Succeed())
 		n := handBatch(path, "s", []recordstore.Row{{"k": "beside"}}, nil)
 
-		logs := &logBuffer{}
+		logs := gbytes.NewBuffer() // safe for the logger's goroutines
 		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) {
 			o.Heartbeat = 20 * time.Millisecond
-			o.Logger = logs.logger()
+			o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		})
 		Expect(s.Role()).To(Equal(owner.RoleOwner))
 		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
@@ -44,26 +43,6 @@ var _ = Describe("entries of incoming/ that are not batches", func() {
 		Eventually(func() recordstore.BatchOutcome { return outcome(s, n) }, wait, 5*time.Millisecond).
 			Should(Equal(recordstore.OutcomeCommitted))
 		Expect(streamKeys(s, "s")).To(Equal([]string{"beside"}))
-		Expect(logs.String()).To(ContainSubstring("notes.txt"), "each move is logged")
+		Expect(string(logs.Contents())).To(ContainSubstring("notes.txt"), "each move is logged")
 	})
 })
-
-// logBuffer collects what a logger writes, safe for the owner's goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
