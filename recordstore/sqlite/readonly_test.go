@@ -303,6 +303,31 @@ var _ = Describe("read-only mode", func() {
 		Eventually(got).WithTimeout(5 * time.Second).Should(Receive(Equal("b")))
 	})
 
+	It("stays read-only after a failed promotion, followers still woken and writes still submitted, and promotes later", func() {
+		mustAppend(w, "s", "events", recordstore.Row{"name": "a"})
+		before := ro.Epoch()
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		Expect(ro.Promote(cancelled)).To(MatchError(context.Canceled))
+		Expect(ro.ReadOnly()).To(BeTrue())
+
+		changed := ro.Notifier().Changed("s")
+		mustAppend(w, "s", "events", recordstore.Row{"name": "b"})
+		Eventually(changed).WithTimeout(5*time.Second).Should(BeClosed(), "the change feed runs again")
+		res, err := ro.Append(ctx, "s", "events", []recordstore.Row{{"name": "c"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.From).To(BeEquivalentTo(3))
+		Expect(own.submitted()).To(Equal(1), "the write went to the owner")
+
+		Expect(w.Close()).To(Succeed())
+		Expect(ro.Promote(ctx)).To(Succeed())
+		Expect(ro.ReadOnly()).To(BeFalse())
+		Expect(ro.Epoch()).To(BeNumerically(">", before))
+		mustAppend(ro, "s", "events", recordstore.Row{"name": "d"})
+		Expect(own.submitted()).To(Equal(1), "written directly once promoted")
+		Expect(values(mustScan(ro, "s"), "name")).To(Equal([]any{"a", "b", "c", "d"}))
+	})
+
 	It("promotes in place: the same value becomes the writer, with a new epoch", func() {
 		mustAppend(w, "s", "events", recordstore.Row{"name": "a"})
 		before := ro.Epoch()
