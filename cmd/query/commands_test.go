@@ -4,6 +4,7 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -290,6 +292,22 @@ var _ = Describe("query commands", func() {
 			_, err := os.Stat(filepath.Join(s.dir, "data"))
 			Expect(os.IsNotExist(err)).To(BeTrue())
 		})
+	})
+
+	It("fails with corrupt, naming the live file, when that file is not a database, and leaves it as it is", func() {
+		s.ok("", "kind", "apply", kindsFile())
+		live := sqlite.LivePath(s.path)
+		junk := bytes.Repeat([]byte("not a database "), 1000)
+		Expect(os.WriteFile(live, junk, 0o600)).To(Succeed())
+		for _, args := range [][]string{{"kind", "list"}, {"streams"}, {"append", "--stream", "s", "--kind", "events", "-"}} {
+			r := s.run(`{"msg":"x"}`+"\n", args...)
+			Expect(r.code).To(Equal(1), "query %v", args)
+			Expect(r.stderr).To(HavePrefix("query: corrupt: "))
+			Expect(r.stderr).To(ContainSubstring(live))
+		}
+		data, err := os.ReadFile(live)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(data).To(Equal(junk))
 	})
 
 	It("prints its version", func() {

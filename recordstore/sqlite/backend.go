@@ -166,7 +166,8 @@ var (
 // the bookkeeping tables, checks the catalog version (ErrCatalogVersion),
 // increments the epoch, loads the declared kinds and starts the retention
 // sweeper. On error nothing is left open; the folders and an empty live
-// file may have been created.
+// file may have been created. A live file SQLite finds damaged fails with
+// ErrCorrupt, naming the file, and is left as it is.
 //
 // With Options.ReadOnly it only opens an existing live file (an error
 // wrapping recordstore.ErrNotFound otherwise) through the reader pool,
@@ -205,6 +206,9 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		}
 		_ = b.tables.close()
 		_ = b.closeDBs()
+		if isDamaged(err) {
+			err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.live, err)
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	switch {

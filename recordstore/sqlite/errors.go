@@ -17,10 +17,13 @@ var (
 	// catalog version other than CatalogVersion: it was written by a build
 	// with a different file layout and this build must not touch it.
 	ErrCatalogVersion = errors.New("catalog version mismatch")
-	// ErrCorrupt is returned when the bookkeeping tables contradict
-	// themselves (a stream of a kind the catalog does not know, a schema
-	// that does not parse). Nothing is written when it is returned.
-	ErrCorrupt = errors.New("corrupt catalog")
+	// ErrCorrupt is returned by Open when SQLite finds the live file
+	// damaged (not a database, or a malformed image), and by any call when
+	// the bookkeeping tables contradict themselves (a stream of a kind the
+	// catalog does not know, a schema that does not parse). Nothing is
+	// written when it is returned; the file is left as it is, for a backup
+	// to replace. Its code (recordstore.Code) is "corrupt".
+	ErrCorrupt error = &codedSentinel{msg: "corrupt store", code: "corrupt"}
 	// ErrWriterFailed is returned by every write after SQLite reported an
 	// I/O error (SQLITE_IOERR, which includes a failed fsync) on the writer
 	// connection. After a failed fsync the kernel may have dropped dirty
@@ -35,6 +38,30 @@ var (
 	// stops writing. Nothing of the call was written; reads go on.
 	ErrFenced = errors.New("fenced by a newer epoch")
 )
+
+// codedSentinel is a sentinel error with a code of its own (see
+// recordstore.Code); errors.Is matches it by identity.
+type codedSentinel struct{ msg, code string }
+
+func (e *codedSentinel) Error() string     { return e.msg }
+func (e *codedSentinel) ErrorCode() string { return e.code }
+
+// SQLite's primary result codes for a damaged file.
+const (
+	sqliteCorrupt = 11 // SQLITE_CORRUPT: "database disk image is malformed"
+	sqliteNotADB  = 26 // SQLITE_NOTADB: "file is not a database"
+)
+
+// isDamaged reports whether err carries an SQLite code saying the file is
+// damaged.
+func isDamaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteCorrupt || c == sqliteNotADB
+}
 
 // sqliteIOErr is SQLite's primary result code for I/O errors.
 const sqliteIOErr = 10

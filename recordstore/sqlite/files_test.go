@@ -4,10 +4,13 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -66,6 +69,34 @@ var _ = Describe("files on disk", func() {
 		Expect(errors.Is(err, sqlite.ErrCatalogVersion)).To(BeTrue(), "%v", err)
 	})
 
+	DescribeTable("refuses a damaged live file with ErrCorrupt, naming it, and leaves it as it is",
+		func(damage func(live string), readOnly bool) {
+			path := storePath()
+			b := openAt(path, sqlite.Options{})
+			declare(b, eventsKind())
+			for i := range 50 {
+				mustAppend(b, fmt.Sprintf("s%d", i), "events", recordstore.Row{"name": strings.Repeat("x", 200)})
+			}
+			Expect(b.Close()).To(Succeed())
+			live := sqlite.LivePath(path)
+			damage(live)
+			before, err := os.ReadFile(live)
+			Expect(err).NotTo(HaveOccurred())
+
+			_, err = sqlite.Open(ctx, path, sqlite.Options{ReadOnly: readOnly, SweepInterval: -1})
+			Expect(errors.Is(err, sqlite.ErrCorrupt)).To(BeTrue(), "%v", err)
+			Expect(recordstore.Code(err)).To(Equal("corrupt"))
+			Expect(err.Error()).To(ContainSubstring(live))
+			after, err := os.ReadFile(live)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(after).To(Equal(before), "the file is left as it is")
+		},
+		Entry("not a database, writable", overwrite(0), false),
+		Entry("not a database, read-only", overwrite(0), true),
+		Entry("pages overwritten, writable", overwrite(4096), false),
+		Entry("pages overwritten, read-only", overwrite(4096), true),
+	)
+
 	It("refuses a path the driver cannot take", func() {
 		_, err := sqlite.Open(ctx, "", sqlite.Options{})
 		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
@@ -96,3 +127,15 @@ var _ = Describe("files on disk", func() {
 		Expect(mustMeta(b, "s").Generation).To(BeEquivalentTo(3))
 	})
 })
+
+// overwrite returns a damage that writes 8 KiB of 0xff into a file from
+// offset on.
+func overwrite(offset int64) func(path string) {
+	return func(path string) {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, 8192), offset)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.Close()).To(Succeed())
+	}
+}
