@@ -68,13 +68,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 	It("keeps trying after the lock file could not be opened, and promotes once the owner dies", func(ctx SpecContext) {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
-		logs := gbytes.NewBuffer() // safe for the logger's goroutines
-		s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
-			Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
-			Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(s.Close)
+		s, logs := openLogged(ctx, path)
 		Expect(s.Role()).To(Equal(owner.RoleNonOwner))
 
 		// The promoter re-opens the lock file on every try: make that fail
@@ -134,13 +128,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 func promoteIntoSquattedSocket(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], net.Listener) {
 	GinkgoHelper()
 	own := startOwner(path, fast(), nil)
-	logs := gbytes.NewBuffer() // safe for the logger's goroutines
-	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
-		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(s.Close)
+	s, logs := openLogged(ctx, path)
 	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
 	paths := s.Paths()
 	Expect(os.Remove(paths.Socket)).To(Succeed())
@@ -163,4 +151,18 @@ func lockFree(path string) bool {
 		Expect(l.Unlock()).To(Succeed())
 	}
 	return got
+}
+
+// openLogged opens the store in this process with default options, its
+// log going to the buffer it returns.
+func openLogged(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], *gbytes.Buffer) {
+	GinkgoHelper()
+	logs := gbytes.NewBuffer() // safe for the logger's goroutines
+	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(s.Close)
+	return s, logs
 }

@@ -8,9 +8,6 @@ package owner_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +19,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 // streamedRows is an entry large enough to be streamed by the owner.
@@ -37,35 +33,33 @@ func keyed(prefix string, n int) []recordstore.Row {
 	return rows
 }
 
+// editLastLine changes the last line of the text of a batch's data file
+// with edit.
+func editLastLine(data []byte, edit func(line string) string) []byte {
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	Expect(lines).To(HaveLen(streamedRows))
+	lines[len(lines)-1] = edit(lines[len(lines)-1])
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
 // breakLastLine changes the last line of a batch folder's one data file
-// with edit; with resum, it also rewrites the manifest's size and SHA-256
-// of the file, so that only the rows tell.
-func breakLastLine(edit func(line string) string, resum bool) func(dir string) {
+// with edit, leaving the manifest's size and SHA-256 as they were.
+func breakLastLine(edit func(line string) string) func(dir string) {
 	return func(dir string) {
 		files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(files).To(HaveLen(1))
 		b, err := os.ReadFile(files[0])
 		Expect(err).NotTo(HaveOccurred())
-		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-		Expect(lines).To(HaveLen(streamedRows))
-		lines[len(lines)-1] = edit(lines[len(lines)-1])
-		data := []byte(strings.Join(lines, "\n") + "\n")
-		Expect(os.WriteFile(files[0], data, 0o600)).To(Succeed())
-		if !resum {
-			return
-		}
-		mpath := filepath.Join(dir, spool.ManifestFile)
-		raw, err := os.ReadFile(mpath)
-		Expect(err).NotTo(HaveOccurred())
-		var m map[string]any
-		Expect(json.Unmarshal(raw, &m)).To(Succeed())
-		entry := m["entries"].([]any)[0].(map[string]any)
-		sum := sha256.Sum256(data)
-		entry["bytes"], entry["sha256"] = len(data), hex.EncodeToString(sum[:])
-		raw, err = json.Marshal(m)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(mpath, raw, 0o600)).To(Succeed())
+		Expect(os.WriteFile(files[0], editLastLine(b, edit), 0o600)).To(Succeed())
+	}
+}
+
+// breakLastRow is breakLastLine with the manifest's size and SHA-256
+// rewritten to match, so that only the rows tell.
+func breakLastRow(edit func(line string) string) func(dir string) {
+	return func(dir string) {
+		rewriteData(dir, func(b []byte) []byte { return editLastLine(b, edit) })
 	}
 }
 
@@ -102,9 +96,9 @@ var _ = Describe("a large bad batch among good ones", func() {
 		},
 		Entry("its data file does not match its SHA-256 (refused as it is loaded)", breakLastLine(func(l string) string {
 			return strings.Replace(l, "bad-04999", "bad-0499X", 1)
-		}, false), "checksum"),
-		Entry("its last row does not fit the kind (found while it is applied)", breakLastLine(func(l string) string {
+		}), "checksum"),
+		Entry("its last row does not fit the kind (found while it is applied)", breakLastRow(func(l string) string {
 			return strings.Replace(l, `"n":4999`, `"n":"many"`, 1)
-		}, true), "line 5000"),
+		}), "line 5000"),
 	)
 })
