@@ -107,16 +107,22 @@ var _ = Describe("the promoter", Label("crash"), func() {
 		Expect(resp.Results[0].Result.Outcome).To(Equal(recordstore.OutcomeCommitted))
 	})
 
-	It("lets the lock go and removes its state file when it is closed while it retries serving", func(ctx SpecContext) {
+	It("drains the spool, lets the lock go and removes its state file when it is closed while it retries serving", func(ctx SpecContext) {
 		path := storePath()
 		s, squatter := promoteIntoSquattedSocket(ctx, path)
-		DeferCleanup(squatter.Close)
+		DeferCleanup(func() { _ = squatter.Close() }) // closed in the spec unless it fails first
 		paths := s.Paths()
 		Expect(lockFree(paths.Lock)).To(BeFalse())
+		n := handBatch(path, "s", []recordstore.Row{{"k": "waiting"}}, nil)
 		Expect(s.Close()).To(Succeed())
 		Expect(lockFree(paths.Lock)).To(BeTrue())
 		_, err := os.Lstat(paths.State)
 		Expect(os.IsNotExist(err)).To(BeTrue(), "%v", err)
+
+		Expect(squatter.Close()).To(Succeed())
+		next := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
+		Expect(outcome(next, n)).To(Equal(recordstore.OutcomeCommitted), "applied by the closing process's drain")
+		Expect(streamKeys(next, "s")).To(Equal([]string{"waiting"}))
 	})
 })
 
