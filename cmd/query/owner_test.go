@@ -171,6 +171,53 @@ var _ = Describe("a store owned by query serve", func() {
 			Consistently(s.msgs).WithArguments("e1").WithTimeout(time.Second).Should(Equal([]string{"a", "b", "late"}))
 		})
 
+		It("await prints the outcome of a --no-wait append, of a pending one once the owner resumes, and of a refused one", func() {
+			out := s.one(`{"msg":"c"}`, "append", "--stream", "e1", "--kind", "events", "--no-wait")
+			id := out["batch"].(string)
+			res := s.one("", "await", id)
+			Expect(res).To(HaveKeyWithValue("id", id))
+			Expect(res).To(HaveKeyWithValue("outcome", "committed"))
+			Expect(res["entries"]).To(Equal([]any{map[string]any{"op": "append", "stream": "e1", "append": map[string]any{
+				"stream": "e1", "kind": "events", "from": num("3"), "to": num("3"),
+				"appended": num("1"), "skipped": num("0"), "replaced": num("0")}}}))
+
+			signal(session, syscall.SIGSTOP)
+			r := s.run(`{"msg":"late"}`, "append", "--stream", "e1", "--kind", "events", "--timeout", "300ms")
+			m := pendingRE.FindStringSubmatch(r.stderr)
+			Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
+			w := s.run("", "await", m[1], "--timeout", "300ms")
+			signal(session, syscall.SIGCONT)
+			Expect(w.code).To(Equal(1))
+			Expect(w.stdout).To(BeEmpty())
+			Expect(w.stderr).To(Equal(r.stderr), "the same pending line")
+			res = s.one("", "await", m[1])
+			Expect(res).To(HaveKeyWithValue("outcome", "committed"))
+			Expect(s.msgs("e1")).To(Equal([]string{"a", "b", "c", "late"}))
+
+			// spool publish checks nothing against the store: the owner
+			// refuses the append.
+			s.ok("", "seal", "--stream", "e1")
+			refused := s.one(`{"msg":"after the seal"}`, "spool", "publish", "--stream", "e1", "--kind", "events", "-")
+			name := refused["batch"].(string) // a batch name: await takes those too
+			w = s.run("", "await", name)
+			Expect(w.code).To(Equal(1))
+			Expect(w.stderr).To(Equal("query: sealed: batch " + name[len(name)-32:] + ": stream e1 is sealed\n"))
+			line := decodeLines(w.stdout)
+			Expect(line).To(HaveLen(1), "the outcome is printed all the same")
+			Expect(line[0]).To(HaveKeyWithValue("outcome", "committed"))
+		})
+
+		It("await refuses a batch nobody knows, and an argument that is no batch", func() {
+			w := s.run("", "await", "0123456789abcdef0123456789abcdef")
+			Expect(w.code).To(Equal(1))
+			Expect(w.stderr).To(HavePrefix("query: not_found: "))
+			w = s.run("", "await", "nope")
+			Expect(w.code).To(Equal(1))
+			Expect(w.stderr).To(HavePrefix("query: invalid: "))
+			w = s.run("", "await", "0123456789abcdef0123456789abcdef", "--timeout", "-1s")
+			Expect(w.code).To(Equal(2))
+		})
+
 		It("declares kinds and seals, reopens, expires, trims and deletes through the owner", func() {
 			Expect(s.ok(`{"kinds":[{"name":"notes","columns":[{"name":"msg","type":"string"}]}]}`, "kind", "apply", "-")).
 				To(Equal(`{"name":"notes","status":"created"}` + "\n"))

@@ -160,11 +160,49 @@ func (s *Store[T]) forgetSocket(path string) {
 // whose Err() (or entry errors) carry the exact sentinel errors. When ctx
 // ends first it returns a *PendingError. It works in either role and
 // across a promotion of this process: the ledger is the truth.
+//
+// A batch the ledger does not hold and that is in neither incoming/ nor
+// failed/ fails at once with an error wrapping recordstore.ErrNotFound: it
+// was never published here, or applied so long ago that its ledger row was
+// swept. (A process detached from the store cannot read the ledger; it
+// waits for the owner's answer.)
 func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResult, error) {
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}
+	if err := s.known(ctx, id); err != nil {
+		return recordstore.BatchResult{}, err
+	}
 	return s.await(ctx, id, false)
+}
+
+// known fails with ErrNotFound when the ledger says it does not hold id
+// and no folder of incoming/ or failed/ carries it — looking at the ledger
+// again after the folders, since an owner records a batch in the ledger
+// before its folder leaves incoming/. It is nil whenever it cannot tell.
+func (s *Store[T]) known(ctx context.Context, id string) error {
+	absent := func() bool {
+		_, err := s.backend.BatchOutcome(ctx, id)
+		return errors.Is(err, recordstore.ErrNotFound)
+	}
+	if !absent() {
+		return nil
+	}
+	for _, st := range []spool.State{spool.StateIncoming, spool.StateFailed} {
+		names, err := s.spool.List(ctx, st)
+		if err != nil {
+			return nil
+		}
+		for _, n := range names {
+			if n.ID == id {
+				return nil
+			}
+		}
+	}
+	if !absent() {
+		return nil
+	}
+	return fmt.Errorf("await batch %s: %w: the ledger does not hold it and it is not in the spool", id, recordstore.ErrNotFound)
 }
 
 // await is Await; fresh says the batch was published a moment ago, so the

@@ -63,7 +63,8 @@ through the spool, and the owner's exact result comes back: by default the
 command waits for it (--timeout bounds the wait; when it runs out the
 command fails with code pending and the batch id, and the batch is still
 applied, once). With --no-wait it prints {"batch":...,"pending":true} as
-soon as the batch is in the spool.
+soon as the batch is in the spool. Either way "query await BATCH" waits
+for that batch's outcome later.
 
 With --schema FILE, a kind file ({"kinds": [...]}, as kind apply reads
 it; "-" for stdin when the rows come from FILE) that declares K, the rows

@@ -78,6 +78,7 @@ line exits 2.`,
 	root.AddCommand(
 		a.kindCmd(),
 		a.appendCmd(),
+		a.awaitCmd(),
 		a.scanCmd(),
 		a.metaCmd(),
 		a.streamsCmd(),

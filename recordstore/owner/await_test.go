@@ -1,0 +1,58 @@
+// Specs for Store.Await on batches this process did not just publish: one
+// waiting in incoming/, one refused into failed/, and one nobody knows.
+
+package owner_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+var _ = Describe("Await", func() {
+	It("fails at once with ErrNotFound for a batch the ledger does not hold and the spool does not either", func(ctx SpecContext) {
+		s := openHere(storePath())
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a pending error, not a hang, if it waited
+		defer cancel()
+		_, err := s.Await(actx, "0123456789abcdef0123456789abcdef")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("0123456789abcdef0123456789abcdef"))
+		_, err = s.Await(ctx, "not-an-id")
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+	})
+
+	It("waits for a batch still in incoming/, and answers for one refused into failed/", func(ctx SpecContext) {
+		path := storePath()
+		// An hour between polls and no watch: nothing drains until asked.
+		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
+		Expect(s.Role()).To(Equal(owner.RoleOwner))
+		replaceIncoming(path)
+		n := handBatch(path, "s", []recordstore.Row{{"k": "waiting"}}, nil)
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := s.Await(actx, n.ID)
+		cancel()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted))
+
+		bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
+			rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
+		})
+		res, err = s.Await(ctx, bad.ID)
+		Expect(err).NotTo(HaveOccurred(), "the outcome is known; the batch's error is in it")
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+		Expect(errors.Is(res.Err(), recordstore.ErrInvalid)).To(BeTrue(), "%v", res.Err())
+		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
+			Should(ContainElement(bad.String()))
+		res, err = s.Await(ctx, bad.ID)
+		Expect(err).NotTo(HaveOccurred(), "asked again once it is in failed/")
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+	})
+})
