@@ -246,13 +246,7 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		startOwner(path, fast(), nil)
 		flip := func(from, to string) func(dir string) {
 			return func(dir string) {
-				files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
-				Expect(err).NotTo(HaveOccurred())
-				Expect(files).To(HaveLen(1))
-				b, err := os.ReadFile(files[0])
-				Expect(err).NotTo(HaveOccurred())
-				Expect(string(b)).To(ContainSubstring(from))
-				Expect(os.WriteFile(files[0], []byte(strings.Replace(string(b), from, to, 1)), 0o600)).To(Succeed())
+				editData(dir, func(b []byte) []byte { return []byte(strings.Replace(string(b), from, to, 1)) })
 			}
 		}
 		fixed := handBatch(path, "s", []recordstore.Row{{"k": "fixed-later"}}, flip("fixed-later", "fixed-LATER"))
@@ -382,9 +376,10 @@ func allTypeRows() []recordstore.Row {
 	}
 }
 
-// rewriteData replaces the only data file of a batch folder with
-// change(its bytes) and updates the manifest's size and SHA-256 to match.
-func rewriteData(dir string, change func([]byte) []byte) {
+// editData replaces the only data file of a batch folder with change(its
+// bytes), which must differ, and returns them. The manifest is left as it
+// was: its size and SHA-256 no longer match.
+func editData(dir string, change func([]byte) []byte) []byte {
 	GinkgoHelper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
 	Expect(err).NotTo(HaveOccurred())
@@ -394,6 +389,14 @@ func rewriteData(dir string, change func([]byte) []byte) {
 	data := change(old)
 	Expect(data).NotTo(Equal(old), "the change changed nothing")
 	Expect(os.WriteFile(files[0], data, 0o600)).To(Succeed())
+	return data
+}
+
+// rewriteData is editData with the manifest's size and SHA-256 updated to
+// match.
+func rewriteData(dir string, change func([]byte) []byte) {
+	GinkgoHelper()
+	data := editData(dir, change)
 	mf := filepath.Join(dir, spool.ManifestFile)
 	raw, err := os.ReadFile(mf)
 	Expect(err).NotTo(HaveOccurred())

@@ -9,8 +9,6 @@ package owner_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,12 +44,7 @@ func editLastLine(data []byte, edit func(line string) string) []byte {
 // with edit, leaving the manifest's size and SHA-256 as they were.
 func breakLastLine(edit func(line string) string) func(dir string) {
 	return func(dir string) {
-		files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(1))
-		b, err := os.ReadFile(files[0])
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(files[0], editLastLine(b, edit), 0o600)).To(Succeed())
+		editData(dir, func(b []byte) []byte { return editLastLine(b, edit) })
 	}
 }
 
