@@ -55,4 +55,47 @@ var _ = Describe("Await", func() {
 		Expect(err).NotTo(HaveOccurred(), "asked again once it is in failed/")
 		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
 	})
+
+	It("answers a refused batch whose ledger row was swept from its error.json, and Outcome tells without waiting", func(ctx SpecContext) {
+		path := storePath()
+		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
+		replaceIncoming(path) // the watch sees nothing: batches wait until asked for
+		bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
+			rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
+		})
+		first, err := s.Await(ctx, bad.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.Outcome).To(Equal(recordstore.OutcomeFailed))
+		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
+			Should(ContainElement(bad.String()))
+		n, err := s.Backend().SweepBatches(ctx, time.Now().Add(time.Hour))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(BeNumerically(">=", 1), "the ledger row is swept")
+
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a pending error, not a hang, if it waited
+		defer cancel()
+		for _, ask := range []func(context.Context, string) (recordstore.BatchResult, error){s.Await, s.Outcome} {
+			res, err := ask(actx, bad.ID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.ID).To(Equal(bad.ID))
+			Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+			Expect(res.Error).NotTo(BeNil())
+			Expect(res.Error.Code).To(Equal("invalid"))
+			Expect(res.Error.Message).To(Equal(first.Error.Message), "what error.json says, as the ledger said it")
+		}
+
+		waiting := handBatch(path, "s", []recordstore.Row{{"k": "waiting"}}, nil)
+		_, err = s.Outcome(ctx, waiting.ID)
+		var pe *owner.PendingError
+		Expect(errors.As(err, &pe)).To(BeTrue(), "%v", err)
+		Expect(pe.BatchID).To(Equal(waiting.ID))
+		Expect(outcome(s, waiting)).To(BeEmpty(), "Outcome did not wait for it, nor have it applied")
+		_, err = s.Outcome(ctx, "0123456789abcdef0123456789abcdef")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "%v", err)
+		res, err := s.Await(ctx, waiting.ID)
+		Expect(err).NotTo(HaveOccurred())
+		res2, err := s.Outcome(ctx, waiting.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res2).To(Equal(res))
+	})
 })

@@ -161,8 +161,10 @@ func (s *Store[T]) forgetSocket(path string) {
 // ends first it returns a *PendingError. It works in either role and
 // across a promotion of this process: the ledger is the truth.
 //
-// A batch the ledger does not hold and that is in neither incoming/ nor
-// failed/ fails at once with an error wrapping recordstore.ErrNotFound: it
+// A batch the ledger no longer holds (its row is swept after
+// Options.LedgerRetention) but that still sits in failed/ is answered from
+// its error.json. One that neither the ledger nor incoming/ nor failed/
+// holds fails at once with an error wrapping recordstore.ErrNotFound: it
 // was never published here, or applied so long ago that its ledger row was
 // swept. (A process detached from the store cannot read the ledger; it
 // waits for the owner's answer.)
@@ -170,39 +172,87 @@ func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResul
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}
-	if err := s.known(ctx, id); err != nil {
+	res, pending, err := s.lookup(ctx, id)
+	switch {
+	case err == nil && !pending:
+		return res, nil
+	case errors.Is(err, recordstore.ErrNotFound):
 		return recordstore.BatchResult{}, err
 	}
 	return s.await(ctx, id, false)
 }
 
-// known fails with ErrNotFound when the ledger says it does not hold id
-// and no folder of incoming/ or failed/ carries it — looking at the ledger
-// again after the folders, since an owner records a batch in the ledger
-// before its folder leaves incoming/. It is nil whenever it cannot tell.
-func (s *Store[T]) known(ctx context.Context, id string) error {
-	absent := func() bool {
-		_, err := s.backend.BatchOutcome(ctx, id)
-		return errors.Is(err, recordstore.ErrNotFound)
+// Outcome returns the outcome of batch id as Await would, without waiting
+// for it: a *PendingError (errors.Is ErrPending) while the batch waits in
+// incoming/. A process detached from the store cannot read the ledger: it
+// gets the backend's error.
+func (s *Store[T]) Outcome(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	if !spool.ValidID(id) {
+		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}
-	if !absent() {
-		return nil
+	res, pending, err := s.lookup(ctx, id)
+	switch {
+	case err != nil:
+		return recordstore.BatchResult{}, err
+	case pending:
+		return recordstore.BatchResult{}, &PendingError{BatchID: id}
 	}
-	for _, st := range []spool.State{spool.StateIncoming, spool.StateFailed} {
-		names, err := s.spool.List(ctx, st)
-		if err != nil {
-			return nil
+	return res, nil
+}
+
+// lookup says where batch id is: recorded in the ledger (res); waiting in
+// incoming/ (pending); in failed/ with its ledger row swept (res, from its
+// error.json; pending when that cannot be read); or nowhere (an error
+// wrapping ErrNotFound). The ledger is read again after the folders are
+// listed, since an owner records a batch before its folder leaves
+// incoming/. A ledger that cannot be read (a detached process) is the
+// backend's error.
+func (s *Store[T]) lookup(ctx context.Context, id string) (res recordstore.BatchResult, pending bool, err error) {
+	recorded := func() (recordstore.BatchResult, bool, error) {
+		res, err := s.backend.BatchOutcome(ctx, id)
+		if errors.Is(err, recordstore.ErrNotFound) {
+			return res, false, nil
 		}
-		for _, n := range names {
-			if n.ID == id {
-				return nil
-			}
+		return res, err == nil, err
+	}
+	if res, ok, err := recorded(); ok || err != nil {
+		return res, false, err
+	}
+	in, err := s.spoolName(ctx, spool.StateIncoming, id)
+	if err != nil || in != "" {
+		return res, true, err
+	}
+	failed, err := s.spoolName(ctx, spool.StateFailed, id)
+	if err != nil {
+		return res, true, err
+	}
+	if res, ok, err := recorded(); ok || err != nil {
+		return res, false, err
+	}
+	if failed == "" {
+		return res, false, fmt.Errorf("batch %s: %w: the ledger does not hold it and it is not in the spool", id, recordstore.ErrNotFound)
+	}
+	f, err := s.spool.ReadFailure(ctx, failed)
+	if err != nil {
+		return res, true, nil // put back meanwhile, or error.json unreadable: wait for the ledger
+	}
+	return recordstore.BatchResult{ID: id, Outcome: recordstore.OutcomeFailed, IngestedAt: f.FailedAt,
+		Error: &recordstore.BatchError{Code: f.Code, Message: f.Error}}, false, nil
+}
+
+// spoolName returns the name of the folder of state that holds batch id,
+// or "".
+func (s *Store[T]) spoolName(ctx context.Context, state spool.State, id string) (string, error) {
+	names, err := s.spool.List(ctx, state)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		if n.ID == id {
+			return n.String(), nil
 		}
 	}
-	if !absent() {
-		return nil
-	}
-	return fmt.Errorf("await batch %s: %w: the ledger does not hold it and it is not in the spool", id, recordstore.ErrNotFound)
+	return "", nil
 }
 
 // await is Await; fresh says the batch was published a moment ago, so the

@@ -24,10 +24,21 @@ type HandlerOptions struct {
 	// the serving process sees it (Store.Status does that). Without it the
 	// route does not exist (404).
 	Status func(ctx context.Context) (owner.Status, error)
+	// Batches, when set, answers GET /api/v1/batches/{batch}: the outcome
+	// of a spooled batch (a *owner.Store is one). Without it the route
+	// does not exist (404).
+	Batches BatchOutcomes
 	// Done, when closed, ends every follow response as if its stream were
 	// sealed. Close it when the server shuts down, so that followers do not
 	// hold the shutdown up (http.Server.RegisterOnShutdown is the place).
 	Done <-chan struct{}
+}
+
+// BatchOutcomes tells the outcome of the batches spooled to a store:
+// Outcome at once, Await waiting for it; *owner.Store has both.
+type BatchOutcomes interface {
+	Outcome(ctx context.Context, id string) (recordstore.BatchResult, error)
+	Await(ctx context.Context, id string) (recordstore.BatchResult, error)
 }
 
 // handler serves the read API of one backend.
@@ -41,6 +52,7 @@ type handler struct {
 //
 //	GET /healthz                                      {"status":"ok"}
 //	GET /api/v1/status                                the owner's Status (with HandlerOptions.Status)
+//	GET /api/v1/batches/{batch}[?wait=D]              a spooled batch's outcome (with HandlerOptions.Batches)
 //	GET /api/v1/streams[?kind=K]                      {"streams":[<meta>...]}
 //	GET /api/v1/streams/{stream}                      <meta>
 //	GET /api/v1/streams/{stream}/rows?after=&limit=   NDJSON, one row per line
@@ -66,6 +78,9 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	mux.HandleFunc("GET /healthz", h.healthz)
 	if opts.Status != nil {
 		mux.HandleFunc("GET /api/v1/status", h.status)
+	}
+	if opts.Batches != nil {
+		mux.HandleFunc("GET /api/v1/batches/{batch}", h.reads(h.batch))
 	}
 	mux.HandleFunc("GET /api/v1/streams", h.reads(h.streams))
 	mux.HandleFunc("GET /api/v1/streams/{stream}", h.reads(h.meta))

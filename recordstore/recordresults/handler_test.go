@@ -21,6 +21,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -47,7 +48,7 @@ type apiServer struct {
 
 // newAPIServer opens a store in a temp folder, declares apiEvents, and
 // serves the API over it with opts (Logger and Done are filled in, and
-// Status with the store's own when ownStatus is set).
+// Status and Batches with the store's own when ownStatus is set).
 func newAPIServer(opts recordresults.HandlerOptions, ownStatus bool) *apiServer {
 	ctx := context.Background()
 	st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
@@ -61,6 +62,7 @@ func newAPIServer(opts recordresults.HandlerOptions, ownStatus bool) *apiServer 
 	opts.Done = a.done
 	if ownStatus {
 		opts.Status = st.Status
+		opts.Batches = st
 	}
 	a.srv = httptest.NewServer(recordresults.Handler(a.b, opts))
 	DeferCleanup(a.srv.Close)
@@ -336,5 +338,68 @@ var _ = Describe("Status", func() {
 			"startedAt":"2030-01-02T02:04:05.123456Z","heartbeatAt":"2030-01-02T02:04:05.123456Z","store":"",
 			"catalogVersion":0,"socket":"","spool":{"dir":"","manifestFormat":0,"formats":null},"backlog":2,"failed":0,
 			"lastError":"boom","socketAlive":false,"stale":true}`))
+	})
+})
+
+// publishAs publishes one events row to stream e1 into the store's spool
+// as producer id's batch seq, and returns the batch name.
+func (a *apiServer) publishAs(id *spool.Identity, seq int64, msg string) spool.BatchName {
+	GinkgoHelper()
+	ctx := context.Background()
+	d, err := spool.Open(ctx, a.st.Paths().Config, spool.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	defer d.Close()
+	vals, err := apiEvents.Normalize(recordstore.Row{"msg": msg})
+	Expect(err).NotTo(HaveOccurred())
+	n, err := d.Publish(ctx, &spool.Delivery{ID: spool.NewID(), Created: time.Now(), Producer: id.Producer(seq),
+		Schemas: []recordstore.Kind{apiEvents},
+		Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "e1", Kind: apiEvents.Name},
+			Values: []recordstore.Values{vals}}}}, spool.FormatNDJSON)
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+var _ = Describe("Handler with batch outcomes", func() {
+	It("answers a batch's outcome by id or name: 200 once applied, 202 while it waits, 404 unknown, 400 malformed", func() {
+		a := newAPIServer(recordresults.HandlerOptions{}, true)
+		id := spool.NewIdentity("api test")
+		first := a.publishAs(id, 1, "first")
+
+		status, ctype, body := a.get("/api/v1/batches/" + first.ID + "?wait=" + apiWait.String())
+		Expect(status).To(Equal(http.StatusOK), body)
+		Expect(ctype).To(Equal("application/json"))
+		var res recordstore.BatchResult
+		Expect(json.Unmarshal([]byte(body), &res)).To(Succeed())
+		Expect(res.ID).To(Equal(first.ID))
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted))
+		Expect(res.Entries).To(HaveLen(1))
+		Expect(res.Entries[0].Append.From).To(BeEquivalentTo(1))
+		status, _, again := a.get("/api/v1/batches/" + first.String())
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(again).To(Equal(body), "the same answer by batch name, without waiting")
+
+		// Seq 3 after 1: the owner holds it back for the missing 2 (a
+		// minute by default), so it waits in incoming/.
+		held := a.publishAs(id, 3, "held")
+		for _, q := range []string{"", "?wait=100ms"} {
+			status, _, body = a.get("/api/v1/batches/" + held.ID + q)
+			Expect(status).To(Equal(http.StatusAccepted), "%s: %s", q, body)
+			Expect(body).To(MatchJSON(`{"batch":"` + held.ID + `","pending":true}`))
+		}
+
+		status, _, body = a.get("/api/v1/batches/0123456789abcdef0123456789abcdef")
+		Expect(status).To(Equal(http.StatusNotFound))
+		Expect(body).To(ContainSubstring(`"code":"not_found"`))
+		for _, bad := range []string{"/api/v1/batches/nope", "/api/v1/batches/" + first.ID + "?wait=2m", "/api/v1/batches/" + first.ID + "?wait=-1s", "/api/v1/batches/" + first.ID + "?wait=soon"} {
+			status, _, body = a.get(bad)
+			Expect(status).To(Equal(http.StatusBadRequest), bad)
+			Expect(body).To(ContainSubstring(`"code":"invalid"`))
+		}
+	})
+
+	It("has no batches route without Batches", func() {
+		a := newAPIServer(recordresults.HandlerOptions{}, false)
+		status, _, _ := a.get("/api/v1/batches/0123456789abcdef0123456789abcdef")
+		Expect(status).To(Equal(http.StatusNotFound))
 	})
 })

@@ -6,6 +6,7 @@ package spool
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,19 @@ func ValidInstance(s string) bool { return isLowerHex(s, InstanceLen) }
 
 // ValidID reports whether s is a well-formed batch id.
 func ValidID(s string) bool { return isLowerHex(s, IDLen) }
+
+// IDOf returns the batch id that s names: s itself when it is a batch id,
+// else the id in the batch name s. Anything else fails with
+// ErrBadBatchName.
+func IDOf(s string) (string, error) {
+	if ValidID(s) {
+		return s, nil
+	}
+	if n, err := ParseBatchName(s); err == nil {
+		return n.ID, nil
+	}
+	return "", fmt.Errorf("%w: %q is neither a batch id (%d lowercase hex digits) nor a batch name", ErrBadBatchName, s, IDLen)
+}
 
 func isLowerHex(s string, n int) bool {
 	if len(s) != n {

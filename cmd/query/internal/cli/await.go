@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
@@ -49,19 +48,8 @@ does not hold and that is not in the spool fails with not_found.`,
 	return cmd
 }
 
-// awaitID returns the batch id of arg: a batch id, or a batch name.
-func awaitID(arg string) (string, error) {
-	if spool.ValidID(arg) {
-		return arg, nil
-	}
-	if n, err := spool.ParseBatchName(arg); err == nil {
-		return n.ID, nil
-	}
-	return "", fmt.Errorf("%w: %q is neither a batch id (32 lowercase hex) nor a batch name", recordstore.ErrInvalid, arg)
-}
-
 func (a *app) await(ctx context.Context, arg string, timeout time.Duration) error {
-	id, err := awaitID(arg)
+	id, err := spool.IDOf(arg)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ it never takes the store over. Each role is logged as
 
   GET /healthz
   GET /api/v1/status                                      (the owner's status)
+  GET /api/v1/batches/{batch}[?wait=D]                    (a spooled batch's outcome)
   GET /api/v1/streams[?kind=K]
   GET /api/v1/streams/{stream}
   GET /api/v1/streams/{stream}/rows[?after=SEQ&limit=N]   (NDJSON)
@@ -62,9 +63,10 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	err := a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
 		h := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
-			Logger: log,
-			Status: st.Status,
-			Done:   done,
+			Logger:  log,
+			Status:  st.Status,
+			Batches: st,
+			Done:    done,
 		})
 		return runHTTP(ctx, addr, h, log, func() { close(done) })
 	})
