@@ -206,9 +206,7 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		}
 		_ = b.tables.close()
 		_ = b.closeDBs()
-		if isDamaged(err) {
-			err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.live, err)
-		}
+		b.corrupted(&err)
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	switch {

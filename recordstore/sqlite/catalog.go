@@ -154,7 +154,8 @@ func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.T
 }
 
 // Kinds lists the declared kinds, sorted by name.
-func (b *Backend) Kinds(ctx context.Context) ([]recordstore.Kind, error) {
+func (b *Backend) Kinds(ctx context.Context) (_ []recordstore.Kind, err error) {
+	defer b.corrupted(&err)
 	if err := b.enterRead("list kinds"); err != nil {
 		return nil, err
 	}
@@ -184,7 +185,8 @@ func (b *Backend) Kinds(ctx context.Context) ([]recordstore.Kind, error) {
 
 // Kind returns one declared kind (ErrNotFound if unknown, ErrInvalid if
 // the name is malformed).
-func (b *Backend) Kind(ctx context.Context, name string) (recordstore.Kind, error) {
+func (b *Backend) Kind(ctx context.Context, name string) (_ recordstore.Kind, err error) {
+	defer b.corrupted(&err)
 	if err := recordstore.ValidateKindName(name); err != nil {
 		return recordstore.Kind{}, err
 	}
@@ -193,7 +195,7 @@ func (b *Backend) Kind(ctx context.Context, name string) (recordstore.Kind, erro
 	}
 	defer b.leave()
 	var schema string
-	err := b.r.QueryRowContext(ctx, `SELECT schema FROM record_kinds WHERE name = ?1`, name).Scan(&schema)
+	err = b.r.QueryRowContext(ctx, `SELECT schema FROM record_kinds WHERE name = ?1`, name).Scan(&schema)
 	if errors.Is(err, sql.ErrNoRows) {
 		return recordstore.Kind{}, notFound("kind %s is not declared", name)
 	}

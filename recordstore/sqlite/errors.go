@@ -17,9 +17,11 @@ var (
 	// catalog version other than CatalogVersion: it was written by a build
 	// with a different file layout and this build must not touch it.
 	ErrCatalogVersion = errors.New("catalog version mismatch")
-	// ErrCorrupt is returned by Open when SQLite finds the live file
-	// damaged (not a database, or a malformed image), and by any call when
-	// the bookkeeping tables contradict themselves (a stream of a kind the
+	// ErrCorrupt is returned when SQLite finds the live file damaged (not a
+	// database, or a malformed image): by Open, and by the reads (Scan,
+	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq) and write
+	// transactions that meet a damaged page. It is also returned when the
+	// bookkeeping tables contradict themselves (a stream of a kind the
 	// catalog does not know, a schema that does not parse). Nothing is
 	// written when it is returned; the file is left as it is, for a backup
 	// to replace. Its code (recordstore.Code) is "corrupt".
@@ -61,6 +63,15 @@ func isDamaged(err error) bool {
 	}
 	c := se.Code() & 0xff
 	return c == sqliteCorrupt || c == sqliteNotADB
+}
+
+// corrupted wraps *err in ErrCorrupt, naming the live file, when SQLite
+// found the file damaged (and it is not wrapped already). Exported calls
+// defer it, so that a damaged file reads as such whichever call met it.
+func (b *Backend) corrupted(err *error) {
+	if *err != nil && isDamaged(*err) && !errors.Is(*err, ErrCorrupt) {
+		*err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.live, *err)
+	}
 }
 
 // sqliteIOErr is SQLite's primary result code for I/O errors.

@@ -97,6 +97,42 @@ var _ = Describe("files on disk", func() {
 		Entry("pages overwritten, read-only", overwrite(4096), true),
 	)
 
+	It("reports a damaged page of a kind's rows as ErrCorrupt from the calls that meet it", func() {
+		path := storePath()
+		b := openAt(path, sqlite.Options{})
+		declare(b, eventsKind())
+		rows := make([]recordstore.Row, 2000)
+		for i := range rows {
+			rows[i] = recordstore.Row{"name": strings.Repeat("y", 100)}
+		}
+		_, err := b.Append(ctx, "s", "events", rows)
+		Expect(err).NotTo(HaveOccurred())
+		var root, pageSize int64
+		raw := rawDB(b)
+		Expect(raw.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name LIKE '%events%' ORDER BY rootpage DESC LIMIT 1`).Scan(&root)).To(Succeed())
+		Expect(raw.QueryRow(`PRAGMA page_size`).Scan(&pageSize)).To(Succeed())
+		Expect(b.Close()).To(Succeed())
+		var busy, frames, moved int64
+		Expect(raw.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &moved)).To(Succeed())
+		Expect(busy).To(BeZero(), "every page is in the live file, none in the WAL")
+		live := sqlite.LivePath(path)
+		f, err := os.OpenFile(live, os.O_WRONLY, 0)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, int(pageSize)), (root-1)*pageSize)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.Close()).To(Succeed())
+
+		// Open reads the catalog, not the kind's rows: it succeeds.
+		b = openAt(path, sqlite.Options{})
+
+		_, err = b.Scan(ctx, "s", recordstore.ScanOptions{})
+		Expect(errors.Is(err, sqlite.ErrCorrupt)).To(BeTrue(), "%v", err)
+		Expect(recordstore.Code(err)).To(Equal("corrupt"))
+		Expect(err.Error()).To(ContainSubstring(live))
+		_, err = b.Append(ctx, "s", "events", []recordstore.Row{{"name": "z"}})
+		Expect(errors.Is(err, sqlite.ErrCorrupt)).To(BeTrue(), "%v", err)
+	})
+
 	It("refuses a path the driver cannot take", func() {
 		_, err := sqlite.Open(ctx, "", sqlite.Options{})
 		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())

@@ -137,7 +137,8 @@ func (b *Backend) hasLedger(ctx context.Context) (bool, error) {
 // as AppendBatch returned it when it applied the batch; ErrNotFound when
 // the batch was never applied (or its ledger row was swept). It reads
 // through the reader pool, so it works read-only too.
-func (b *Backend) BatchOutcome(ctx context.Context, id string) (recordstore.BatchResult, error) {
+func (b *Backend) BatchOutcome(ctx context.Context, id string) (_ recordstore.BatchResult, err error) {
+	defer b.corrupted(&err)
 	if err := b.enter(); err != nil {
 		return recordstore.BatchResult{}, err
 	}
@@ -316,7 +317,8 @@ func ledgerPutSQL(n int) string {
 // ProducerSeq returns the highest producer seq the ledger records for a
 // producer instance, batches that failed included (0 when it has none).
 // The owner applies each producer's batches in seq order from it.
-func (b *Backend) ProducerSeq(ctx context.Context, instance string) (int64, error) {
+func (b *Backend) ProducerSeq(ctx context.Context, instance string) (_ int64, err error) {
+	defer b.corrupted(&err)
 	if err := b.enter(); err != nil {
 		return 0, err
 	}

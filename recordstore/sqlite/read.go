@@ -14,7 +14,8 @@ import (
 
 // Meta describes a live stream (ErrNotFound when it does not exist, was
 // deleted, or has expired).
-func (b *Backend) Meta(ctx context.Context, stream string) (recordstore.Meta, error) {
+func (b *Backend) Meta(ctx context.Context, stream string) (_ recordstore.Meta, err error) {
+	defer b.corrupted(&err)
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.Meta{}, err
 	}
@@ -34,7 +35,8 @@ func (b *Backend) Meta(ctx context.Context, stream string) (recordstore.Meta, er
 
 // Streams lists live streams, of one kind when kind is not "", sorted by
 // stream id. An undeclared kind is ErrNotFound.
-func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta, error) {
+func (b *Backend) Streams(ctx context.Context, kind string) (_ []recordstore.Meta, err error) {
+	defer b.corrupted(&err)
 	if kind != "" {
 		if err := recordstore.ValidateKindName(kind); err != nil {
 			return nil, err
@@ -84,7 +86,8 @@ func (b *Backend) Streams(ctx context.Context, kind string) ([]recordstore.Meta,
 // Scan returns the rows of stream's current generation with seq >
 // opts.After, in seq order, at most opts.Limit of them (0: no cap). The
 // stream row and the rows are read in one read transaction, so they agree.
-func (b *Backend) Scan(ctx context.Context, stream string, opts recordstore.ScanOptions) ([]recordstore.Record, error) {
+func (b *Backend) Scan(ctx context.Context, stream string, opts recordstore.ScanOptions) (_ []recordstore.Record, err error) {
+	defer b.corrupted(&err)
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return nil, err
 	}

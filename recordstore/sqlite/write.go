@@ -44,6 +44,7 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 			b.failed = err
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
 		}
+		b.corrupted(&err)
 	}()
 	conn, err := b.w.Conn(ctx)
 	if err != nil {
