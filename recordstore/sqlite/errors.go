@@ -19,8 +19,8 @@ var (
 	ErrCatalogVersion = errors.New("catalog version mismatch")
 	// ErrCorrupt is returned when SQLite finds the live file damaged (not a
 	// database, or a malformed image): by Open, and by the reads (Scan,
-	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq) and write
-	// transactions that meet a damaged page. It is also returned when the
+	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq), the sweeps
+	// and the write transactions that meet a damaged page. It is also returned when the
 	// bookkeeping tables contradict themselves (a stream of a kind the
 	// catalog does not know, a schema that does not parse). Nothing is
 	// written when it is returned; the file is left as it is, for a backup

@@ -340,7 +340,8 @@ func (b *Backend) ProducerSeq(ctx context.Context, instance string) (_ int64, er
 // swept batch applied again would be applied anew: sweep only batches
 // whose spool folders are gone. A read-only backend refuses with
 // ErrReadOnly. On error nothing was removed.
-func (b *Backend) SweepBatches(ctx context.Context, before time.Time) (int64, error) {
+func (b *Backend) SweepBatches(ctx context.Context, before time.Time) (_ int64, err error) {
+	defer b.corrupted(&err)
 	if err := b.enter(); err != nil {
 		return 0, err
 	}

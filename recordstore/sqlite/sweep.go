@@ -22,7 +22,8 @@ const sweepChunk = 64
 // chunk of streams is its own transaction; on error the chunks before it
 // stay committed and the failing one is rolled back. A read-only backend
 // refuses with ErrReadOnly: retention is the owner's job.
-func (b *Backend) Sweep(ctx context.Context) error {
+func (b *Backend) Sweep(ctx context.Context) (err error) {
+	defer b.corrupted(&err)
 	if err := b.enter(); err != nil {
 		return err
 	}
