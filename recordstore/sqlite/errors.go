@@ -20,14 +20,17 @@ var (
 	// ErrCorrupt is returned when SQLite finds the live file damaged (not a
 	// database, or a malformed image): by Open, and by the reads (Scan,
 	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq), the sweeps
-	// and the write transactions that meet a damaged page. It is also returned when the
-	// bookkeeping tables contradict themselves (a stream of a kind the
-	// catalog does not know, a schema that does not parse). Nothing is
-	// written when it is returned; the file is left as it is, for a backup
-	// to replace. Its code (recordstore.Code) is "corrupt".
+	// and the write transactions that meet a damaged page. A write that
+	// meets one also stops the writer (ErrWriterFailed, code "corrupt", on
+	// every later write): writing on could spread the damage. It is also
+	// returned when the bookkeeping tables contradict themselves (a stream
+	// of a kind the catalog does not know, a schema that does not parse).
+	// Nothing is written when it is returned; the file is left as it is,
+	// for a backup to replace. Its code (recordstore.Code) is "corrupt".
 	ErrCorrupt error = &codedSentinel{msg: "corrupt store", code: "corrupt"}
 	// ErrWriterFailed is returned by every write after SQLite reported an
-	// I/O error (SQLITE_IOERR, which includes a failed fsync) on the writer
+	// I/O error (SQLITE_IOERR, which includes a failed fsync) or a damaged
+	// page (ErrCorrupt, which the error then wraps too) on the writer
 	// connection. After a failed fsync the kernel may have dropped dirty
 	// pages, so a retry could report success for data that is gone
 	// ("fsyncgate", PostgreSQL 2018): the writer stops, reads go on, and

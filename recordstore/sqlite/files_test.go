@@ -97,10 +97,12 @@ var _ = Describe("files on disk", func() {
 		Entry("pages overwritten, read-only", overwrite(4096), true),
 	)
 
-	It("reports a damaged page of a kind's rows as ErrCorrupt from the calls that meet it", func() {
+	It("reports a damaged page of a kind's rows as ErrCorrupt from the calls that meet it, and stops the writer", func() {
 		path := storePath()
 		b := openAt(path, sqlite.Options{})
 		declare(b, eventsKind())
+		notes := recordstore.Kind{Name: "notes", Columns: []recordstore.Column{{Name: "text", Type: recordstore.TypeString}}}
+		declare(b, notes)
 		rows := make([]recordstore.Row, 2000)
 		for i := range rows {
 			rows[i] = recordstore.Row{"name": strings.Repeat("y", 100)}
@@ -131,6 +133,15 @@ var _ = Describe("files on disk", func() {
 		Expect(err.Error()).To(ContainSubstring(live))
 		_, err = b.Append(ctx, "s", "events", []recordstore.Row{{"name": "z"}})
 		Expect(errors.Is(err, sqlite.ErrCorrupt)).To(BeTrue(), "%v", err)
+
+		// Writing on could spread the damage: the writer stops, reads of
+		// what is intact go on.
+		_, err = b.Append(ctx, "n", "notes", []recordstore.Row{{"text": "elsewhere"}})
+		Expect(errors.Is(err, sqlite.ErrWriterFailed)).To(BeTrue(), "%v", err)
+		Expect(recordstore.Code(err)).To(Equal("corrupt"))
+		m, err := b.Meta(ctx, "s")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.HighSeq).To(BeEquivalentTo(2000))
 	})
 
 	It("refuses a path the driver cannot take", func() {

@@ -36,15 +36,21 @@ func (b *Backend) unlockWrite() { <-b.wsem }
 // inTxLocked runs fn in one write transaction; the caller holds the write
 // lock. fn gets the clock's time, read once. When fn or the commit fails the
 // transaction is rolled back (the driver rolls back a failed COMMIT too)
-// and nothing fn wrote is stored. An I/O error stops the writer for good
-// (ErrWriterFailed on every later write).
+// and nothing fn wrote is stored. An I/O error, or a damaged page
+// (ErrCorrupt: writing on could spread the damage), stops the writer for
+// good (ErrWriterFailed on every later write); reads go on.
 func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) (err error) {
 	defer func() {
-		if err != nil && isIOError(err) {
+		b.corrupted(&err)
+		switch {
+		case err == nil:
+		case isIOError(err):
 			b.failed = err
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
+		case errors.Is(err, ErrCorrupt):
+			b.failed = err
+			b.log.Error("writer stopped: the live file is damaged; restore it from a backup", "err", err)
 		}
-		b.corrupted(&err)
 	}()
 	conn, err := b.w.Conn(ctx)
 	if err != nil {
