@@ -22,7 +22,8 @@ var (
 	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq), the sweeps
 	// and the write transactions that meet a damaged page. A write that
 	// meets one also stops the writer (ErrWriterFailed, code "corrupt", on
-	// every later write): writing on could spread the damage. It is also
+	// every later write): writing on could spread the damage. (A
+	// contradiction of the catalog, below, does not stop it.) It is also
 	// returned when the bookkeeping tables contradict themselves (a stream
 	// of a kind the catalog does not know, a schema that does not parse).
 	// Nothing is written when it is returned; the file is left as it is,

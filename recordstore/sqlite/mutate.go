@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -191,8 +192,11 @@ func (b *Backend) purgeTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
 func tableNameTx(ctx context.Context, tx *sql.Tx, kind string) (string, error) {
 	var table string
 	err := tx.QueryRowContext(ctx, `SELECT table_name FROM record_kinds WHERE name = ?1`, kind).Scan(&table)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", corrupt("kind %s of a stream is not in the catalog", kind)
+	}
 	if err != nil {
-		return "", corrupt("kind %s of a stream: %v", kind, err)
+		return "", fmt.Errorf("read the table of kind %s: %w", kind, err)
 	}
 	return table, nil
 }

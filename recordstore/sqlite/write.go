@@ -47,7 +47,7 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 		case isIOError(err):
 			b.failed = err
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
-		case errors.Is(err, ErrCorrupt):
+		case isDamaged(err): // SQLite's own finding, not a contradiction of the catalog
 			b.failed = err
 			b.log.Error("writer stopped: the live file is damaged; restore it from a backup", "err", err)
 		}
