@@ -34,8 +34,10 @@ await becomes the owner when no process owns it, and then applies the
 batch itself.
 
 --timeout bounds the wait (default: none; SIGINT or SIGTERM also end it):
-when it runs out the command fails with code pending. A batch the ledger
-does not hold and that is not in the spool fails with not_found.`,
+when it runs out the command fails with code pending. A refused batch
+still in failed/ after its ledger row was swept is answered from its
+error.json; one that neither the ledger nor the spool holds fails with
+not_found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
