@@ -186,7 +186,9 @@ func (wr *Writer[T]) awaitSpooled(ctx context.Context) error {
 		}
 		id := wr.mu.spooled[0]
 		wr.mu.Unlock()
-		res, err := wr.s.Await(ctx, id)
+		// Published by this Writer: wait for it, without Await's look
+		// for a batch nobody knows (a listing of incoming/ per batch).
+		res, err := wr.s.await(ctx, id, false)
 		if err != nil {
 			return err
 		}

@@ -18,10 +18,12 @@ import (
 // MaxBatchWait bounds the wait parameter of GET /api/v1/batches/{batch}.
 const MaxBatchWait = time.Minute
 
-// pendingBatch is the body of a 202 answer: the batch waits in the spool.
-type pendingBatch struct {
+// PendingBatch says that a batch waits in the spool, not applied yet: the
+// body of a 202 answer of GET /api/v1/batches/{batch}, and what query
+// append --no-wait prints.
+type PendingBatch struct {
 	Batch   string `json:"batch"`
-	Pending bool   `json:"pending"`
+	Pending bool   `json:"pending"` // always true
 }
 
 // batch answers with the ledger's result of the batch the path names (a
@@ -52,7 +54,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 		cancel()
 	}
 	if errors.Is(err, owner.ErrPending) {
-		writeJSON(w, http.StatusAccepted, pendingBatch{Batch: id, Pending: true})
+		writeJSON(w, http.StatusAccepted, PendingBatch{Batch: id, Pending: true})
 		return
 	}
 	if err != nil {

@@ -41,12 +41,6 @@ type appended struct {
 	Role string `json:"role"`
 }
 
-// pendingBatch is the output of append --no-wait through the spool.
-type pendingBatch struct {
-	Batch   string `json:"batch"`
-	Pending bool   `json:"pending"`
-}
-
 func (a *app) appendCmd() *cobra.Command {
 	p := appendArgs{format: newEnum("ndjson", "ndjson")}
 	cmd := &cobra.Command{
@@ -264,7 +258,7 @@ func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *
 	if err != nil {
 		return err
 	}
-	return a.printOne(pendingBatch{Batch: id, Pending: true})
+	return a.printOne(recordresults.PendingBatch{Batch: id, Pending: true})
 }
 
 // checkAppendable refuses, as the owner would, an append to a live stream
