@@ -17,17 +17,18 @@ var (
 	// catalog version other than CatalogVersion: it was written by a build
 	// with a different file layout and this build must not touch it.
 	ErrCatalogVersion = errors.New("catalog version mismatch")
-	// ErrCorrupt is returned when SQLite finds the live file damaged (not a
-	// database, or a malformed image): by Open, and by the reads (Scan,
-	// Meta, Streams, Kinds, Kind, BatchOutcome, ProducerSeq), the sweeps
-	// and the write transactions that meet a damaged page. A write that
-	// meets one also stops the writer (ErrWriterFailed, code "corrupt", on
-	// every later write): writing on could spread the damage. (A
-	// contradiction of the catalog, below, does not stop it.) It is also
-	// returned when the bookkeeping tables contradict themselves (a stream
-	// of a kind the catalog does not know, a schema that does not parse).
-	// Nothing is written when it is returned; the file is left as it is,
-	// for a backup to replace. Its code (recordstore.Code) is "corrupt".
+	// ErrCorrupt says the live file is damaged; its code (recordstore.Code)
+	// is "corrupt". Nothing is written when it is returned, and the file is
+	// left as it is, for a backup to replace. It is returned
+	//   - when SQLite finds the file damaged (not a database, or a
+	//     malformed image): by Open, and by the reads (Scan, Meta, Streams,
+	//     Kinds, Kind, BatchOutcome, ProducerSeq), the sweeps and the write
+	//     transactions that meet a damaged page. A write that meets one
+	//     also stops the writer (ErrWriterFailed, wrapping this error, on
+	//     every later write): writing on could spread the damage;
+	//   - when the bookkeeping tables contradict themselves (a stream of a
+	//     kind the catalog does not know, a schema that does not parse).
+	//     This does not stop the writer.
 	ErrCorrupt error = &codedSentinel{msg: "corrupt store", code: "corrupt"}
 	// ErrWriterFailed is returned by every write after SQLite reported an
 	// I/O error (SQLITE_IOERR, which includes a failed fsync) or a damaged
