@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -40,11 +39,7 @@ func expectNothingLeft(path string) {
 		_, err := os.Lstat(p)
 		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "%s: %v", p, err)
 	}
-	l := flock.New(paths.Lock)
-	got, err := l.TryLock()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(got).To(BeTrue(), "the lock is free")
-	Expect(l.Unlock()).To(Succeed())
+	Expect(lockFree(paths.Lock)).To(BeTrue(), "the lock is free")
 }
 
 var _ = Describe("an owner whose start-up fails", func() {
