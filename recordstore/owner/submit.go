@@ -179,7 +179,7 @@ func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResul
 	case errors.Is(err, recordstore.ErrNotFound):
 		return recordstore.BatchResult{}, err
 	}
-	return s.await(ctx, id, false)
+	return s.await(ctx, id, true) // lookup has just read the ledger
 }
 
 // Outcome returns the outcome of batch id as Await would, without waiting
@@ -255,8 +255,9 @@ func (s *Store[T]) spoolName(ctx context.Context, state spool.State, id string) 
 	return "", nil
 }
 
-// await is Await; fresh says the batch was published a moment ago, so the
-// first look at the ledger is left to the owner's answer.
+// await is Await; fresh says the ledger was just read (or the batch
+// published a moment ago), so the first look at it is left to the owner's
+// answer.
 func (s *Store[T]) await(ctx context.Context, id string, fresh bool) (recordstore.BatchResult, error) {
 	for first := true; ; first = false {
 		if !(first && fresh) {
