@@ -267,40 +267,49 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 // gives for it, without its general algorithm. It appends nothing and
 // reports false for any other f.
 //
-// Why these are the bytes of 'g': m/10^k computed in floating point is the
-// double nearest to the decimal m/10^k (both operands are exact), so when
-// it equals f that decimal reads back as f. No decimal with fewer
-// fractional digits does (the smaller k failed, and another candidate
-// would be at least half a unit of its last digit away from f, far more
-// than f's spacing below a million), and no other decimal with k digits
-// does either, for the same reason: so it is the shortest, and 'g' writes
-// it without an exponent in this range.
+// Why these are the bytes of 'g': m/1000 computed in floating point is the
+// double nearest to the decimal m/1000 (both operands are exact), so when
+// it equals |f| that decimal reads back as f. No other decimal of at most
+// three fractional digits does (it would be at least half a unit of its
+// last digit away from f, far more than f's spacing below a million), so
+// the shortest is m/1000 without its trailing zeros, and 'g' writes it
+// without an exponent in this range.
 func appendShortDecimal(buf []byte, f float64) ([]byte, bool) {
 	a := math.Abs(f)
 	if !(a >= 1e-3 && a < 1e6) {
 		return buf, false
 	}
-	scale := 1.0
-	for k := 1; k <= 3; k++ {
-		scale *= 10
-		m := math.Round(a * scale)
-		if m/scale != a {
-			continue
-		}
-		n := int64(m)
-		if f < 0 {
-			buf = append(buf, '-')
-		}
-		div := int64(scale)
-		buf = strconv.AppendInt(buf, n/div, 10)
-		buf = append(buf, '.')
-		frac := n % div
-		for d := div / 10; d > 0; d /= 10 {
-			buf = append(buf, byte('0'+frac/d%10))
-		}
-		return buf, true
+	// One scale serves all three lengths: when a decimal of k <= 3
+	// digits is nearest to a, so is the same decimal padded to three
+	// digits, m/1000 (an exact quotient of exact operands); its trailing
+	// zeros are then dropped.
+	m := math.Round(a * 1000)
+	if m/1000 != a {
+		return buf, false
 	}
-	return buf, false
+	n := int64(m)
+	frac, digits := n%1000, 3
+	if frac == 0 {
+		return buf, false // whole
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	if f < 0 {
+		buf = append(buf, '-')
+	}
+	buf = strconv.AppendInt(buf, n/1000, 10)
+	buf = append(buf, '.')
+	switch digits {
+	case 3:
+		buf = append(buf, byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	case 2:
+		buf = append(buf, byte('0'+frac/10), byte('0'+frac%10))
+	default:
+		buf = append(buf, byte('0'+frac))
+	}
+	return buf, true
 }
 
 // storedDatetime reports whether s is a datetime in the stored form
