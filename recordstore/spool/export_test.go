@@ -42,6 +42,12 @@ func EncodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows 
 	return out, n, sum, err
 }
 
+// HashEntry is a publish's encoding of one entry's rows with nothing kept:
+// only their size and SHA-256 are returned.
+func HashEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows []recordstore.Values) (int64, string, error) {
+	return encodeEntry(ctx, codec, kind, rows, 0, func([]byte) error { return nil })
+}
+
 // sequentialOnly hides a codec's lineStream.
 type sequentialOnly struct{ Codec }
 
