@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,10 +90,12 @@ var _ = Describe("the promoter", Label("crash"), func() {
 
 	It("keeps the lock while a promotion that made the backend writable cannot serve, and serves once it can", func(ctx SpecContext) {
 		path := storePath()
-		s, squatter := promoteIntoSquattedSocket(ctx, path)
+		s, logs, squatter := promoteIntoSquattedSocket(ctx, path)
 		paths := s.Paths()
 		Consistently(func() bool { return lockFree(paths.Lock) }, 1500*time.Millisecond, 20*time.Millisecond).Should(BeFalse(),
 			"its backend is writable: no other process may take the store, also between retries")
+		Expect(strings.Count(string(logs.Contents()), "promoted but not serving")).To(Equal(1),
+			"the same failure, retried every second, is logged once a minute")
 		st, err := owner.ReadState(paths.State)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.PID).To(Equal(os.Getpid()))
@@ -100,6 +103,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 
 		Expect(squatter.Close()).To(Succeed())
 		Eventually(s.Role, wait, 20*time.Millisecond).Should(Equal(owner.RoleOwner))
+		Eventually(logs, wait).Should(gbytes.Say(`msg=promoted .*failedTries=([2-9]|\d\d)\n`))
 		n := handBatch(path, "s", []recordstore.Row{{"k": "served"}}, nil)
 		resp, err := ingestWait(paths.Socket, n, wait)
 		Expect(err).NotTo(HaveOccurred())
@@ -109,7 +113,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 
 	It("drains the spool, lets the lock go and removes its state file when it is closed while it retries serving", func(ctx SpecContext) {
 		path := storePath()
-		s, squatter := promoteIntoSquattedSocket(ctx, path)
+		s, _, squatter := promoteIntoSquattedSocket(ctx, path)
 		DeferCleanup(func() { _ = squatter.Close() }) // closed in the spec unless it fails first
 		paths := s.Paths()
 		Expect(lockFree(paths.Lock)).To(BeFalse())
@@ -130,8 +134,8 @@ var _ = Describe("the promoter", Label("crash"), func() {
 // has another program take the socket's path (the child goes on serving on
 // its own descriptor), and kills the child: this process's promotion makes
 // its backend writable, then fails to serve. It returns the store, once it
-// said so in its log, and the squatting listener.
-func promoteIntoSquattedSocket(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], net.Listener) {
+// said so in its log, the log, and the squatting listener.
+func promoteIntoSquattedSocket(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], *gbytes.Buffer, net.Listener) {
 	GinkgoHelper()
 	own := startOwner(path, fast(), nil)
 	s, logs := openLogged(ctx, path)
@@ -143,7 +147,7 @@ func promoteIntoSquattedSocket(ctx context.Context, path string) (*owner.Store[*
 	Expect(own.Kill()).To(Succeed())
 	Eventually(logs, wait).Should(gbytes.Say("promoted but not serving"))
 	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
-	return s, squatter
+	return s, logs, squatter
 }
 
 // lockFree reports whether the lock file at path can be taken (and lets

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -122,6 +123,7 @@ const promoteRetry = 20 * time.Millisecond
 // process would write beside the next owner.
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
+	var failures repeatedError
 	for {
 		won, err := s.lock.wait(s.ctx, promoteRetry)
 		if s.ctx.Err() != nil {
@@ -145,7 +147,7 @@ func (s *Store[T]) promoter() {
 			err = perr
 			_ = s.lock.unlock()
 		}
-		s.log.Error("promotion failed", "error", err)
+		failures.log(s.log, "promotion failed; retrying every second", err)
 		s.setLastError(err)
 		if !s.pause(time.Second) {
 			return
@@ -158,8 +160,9 @@ func (s *Store[T]) promoter() {
 // it serves or the store closes; closing, it removes the state file (when
 // it still names this process) and lets the lock go.
 func (s *Store[T]) serveUntilServed(err error) {
-	for {
-		s.log.Error("promoted but not serving; retrying with the lock held", "error", err)
+	var failures repeatedError
+	for tries := 1; ; tries++ {
+		failures.log(s.log, "promoted but not serving; retrying every second with the lock held", err)
 		s.setLastError(err)
 		if !s.pause(time.Second) {
 			_ = removeStateIfOurs(s.paths.State, s.id.Instance)
@@ -167,10 +170,37 @@ func (s *Store[T]) serveUntilServed(err error) {
 			return
 		}
 		if err = s.serveAsOwner(); err == nil {
-			s.log.Info("promoted", "epoch", s.backend.Epoch())
+			s.log.Info("promoted", "epoch", s.backend.Epoch(), "failedTries", tries)
 			return
 		}
 	}
+}
+
+// repeatedError picks which failures of a retry loop are logged: the
+// first, one whose text differs from the last one logged, and the same
+// one again once a minute has passed since it was, with the count of
+// those left out meanwhile ("repeats"). A store that cannot promote for
+// an hour logs about sixty lines, not 3,600.
+type repeatedError struct {
+	last    string    // text of the last error logged
+	at      time.Time // when it was logged
+	skipped int       // failures left out since
+}
+
+// log logs err with msg at error level unless it repeats the last one
+// logged less than a minute ago.
+func (r *repeatedError) log(l *slog.Logger, msg string, err error) {
+	text, now := err.Error(), time.Now()
+	if text == r.last && now.Sub(r.at) < time.Minute {
+		r.skipped++
+		return
+	}
+	args := []any{"error", err}
+	if r.skipped > 0 {
+		args = append(args, "repeats", r.skipped)
+	}
+	l.Error(msg, args...)
+	r.last, r.at, r.skipped = text, now, 0
 }
 
 // pause waits d, and reports false when the store closed meanwhile.
