@@ -154,6 +154,33 @@ var _ = Describe("query commands", func() {
 			Expect(r.stderr).To(ContainSubstring("(applied: 2 rows in 1 batch)"))
 		})
 
+		It("with --batch-rows checks repeated keys over each batch, not over the chunks it reads in", func() {
+			By("a key seen in the batch before is not repeated in this one")
+			res := s.one(`{"id":1}`+"\n"+`{"id":2}`+"\n"+`{"id":1}`+"\n", "append", "--stream", "j", "--kind", "jobs", "--batch-rows", "2")
+			Expect(res["batches"]).To(Equal(num("2")))
+			Expect(res["appended"]).To(Equal(num("2")))
+			Expect(res["skipped"]).To(Equal(num("1")), "the third row meets the stored key 1")
+
+			By("a key repeated 1,099 rows later in a batch of 2,000 is refused")
+			var in strings.Builder
+			for i := 1; i <= 1500; i++ {
+				id := 100 + i
+				if i == 1100 {
+					id = 101
+				}
+				fmt.Fprintf(&in, `{"id":%d}`+"\n", id)
+			}
+			r := s.fails("invalid", in.String(), "append", "--stream", "k", "--kind", "jobs", "--batch-rows", "2000")
+			Expect(r.stderr).To(ContainSubstring("stdin lines 1 and 1100"))
+			Expect(r.stderr).To(ContainSubstring("(applied: 1099 rows in 1 batch)"))
+		})
+
+		It("with --batch-rows cuts batches of exactly N rows when N is not a multiple of its read size", func() {
+			res := s.one(msgLines("m", 0, 3000), "append", "--stream", "big", "--kind", "events", "--batch-rows", "1500")
+			Expect(res["batches"]).To(Equal(num("2")))
+			Expect(res["to"]).To(Equal(num("3000")))
+		})
+
 		It("pages through a stream longer than one scan page", func() {
 			var in strings.Builder
 			for i := 1; i <= 2500; i++ {

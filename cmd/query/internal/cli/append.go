@@ -298,16 +298,21 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 	}
 	defer cancel()
 	w := st.NewWriter(spool.WriterOptions{MaxRows: p.batchRows})
-	chunkRows := int(min(p.batchRows, 1024)) // rows per Writer.Append: one entry, never split
+	// The rows go to the Writer in chunks (one Append each, never split)
+	// that fill a batch exactly, so that each batch holds p.batchRows
+	// rows of the input, the last one fewer (or fewer when 64 MiB
+	// comes first).
+	chunkRows := int(min(p.batchRows, 1024))
 	var chunk []recordstore.Row
+	var inBatch int64 // rows of the current batch read so far
 	keyIdx := k.KeyIndexes()
-	seen := map[string]int{} // keys of the chunk: a repeated key is refused with its lines
+	seen := map[string]int{} // the current batch's keys and their lines: a repeated key is refused
 	flushChunk := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
 		err := w.Append(actx, p.stream, k, chunk)
-		chunk, seen = chunk[:0], map[string]int{}
+		chunk = chunk[:0]
 		return err
 	}
 	// stopped ends at a batch that could not be delivered: the batches
@@ -329,6 +334,13 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 		if err != nil {
 			return badRow(err)
 		}
+		if inBatch == p.batchRows { // this row starts the next batch
+			if err := flushChunk(); err != nil {
+				return stopped(err)
+			}
+			inBatch = 0
+			clear(seen)
+		}
 		vals, err := spool.Normalize(k, row)
 		if err != nil {
 			return badRow(fmt.Errorf("%s line %d: %w", in.name, line, err))
@@ -346,6 +358,7 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 			}
 		}
 		chunk = append(chunk, row)
+		inBatch++
 	}
 	if err := flushChunk(); err != nil {
 		return stopped(err)
