@@ -5,9 +5,10 @@
 // # Files on disk
 //
 // A store is configured by a path P (e.g. data/records.sqlite). The live
-// file is LivePath(P) = <dir(P)>/v1/records.sqlite, where 1 is
-// CatalogVersion; SQLite keeps records.sqlite-wal and records.sqlite-shm
-// beside it. Folders are created 0700, the three files are 0600.
+// file is LivePath(P) = <dir(P)>/v1/<base(P)> (data/v1/records.sqlite),
+// where 1 is CatalogVersion; SQLite keeps records.sqlite-wal and
+// records.sqlite-shm beside it. Folders are created 0700, the three files
+// are 0600.
 //
 //	data/
 //	  v1/                    0700

@@ -23,23 +23,33 @@ import (
 // so a build with another layout opens another file.
 const CatalogVersion = 1
 
-// liveName is the file name of the live database inside its version folder.
-const liveName = "records.sqlite"
-
 // LivePath maps the configured store path P (e.g. data/records.sqlite) to
-// the live file <dir(P)>/v1/records.sqlite.
+// the live file <dir(P)>/v1/<base(P)> (data/v1/records.sqlite). The live
+// file keeps P's file name so that two stores configured in one folder
+// (data/a.sqlite, data/b.sqlite), each with its own lock, never share a
+// live file.
 func LivePath(path string) string {
-	return filepath.Join(filepath.Dir(path), "v"+strconv.Itoa(CatalogVersion), liveName)
+	return filepath.Join(filepath.Dir(path), "v"+strconv.Itoa(CatalogVersion), filepath.Base(path))
 }
 
-// checkPath refuses configured paths the driver cannot take: empty, or
-// holding '?' (the driver splits its connection string there).
+// sqliteSuffixes end the names of the files SQLite keeps beside a
+// database: a store path ending in one could name another store's.
+var sqliteSuffixes = []string{"-wal", "-shm", "-journal"}
+
+// checkPath refuses configured paths the driver cannot take: empty,
+// holding '?' or '#' (the driver splits its connection string there), or
+// whose file name ends like a file SQLite keeps beside a database.
 func checkPath(path string) (string, error) {
 	if path == "" {
 		return "", recordstore.Invalidf("store path is empty")
 	}
 	if strings.ContainsAny(path, "?#") {
 		return "", recordstore.Invalidf("store path %q: '?' and '#' are not allowed", path)
+	}
+	for _, suffix := range sqliteSuffixes {
+		if strings.HasSuffix(path, suffix) {
+			return "", recordstore.Invalidf("store path %q: a file name ending in %q is SQLite's own", path, suffix)
+		}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

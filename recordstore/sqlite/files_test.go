@@ -5,6 +5,7 @@ package sqlite_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -21,10 +22,32 @@ import (
 )
 
 var _ = Describe("files on disk", func() {
-	It("maps the configured path to <dir>/v1/records.sqlite", func() {
+	It("maps the configured path to <dir>/v1/<its file name>", func() {
 		Expect(sqlite.LivePath("data/records.sqlite")).To(Equal(filepath.Join("data", "v1", "records.sqlite")))
-		Expect(sqlite.LivePath("/x/y/store.db")).To(Equal("/x/y/v1/records.sqlite"))
+		Expect(sqlite.LivePath("/x/y/store.db")).To(Equal("/x/y/v1/store.db"))
 	})
+
+	It("keeps two stores configured in one folder in two live files", func() {
+		dir := GinkgoT().TempDir()
+		a := openAt(filepath.Join(dir, "a.sqlite"), sqlite.Options{})
+		b := openAt(filepath.Join(dir, "b.sqlite"), sqlite.Options{})
+		Expect(a.LivePath()).NotTo(Equal(b.LivePath()))
+		declare(a, eventsKind())
+		mustAppend(a, "s", "events", recordstore.Row{"name": "only in a"})
+		_, err := b.Meta(context.Background(), "s")
+		Expect(err).To(MatchError(recordstore.ErrNotFound))
+	})
+
+	DescribeTable("refuses a store path whose file name is one SQLite keeps beside a database",
+		func(name string) {
+			_, err := sqlite.Open(context.Background(), filepath.Join(GinkgoT().TempDir(), name), sqlite.Options{})
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err).To(MatchError(ContainSubstring("SQLite's own")))
+		},
+		Entry("-wal", "records.sqlite-wal"),
+		Entry("-shm", "records.sqlite-shm"),
+		Entry("-journal", "x-journal"),
+	)
 
 	It("creates folders 0700 and the live, -wal and -shm files 0600 whatever the umask", func() {
 		old := syscall.Umask(0)
