@@ -56,6 +56,33 @@ var _ = Describe("Await", func() {
 		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
 	})
 
+	It("waits for the new outcome of a refused batch put back for a retry, not its recorded failure", func(ctx SpecContext) {
+		path := storePath()
+		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
+		replaceIncoming(path) // the watch sees nothing: batches wait until asked for
+		bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
+			rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
+		})
+		res, err := s.Await(ctx, bad.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
+			Should(ContainElement(bad.String()))
+
+		rewriteData(spoolDir(path).Path(spool.StateFailed, bad.String()), func([]byte) []byte { return []byte(`{"k":"fixed"}` + "\n") })
+		Expect(spoolDir(path).Retry(ctx, bad.String())).To(Succeed())
+		_, err = s.Outcome(ctx, bad.ID)
+		var pe *owner.PendingError
+		Expect(errors.As(err, &pe)).To(BeTrue(), "put back, it waits for its retry: %v", err)
+
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a pending error, not a hang, if it waited
+		defer cancel()
+		res, err = s.Await(actx, bad.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted), "the retry's outcome, not the failure this process remembers")
+		Expect(streamKeys(s, "s")).To(Equal([]string{"fixed"}))
+	})
+
 	It("answers a refused batch whose ledger row was swept from its error.json, and Outcome tells without waiting", func(ctx SpecContext) {
 		path := storePath()
 		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })

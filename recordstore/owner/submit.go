@@ -209,7 +209,7 @@ func (s *Store[T]) Outcome(ctx context.Context, id string) (recordstore.BatchRes
 // backend's error.
 func (s *Store[T]) lookup(ctx context.Context, id string) (res recordstore.BatchResult, pending bool, err error) {
 	recorded := func() (recordstore.BatchResult, bool, error) {
-		res, err := s.backend.BatchOutcome(ctx, id)
+		res, err := s.recordedOutcome(ctx, id)
 		if errors.Is(err, recordstore.ErrNotFound) {
 			return res, false, nil
 		}
@@ -281,9 +281,29 @@ func (s *Store[T]) await(ctx context.Context, id string, fresh bool) (recordstor
 	}
 }
 
+// recordedOutcome is the ledger's outcome of batch id, except that a
+// failure whose batch was put back into incoming/ for a retry (query
+// spool retry) is not its outcome any more: it is then reported as not
+// recorded (an error wrapping ErrNotFound) until the retry's outcome
+// replaces it.
+func (s *Store[T]) recordedOutcome(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	res, err := s.backend.BatchOutcome(ctx, id)
+	if err != nil || res.Outcome != recordstore.OutcomeFailed {
+		return res, err
+	}
+	name, lerr := s.spoolName(ctx, spool.StateIncoming, id)
+	if lerr != nil || name == "" {
+		return res, nil
+	}
+	if marked, merr := s.spool.RetryMarked(ctx, spool.StateIncoming, name); merr != nil || !marked {
+		return res, nil
+	}
+	return recordstore.BatchResult{}, fmt.Errorf("batch %s: %w: put back for a retry since its recorded failure", id, recordstore.ErrNotFound)
+}
+
 // ledger reads the batch's outcome; ok is false while it is not there.
 func (s *Store[T]) ledger(ctx context.Context, id string) (recordstore.BatchResult, bool, error) {
-	res, err := s.backend.BatchOutcome(ctx, id)
+	res, err := s.recordedOutcome(ctx, id)
 	switch {
 	case err == nil:
 		return res, true, nil

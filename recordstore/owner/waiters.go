@@ -31,13 +31,15 @@ func newWaiters() *waiters {
 }
 
 // add registers interest in id. The channel receives the result once (at
-// once when it is one of the recent ones); call the returned cancel when
-// no longer waiting.
+// once when it is one of the recent ones and was not a failure); call the
+// returned cancel when no longer waiting. A recent failure is left to the
+// ledger, which records every failure: the batch may have been put back
+// for a retry since, and its next outcome is the one to wait for.
 func (w *waiters) add(id string) (<-chan recordstore.BatchResult, func()) {
 	ch := make(chan recordstore.BatchResult, 1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if res, ok := w.recent[id]; ok {
+	if res, ok := w.recent[id]; ok && res.Outcome != recordstore.OutcomeFailed {
 		ch <- res
 		return ch, func() {}
 	}
