@@ -171,6 +171,54 @@ var _ = Describe("a store owned by query serve", func() {
 			Consistently(s.msgs).WithArguments("e1").WithTimeout(time.Second).Should(Equal([]string{"a", "b", "late"}))
 		})
 
+		It("with --schema sends the declaration in the rows' batch: --no-wait returns at once and --timeout ends the wait while the owner is stopped", func() {
+			schema := writeFile(s.dir, "k9.json", `{"kinds":[{"name":"k9","columns":[{"name":"n","type":"integer"}]}]}`)
+			signal(session, syscall.SIGSTOP)
+			done := make(chan result, 1)
+			go func() {
+				done <- s.run(`{"n":1}`, "append", "--stream", "s9", "--kind", "k9", "--schema", schema, "--no-wait")
+			}()
+			var r result
+			Eventually(done).WithTimeout(liveness).Should(Receive(&r), "--no-wait does not wait for the declaration either")
+			Expect(r.code).To(Equal(0), r.stderr)
+			out := decodeLines(r.stdout)
+			Expect(out).To(HaveLen(1))
+			Expect(out[0]).To(HaveKeyWithValue("pending", true))
+
+			go func() {
+				done <- s.run(`{"n":2}`, "append", "--stream", "s9", "--kind", "k9", "--schema", schema, "--timeout", "300ms")
+			}()
+			Eventually(done).WithTimeout(liveness).Should(Receive(&r), "--timeout bounds the declaration's wait too")
+			signal(session, syscall.SIGCONT)
+			Expect(r.code).To(Equal(1), r.stderr)
+			m := pendingRE.FindStringSubmatch(r.stderr)
+			Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
+
+			Eventually(func() []map[string]any { return s.lines("", "scan", "--stream", "s9") }).WithTimeout(liveness).
+				Should(Equal([]map[string]any{{"_seq": num("1"), "n": num("1")}, {"_seq": num("2"), "n": num("2")}}))
+			Eventually(func() []string { return s.entries(spool.StateIncoming) }).WithTimeout(liveness).Should(BeEmpty())
+			Expect(s.entries(spool.StateTrash)).To(ContainElement(HaveSuffix(m[1])), "the batch named in the error held the rows")
+			Expect(s.ok("", "kind", "list")).To(ContainSubstring(`"k9"`))
+		})
+
+		It("with --batch-rows and --timeout fails with code pending naming the spooled batch, and says which rows wait, while the owner is stopped", func() {
+			signal(session, syscall.SIGSTOP)
+			r := s.run(msgLines("late", 0, 5), "append", "--stream", "e1", "--kind", "events", "--batch-rows", "2", "--timeout", "300ms")
+			signal(session, syscall.SIGCONT)
+			Expect(r.code).To(Equal(1), r.stderr)
+			m := regexp.MustCompile(`^query: pending: batch ([0-9a-f]{32}) is spooled and not applied yet \(applied: 0 rows in 0 batches\) \(spooled, not applied yet: (\d+) rows in (\d+) batch(es)?\)\n$`).
+				FindStringSubmatch(r.stderr)
+			Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
+			spooled, err := strconv.Atoi(m[2])
+			Expect(err).NotTo(HaveOccurred())
+			Expect(spooled).To(BeNumerically(">=", 2), "at least the first batch was published before the wait ran out")
+
+			Eventually(s.msgs).WithArguments("e1").WithTimeout(liveness).Should(HaveLen(2 + spooled))
+			Eventually(func() []string { return s.entries(spool.StateIncoming) }).WithTimeout(liveness).Should(BeEmpty())
+			Expect(s.entries(spool.StateTrash)).To(ContainElement(HaveSuffix(m[1])), "the batch named in the error is one applied")
+			Consistently(s.msgs).WithArguments("e1").WithTimeout(time.Second).Should(HaveLen(2+spooled), "exactly the rows it said")
+		})
+
 		It("await prints the outcome of a --no-wait append, of a pending one once the owner resumes, and of a refused one", func() {
 			out := s.one(`{"msg":"c"}`, "append", "--stream", "e1", "--kind", "events", "--no-wait")
 			id := out["batch"].(string)

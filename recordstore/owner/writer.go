@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,9 +41,15 @@ type Writer[T Target] struct {
 	awaitMu sync.Mutex // one awaitSpooled at a time, so that each outcome is kept once
 	mu      struct {
 		sync.Mutex
-		spooled []string                  // published, outcome not read yet, oldest first
+		spooled []spooledBatch            // published, outcome not read yet, oldest first
 		results []recordstore.BatchResult // outcomes not returned by Flush yet
 	}
+}
+
+// spooledBatch is a batch a Writer published and has no outcome of yet.
+type spooledBatch struct {
+	id   string
+	rows int64
 }
 
 // NewWriter returns a Writer of this store. opts.Identity nil means a new
@@ -90,6 +97,28 @@ func (wr *Writer[T]) Delete(ctx context.Context, stream string) error {
 // Pending returns the rows and entries buffered, not yet delivered.
 func (wr *Writer[T]) Pending() (rows int64, entries int) { return wr.w.Pending() }
 
+// Unanswered returns how many batches this Writer published into the spool
+// whose outcome it has not read yet, and their rows: after a Flush that
+// ended with a *PendingError, the rows that are durable in the spool and
+// will be applied by the owner without this process.
+func (wr *Writer[T]) Unanswered() (batches int, rows int64) {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	for _, b := range wr.mu.spooled {
+		rows += b.rows
+	}
+	return len(wr.mu.spooled), rows
+}
+
+// Kept returns the outcomes read but not returned by a Flush yet: after a
+// Flush that failed, the batches known to be applied (or refused) before
+// the one it stopped at. The next Flush still returns them.
+func (wr *Writer[T]) Kept() []recordstore.BatchResult {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return slices.Clone(wr.mu.results)
+}
+
 // Flush delivers what is buffered, waits for the outcome of every batch
 // delivered since the previous Flush, and returns those outcomes in
 // delivery order. The error joins the batches' own errors — a failed
@@ -99,10 +128,18 @@ func (wr *Writer[T]) Pending() (rows int64, entries int) { return wr.w.Pending()
 //
 // When a delivery fails, or ctx ends before an outcome is known (a
 // *PendingError naming the first batch still waiting, whose rows are
-// durable in the spool), Flush returns that error and no results: they
-// are kept, and the next Flush (or Close) goes on from there.
+// durable in the spool — also when ctx ended while a later batch was
+// being delivered), Flush returns that error and no results: they are
+// kept (Kept), and the next Flush (or Close) goes on from there.
 func (wr *Writer[T]) Flush(ctx context.Context) ([]recordstore.BatchResult, error) {
 	if err := wr.w.Flush(ctx); err != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			wr.mu.Lock()
+			if len(wr.mu.spooled) > 0 {
+				err = &PendingError{BatchID: wr.mu.spooled[0].id}
+			}
+			wr.mu.Unlock()
+		}
 		return nil, err
 	}
 	if err := wr.awaitSpooled(ctx); err != nil {
@@ -166,7 +203,7 @@ func (wr *Writer[T]) deliver(ctx context.Context, d *spool.Delivery) error {
 		return err
 	}
 	wr.mu.Lock()
-	wr.mu.spooled = append(wr.mu.spooled, d.ID)
+	wr.mu.spooled = append(wr.mu.spooled, spooledBatch{id: d.ID, rows: d.Rows()})
 	wr.mu.Unlock()
 	s.nudge(ctx, d.ID)
 	return nil
@@ -184,7 +221,7 @@ func (wr *Writer[T]) awaitSpooled(ctx context.Context) error {
 			wr.mu.Unlock()
 			return nil
 		}
-		id := wr.mu.spooled[0]
+		id := wr.mu.spooled[0].id
 		wr.mu.Unlock()
 		// Published by this Writer: wait for it, without Await's look
 		// for a batch nobody knows (a listing of incoming/ per batch).

@@ -17,6 +17,9 @@ import (
 // Store is a store opened by Open.
 type Store = owner.Store[*sqlite.Backend]
 
+// Writer is the bulk writer of a Store (Store.NewWriter).
+type Writer = owner.Writer[*sqlite.Backend]
+
 // Options configure Open. The zero value is usable.
 type Options struct {
 	// Logger receives the store's log lines; default: discard.

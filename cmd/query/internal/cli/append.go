@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -144,33 +145,48 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 			return err
 		}
 		if p.batchRows > 0 {
+			actx, cancel := withTimeout(ctx, p.timeout) // the declaration's wait and the batches'
+			defer cancel()
 			if declared != nil {
-				if _, err := b.DeclareKind(ctx, *declared); err != nil {
+				if _, err := b.DeclareKind(actx, *declared); err != nil {
 					return err
 				}
 			}
-			return a.bulkAppend(ctx, st, p, k, newRowReader(r, name))
+			return a.bulkAppend(actx, st, p, k, newRowReader(r, name))
 		}
 		owned := st.Role() == owner.RoleOwner
 		var maxRows int64
 		if !owned {
 			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
 		}
-		publish := p.noWait && !owned
-		in, err := readAppend(newRowReader(r, name), k, maxRows, publish)
+		// Through the spool, a declaration travels in the rows' batch: one
+		// batch to wait for (or not, with --no-wait), applied or refused
+		// whole.
+		together := !owned && (p.noWait || declared != nil)
+		in, err := readAppend(newRowReader(r, name), k, maxRows, together)
 		if err != nil {
 			return err
 		}
+		if together {
+			return a.publishAppend(ctx, st, k, declared != nil, p, in.vals)
+		}
+		actx, cancel := withTimeout(ctx, p.timeout) // from the first wait for the owner on
+		defer cancel()
 		if declared != nil {
-			if _, err := b.DeclareKind(ctx, *declared); err != nil {
+			if _, err := b.DeclareKind(actx, *declared); err != nil {
 				return err
 			}
 		}
-		if publish {
-			return a.publishAppend(ctx, st, k, p.stream, in.vals)
-		}
-		return a.applyAppend(ctx, st, p, in.rows)
+		return a.applyAppend(actx, st, in.rows, p)
 	})
+}
+
+// withTimeout is ctx bounded by d when d is positive, else ctx itself.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
 }
 
 // appendKind returns the kind append checks the rows against. A
@@ -220,45 +236,75 @@ func readAppend(in *rowReader, k *recordstore.Kind, maxRows int64, publish bool)
 	return out, err
 }
 
-// applyAppend appends rows (directly, or through the spool waiting up to
-// --timeout for the owner's result) and prints the window with this
-// process's role.
-func (a *app) applyAppend(ctx context.Context, st *recordresults.Store, p appendArgs, rows []recordstore.Row) error {
+// applyAppend appends rows (directly, or through the spool waiting for the
+// owner's result until ctx, bounded by --timeout, ends) and prints the
+// window with this process's role.
+func (a *app) applyAppend(ctx context.Context, st *recordresults.Store, rows []recordstore.Row, p appendArgs) error {
 	role := roleOwner
 	if st.Role() != owner.RoleOwner {
 		role = roleSpooled
 	}
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if p.timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, p.timeout)
-	}
-	defer cancel()
-	res, err := st.Backend().Append(actx, p.stream, p.kind, rows)
+	res, err := st.Backend().Append(ctx, p.stream, p.kind, rows)
 	if err != nil {
 		return err
 	}
 	return a.printOne(appended{AppendResult: res, Role: role})
 }
 
-// publishAppend checks that stream can take rows of kind, publishes vals
-// (normalized for kind, in its column order) as one append batch, and
-// prints its id without waiting for the owner. A detached process cannot
-// read the stream to check it: the owner does, when it applies the batch.
-// On error nothing was published.
-func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *recordstore.Kind, stream string, vals []recordstore.Values) error {
+// publishAppend checks that the stream can take rows of kind and publishes
+// vals (normalized for kind, in its column order) as one append batch, led
+// by a declaration of kind when declare is set (--schema), so that the
+// owner declares it as kind apply would, or refuses both. With --no-wait it
+// prints the batch's id at once; otherwise it waits for the owner's
+// outcome (bounded by --timeout: then the error is pending, naming the
+// batch) and prints the append's window. A detached process cannot read
+// the stream to check it: the owner does, when it applies the batch. On
+// an error before the publish, nothing was published.
+func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *recordstore.Kind, declare bool, p appendArgs, vals []recordstore.Values) error {
 	if st.Role() != owner.RoleDetached {
-		if err := checkAppendable(ctx, st.Backend(), stream, kind.Name); err != nil {
+		if err := checkAppendable(ctx, st.Backend(), p.stream, kind.Name); err != nil {
 			return err
 		}
 	}
-	id, err := st.Publish(ctx, recordstore.Batch{
-		Schemas: []recordstore.Kind{*kind},
-		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: vals}},
-	})
+	var entries []recordstore.BatchEntry
+	if declare {
+		entries = append(entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
+	}
+	entries = append(entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: p.stream, Kind: kind.Name, Rows: vals})
+	id, err := st.Publish(ctx, recordstore.Batch{Schemas: []recordstore.Kind{*kind}, Entries: entries})
 	if err != nil {
 		return err
 	}
-	return a.printOne(recordresults.PendingBatch{Batch: id, Pending: true})
+	if p.noWait {
+		return a.printOne(recordresults.PendingBatch{Batch: id, Pending: true})
+	}
+	actx, cancel := withTimeout(ctx, p.timeout)
+	defer cancel()
+	res, err := st.Await(actx, id)
+	if err != nil {
+		return err
+	}
+	what := "append to " + p.stream
+	if res.Error != nil {
+		return fmt.Errorf("%s: %w", what, res.Error)
+	}
+	if len(res.Entries) != len(entries) {
+		return fmt.Errorf("%s: batch %s has %d entry results, want %d", what, id, len(res.Entries), len(entries))
+	}
+	for i, e := range res.Entries {
+		if e.Error == nil {
+			continue
+		}
+		if entries[i].Op == recordstore.OpDeclare {
+			return fmt.Errorf("declare kind %s: %w", kind.Name, e.Error)
+		}
+		return fmt.Errorf("%s: %w", what, e.Error)
+	}
+	last := res.Entries[len(res.Entries)-1]
+	if last.Append == nil {
+		return fmt.Errorf("%s: the owner's result has no append window", what)
+	}
+	return a.printOne(appended{AppendResult: *last.Append, Role: roleSpooled})
 }
 
 // checkAppendable refuses, as the owner would, an append to a live stream
@@ -290,13 +336,8 @@ type bulkAppended struct {
 // batches of at most p.batchRows rows, checking each row as it is read,
 // and prints the batches' windows together. On error, the batches
 // delivered before it stay applied; the error says how many rows they
-// held.
-func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendArgs, k *recordstore.Kind, in *rowReader) error {
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if p.timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, p.timeout)
-	}
-	defer cancel()
+// held. actx bounds every wait for the owner (--timeout).
+func (a *app) bulkAppend(actx context.Context, st *recordresults.Store, p appendArgs, k *recordstore.Kind, in *rowReader) error {
 	w := st.NewWriter(spool.WriterOptions{MaxRows: p.batchRows})
 	// The rows go to the Writer in chunks (one Append each, never split)
 	// that fill a batch exactly, so that each batch holds p.batchRows
@@ -315,11 +356,19 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 		chunk = chunk[:0]
 		return err
 	}
-	// stopped ends at a batch that could not be delivered: the batches
-	// before it stay applied.
+	// stopped ends at a batch that could not be delivered (err): the
+	// batches before it stay applied, or wait in the spool when the wait
+	// for the owner ran out, which the error then says instead.
 	stopped := func(err error) error {
 		results, ferr := w.Flush(actx)
-		return errors.Join(appliedBefore(err, results), ferr)
+		switch {
+		case ferr == nil:
+		case errors.Is(ferr, owner.ErrPending) && actx.Err() != nil && errors.Is(err, actx.Err()):
+			err = ferr
+		case err == nil || ferr.Error() != err.Error():
+			err = errors.Join(err, ferr)
+		}
+		return bulkStopped(err, results, w)
 	}
 	// badRow stops at a row that does not fit: the rows before it are
 	// applied, and the error says how many.
@@ -365,7 +414,7 @@ func (a *app) bulkAppend(ctx context.Context, st *recordresults.Store, p appendA
 	}
 	results, err := w.Close(actx)
 	if err != nil {
-		return appliedBefore(err, results)
+		return bulkStopped(err, results, w)
 	}
 	out := bulkAppended{appended: appended{AppendResult: sumAppends(results), Role: roleOwner}, Batches: len(results)}
 	out.Stream, out.Kind = p.stream, k.Name
@@ -401,9 +450,29 @@ func sumAppends(results []recordstore.BatchResult) recordstore.AppendResult {
 // skipped; a replacing row is appended (Replaced counts it again).
 func appliedBefore(err error, results []recordstore.BatchResult) error {
 	sum := sumAppends(results)
-	batches := "batches"
-	if len(results) == 1 {
-		batches = "batch"
+	return fmt.Errorf("%w (applied: %d rows in %s)", err, sum.Appended+sum.Skipped, plural(len(results), "batch", "batches"))
+}
+
+// bulkStopped is err of a bulk append that stopped, with what its Writer
+// had applied by then (results, the last Flush's, or else the outcomes
+// it kept) and, when the owner's answer was not awaited to the end, what
+// still waits in the spool: those rows are durable and will be applied,
+// so the input resumes after them.
+func bulkStopped(err error, results []recordstore.BatchResult, w *recordresults.Writer) error {
+	if results == nil {
+		results = w.Kept()
 	}
-	return fmt.Errorf("%w (applied: %d rows in %d %s)", err, sum.Appended+sum.Skipped, len(results), batches)
+	err = appliedBefore(err, results)
+	if batches, rows := w.Unanswered(); batches > 0 {
+		err = fmt.Errorf("%w (spooled, not applied yet: %d rows in %s)", err, rows, plural(batches, "batch", "batches"))
+	}
+	return err
+}
+
+// plural is n with one or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
