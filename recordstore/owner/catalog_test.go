@@ -134,6 +134,10 @@ var _ = Describe("a non-owner of another catalog version", Label("integration"),
 		expectCatalogVersion(err)
 		_, err = b.Kind(ctx, "event")
 		expectCatalogVersion(err)
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a pending error, not a hang, if it waited
+		_, err = s.Await(actx, "0123456789abcdef0123456789abcdef")
+		cancel()
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "the owner says it knows no such batch: %v", err)
 		Expect(tree(filepath.Dir(path))).To(Equal(before), "a read changed a file")
 		Expect(published.Load()).To(BeZero())
 

@@ -61,6 +61,11 @@ type IngestOutcome struct {
 	ID     string                   `json:"id"`
 	Done   bool                     `json:"done"`
 	Result *recordstore.BatchResult `json:"result,omitempty"`
+	// Unknown says, in the answer to a wait, that neither the owner's
+	// ledger nor its spool holds the batch: it was never published to
+	// this store, or applied so long ago that its ledger row was swept.
+	// Waiting longer would not help. (Done is false.)
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // SpoolListing is the answer to the spool action.

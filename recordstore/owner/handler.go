@@ -4,6 +4,7 @@ package owner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -66,8 +67,9 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	if !s.collectDone(ctx, ids, chans, out) && watching && !drained {
 		s.drainIfIdle()
 	}
+	s.markUnknown(ctx, ids, chans, out)
 	for i := range out {
-		if out[i].Done || chans[i] == nil {
+		if out[i].Done || out[i].Unknown || chans[i] == nil {
 			continue
 		}
 		select {
@@ -78,6 +80,26 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 		}
 	}
 	return out
+}
+
+// markUnknown marks the ids still waiting that neither the ledger nor the
+// spool holds (lookup), so that a waiter that cannot read the ledger
+// itself (a detached process) is told rather than kept waiting for a batch
+// that will never come. A batch is published before its producer asks
+// for it, and stays in incoming/, failed/ or the ledger from then on.
+func (s *Store[T]) markUnknown(ctx context.Context, ids []string, chans []<-chan recordstore.BatchResult, out []IngestOutcome) {
+	for i, id := range ids {
+		if out[i].Done || chans[i] == nil {
+			continue
+		}
+		res, pending, err := s.lookup(ctx, id)
+		switch {
+		case errors.Is(err, recordstore.ErrNotFound):
+			out[i].Unknown = true
+		case err == nil && !pending:
+			out[i].Done, out[i].Result = true, &res // answered from failed/'s error.json
+		}
+	}
 }
 
 // awaitDrain returns at once when every waiter is answered already (see

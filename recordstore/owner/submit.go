@@ -167,7 +167,7 @@ func (s *Store[T]) forgetSocket(path string) {
 // holds fails at once with an error wrapping recordstore.ErrNotFound: it
 // was never published here, or applied so long ago that its ledger row was
 // swept. (A process detached from the store cannot read the ledger; it
-// waits for the owner's answer.)
+// asks the owner, which answers the same way.)
 func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResult, error) {
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
@@ -270,7 +270,10 @@ func (s *Store[T]) await(ctx context.Context, id string, fresh bool) (recordstor
 		if s.Role() == RoleOwner {
 			res, done = s.awaitLocal(ctx, id)
 		} else {
-			res, done = s.awaitSocket(ctx, id)
+			var err error
+			if res, done, err = s.awaitSocket(ctx, id); err != nil {
+				return res, err
+			}
 		}
 		if done {
 			return res, nil
@@ -342,14 +345,19 @@ func (s *Store[T]) awaitLocal(ctx context.Context, id string) (recordstore.Batch
 // it waits awaitPoll, after which the caller reads the ledger again (a
 // lookup by primary key on the read-only connection: about as cheap as
 // reading the file's data_version, and it answers the question itself).
-func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.BatchResult, bool) {
+// An owner that knows the batch nowhere says so: the error then wraps
+// ErrNotFound.
+func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.BatchResult, bool, error) {
 	if sock := s.ownerSocket(); sock != "" {
 		resp, err := Call(ctx, sock, Request{Action: ActionIngest, IDs: []string{id}, Wait: true})
 		if err == nil && len(resp.Results) == 1 && resp.Results[0].Done && resp.Results[0].Result != nil {
-			return *resp.Results[0].Result, true
+			return *resp.Results[0].Result, true, nil
+		}
+		if err == nil && len(resp.Results) == 1 && resp.Results[0].Unknown {
+			return recordstore.BatchResult{}, false, fmt.Errorf("batch %s: %w: the owner's ledger does not hold it and it is not in the spool", id, recordstore.ErrNotFound)
 		}
 		if err == nil {
-			return recordstore.BatchResult{}, false // the owner is still working on it; ask again
+			return recordstore.BatchResult{}, false, nil // the owner is still working on it; ask again
 		}
 		if ctx.Err() == nil {
 			s.forgetSocket(sock)
@@ -361,7 +369,7 @@ func (s *Store[T]) awaitSocket(ctx context.Context, id string) (recordstore.Batc
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	return recordstore.BatchResult{}, false
+	return recordstore.BatchResult{}, false, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
