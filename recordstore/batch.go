@@ -223,22 +223,29 @@ func AsBatchError(err error) *BatchError {
 }
 
 // Message returns err's text on one line, for printing next to its code
-// (Code): the text of the code's sentinel is removed wherever it starts a
-// segment, so that "invalid: kind jobs: no columns" reads "kind jobs: no
-// columns" and "open store x: not found: stream s" reads "open store x:
-// stream s". Line breaks become spaces. When nothing would be left (a bare
+// (Code): the text of the code's sentinel, and the code itself as a
+// BatchError writes it, are removed wherever they start a segment, so that
+// "invalid: kind jobs: no columns" reads "kind jobs: no columns", "open
+// store x: not found: stream s" reads "open store x: stream s" and "batch
+// b: schema_conflict: kind k: key differs" reads "batch b: kind k: key
+// differs". Line breaks become spaces. When nothing would be left (a bare
 // sentinel) the text is kept. A nil error has message "".
 func Message(err error) string {
 	if err == nil {
 		return ""
 	}
 	msg := oneLine(err.Error())
-	sentinel := SentinelForCode(Code(err))
+	code := Code(err)
+	sentinel := SentinelForCode(code)
 	if sentinel == nil {
 		return msg
 	}
-	if stripped := stripSegments(msg, sentinel.Error()+": "); stripped != "" {
-		return stripped
+	// The sentinel's text, and the code as a BatchError writes it
+	// ("schema_conflict: ..." where the sentinel says "schema conflict").
+	for _, prefix := range []string{sentinel.Error() + ": ", code + ": "} {
+		if stripped := stripSegments(msg, prefix); stripped != "" {
+			msg = stripped
+		}
 	}
 	return msg
 }

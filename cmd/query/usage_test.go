@@ -22,6 +22,8 @@ var _ = Describe("usage errors", func() {
 			Expect(r.stderr).To(ContainSubstring(says))
 		},
 		Entry("no command", "needs a subcommand"),
+		Entry("help on an unknown command", `unknown help topic "frobnicate"`, "help", "frobnicate"),
+		Entry("help on an unknown verb", `unknown help topic "spool nope"`, "help", "spool", "nope"),
 		Entry("an unknown command", `unknown command "frobnicate"`, "frobnicate"),
 		Entry("a group without its verb", "query kind needs a subcommand", "kind"),
 		Entry("an unknown verb", `unknown command "drop"`, "kind", "drop"),
@@ -67,5 +69,15 @@ var _ = Describe("usage errors", func() {
 		Expect(r.code).To(Equal(cli.ExitOK))
 		Expect(r.stdout).To(ContainSubstring("--follow"))
 		Expect(r.stderr).To(BeEmpty())
+	})
+
+	It("prints the same help for help COMMAND", func() {
+		s := newStore()
+		flag := s.run("", "spool", "ls", "--help")
+		verb := s.run("", "help", "spool", "ls")
+		Expect(verb.code).To(Equal(cli.ExitOK), verb.stderr)
+		Expect(verb.stdout).To(ContainSubstring("--failed"))
+		Expect(verb.stdout).To(Equal(flag.stdout))
+		Expect(verb.stderr).To(BeEmpty())
 	})
 })

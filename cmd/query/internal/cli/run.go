@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -62,6 +63,7 @@ line exits 2.`,
 		SilenceUsage:  true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetHelpCommand(helpCmd(root))
 	root.SetIn(a.env.Stdin)
 	root.SetOut(a.env.Stdout)
 	root.SetErr(a.env.Stderr)
@@ -93,6 +95,24 @@ line exits 2.`,
 		a.versionCmd(),
 	)
 	return root
+}
+
+// helpCmd is "query help [COMMAND...]": the help of the command named, like
+// COMMAND --help. A name that is no command is a usage error (exit 2), as
+// it is anywhere else on the command line.
+func helpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				return usagef("unknown help topic %q", strings.Join(args, " "))
+			}
+			target.InitDefaultHelpFlag() // listed as --help lists it
+			return target.Help()
+		},
+	}
 }
 
 // needSubcommand is the body of a command that only groups others.
