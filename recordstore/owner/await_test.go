@@ -58,26 +58,17 @@ var _ = Describe("Await", func() {
 
 	It("waits for the new outcome of a refused batch put back for a retry, not its recorded failure", func(ctx SpecContext) {
 		path := storePath()
-		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
-		replaceIncoming(path) // the watch sees nothing: batches wait until asked for
-		bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
-			rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
-		})
-		res, err := s.Await(ctx, bad.ID)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
-		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
-			Should(ContainElement(bad.String()))
+		s, bad, _ := refusedIntoFailed(ctx, path)
 
 		rewriteData(spoolDir(path).Path(spool.StateFailed, bad.String()), func([]byte) []byte { return []byte(`{"k":"fixed"}` + "\n") })
 		Expect(spoolDir(path).Retry(ctx, bad.String())).To(Succeed())
-		_, err = s.Outcome(ctx, bad.ID)
+		_, err := s.Outcome(ctx, bad.ID)
 		var pe *owner.PendingError
 		Expect(errors.As(err, &pe)).To(BeTrue(), "put back, it waits for its retry: %v", err)
 
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a pending error, not a hang, if it waited
 		defer cancel()
-		res, err = s.Await(actx, bad.ID)
+		res, err := s.Await(actx, bad.ID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted), "the retry's outcome, not the failure this process remembers")
 		Expect(streamKeys(s, "s")).To(Equal([]string{"fixed"}))
@@ -85,16 +76,7 @@ var _ = Describe("Await", func() {
 
 	It("answers a refused batch whose ledger row was swept from its error.json, and Outcome tells without waiting", func(ctx SpecContext) {
 		path := storePath()
-		s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
-		replaceIncoming(path) // the watch sees nothing: batches wait until asked for
-		bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
-			rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
-		})
-		first, err := s.Await(ctx, bad.ID)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(first.Outcome).To(Equal(recordstore.OutcomeFailed))
-		Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
-			Should(ContainElement(bad.String()))
+		s, bad, first := refusedIntoFailed(ctx, path)
 		n, err := s.Backend().SweepBatches(ctx, time.Now().Add(time.Hour))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(BeNumerically(">=", 1), "the ledger row is swept")
@@ -126,3 +108,21 @@ var _ = Describe("Await", func() {
 		Expect(res2).To(Equal(res))
 	})
 })
+
+// refusedIntoFailed opens the store here as owner with neither polls nor
+// a watch (batches wait until asked for), hands it a batch whose row does
+// not fit, awaits its refusal and waits until it is in failed/.
+func refusedIntoFailed(ctx context.Context, path string) (*owner.Store[*sqlite.Backend], spool.BatchName, recordstore.BatchResult) {
+	GinkgoHelper()
+	s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
+	replaceIncoming(path)
+	bad := handBatch(path, "s", []recordstore.Row{{"k": "bad"}}, func(dir string) {
+		rewriteData(dir, func([]byte) []byte { return []byte(`{"k":7}` + "\n") })
+	})
+	res, err := s.Await(ctx, bad.ID)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
+	Eventually(func() []string { return entries(path, spool.StateFailed) }, wait, 10*time.Millisecond).
+		Should(ContainElement(bad.String()))
+	return s, bad, res
+}
