@@ -67,38 +67,52 @@ func (s *Store[T]) controlIngest(ctx context.Context, ids []string, wait bool) [
 	if !s.collectDone(ctx, ids, chans, out) && watching && !drained {
 		s.drainIfIdle()
 	}
-	s.markUnknown(ctx, ids, chans, out)
 	for i := range out {
-		if out[i].Done || out[i].Unknown || chans[i] == nil {
+		if out[i].Done || chans[i] == nil {
 			continue
 		}
-		select {
-		case res := <-chans[i]:
-			out[i].Done, out[i].Result = true, &res
-		case <-ctx.Done():
+		if !s.waitOne(ctx, ids[i], chans[i], &out[i]) {
 			return out
 		}
 	}
 	return out
 }
 
-// markUnknown marks the ids still waiting that neither the ledger nor the
-// spool holds (lookup), so that a waiter that cannot read the ledger
-// itself (a detached process) is told rather than kept waiting for a batch
-// that will never come. A batch is published before its producer asks
-// for it, and stays in incoming/, failed/ or the ledger from then on.
-func (s *Store[T]) markUnknown(ctx context.Context, ids []string, chans []<-chan recordstore.BatchResult, out []IngestOutcome) {
-	for i, id := range ids {
-		if out[i].Done || chans[i] == nil {
-			continue
+// unknownCheck is how long a wait request waits for a batch before it
+// looks whether the owner knows it at all, and then again each time.
+const unknownCheck = time.Second
+
+// waitOne waits for the outcome of batch id on ch into out. A batch that
+// takes longer than unknownCheck is looked up (lookup) every unknownCheck:
+// one that neither the ledger nor the spool holds is marked Unknown, so
+// that a waiter that cannot read the ledger itself (a detached process) is
+// told rather than kept waiting for a batch that will never come (a batch
+// is published before its producer asks for it, and stays in incoming/,
+// failed/ or the ledger from then on); one refused long ago whose ledger
+// row was swept is answered from its error.json. It reports false when
+// ctx ended first.
+func (s *Store[T]) waitOne(ctx context.Context, id string, ch <-chan recordstore.BatchResult, out *IngestOutcome) bool {
+	t := time.NewTimer(unknownCheck)
+	defer t.Stop()
+	for {
+		select {
+		case res := <-ch:
+			out.Done, out.Result = true, &res
+			return true
+		case <-ctx.Done():
+			return false
+		case <-t.C:
 		}
 		res, pending, err := s.lookup(ctx, id)
 		switch {
 		case errors.Is(err, recordstore.ErrNotFound):
-			out[i].Unknown = true
+			out.Unknown = true
+			return true
 		case err == nil && !pending:
-			out[i].Done, out[i].Result = true, &res // answered from failed/'s error.json
+			out.Done, out.Result = true, &res
+			return true
 		}
+		t.Reset(unknownCheck)
 	}
 }
 
