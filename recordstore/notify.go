@@ -67,24 +67,34 @@ var FollowRecheck = time.Second
 // returns its meta then. A stream that does not exist yet is waited for.
 // It returns ctx.Err() when ctx ends first.
 func Wait(ctx context.Context, b Backend, stream string, afterSeq int64) (Meta, error) {
+	m, _, err := waitGen(ctx, b, stream, afterSeq, 0)
+	return m, err
+}
+
+// waitGen is Wait for generation gen of stream (0: whichever comes). It
+// reports gone, with no error, once gen is no longer the stream's: the
+// stream was deleted or expired (and perhaps created again since).
+func waitGen(ctx context.Context, b Backend, stream string, afterSeq, gen int64) (m Meta, gone bool, err error) {
 	if err := ValidateStreamID(stream); err != nil {
-		return Meta{}, err
+		return Meta{}, false, err
 	}
 	n := b.Notifier()
 	for {
 		ch := n.Changed(stream)
 		m, err := b.Meta(ctx, stream)
 		switch {
+		case gen != 0 && (errors.Is(err, ErrNotFound) || err == nil && m.Generation != gen):
+			return Meta{}, true, nil
 		case err == nil && (m.HighSeq > afterSeq || m.Sealed):
-			return m, nil
+			return m, false, nil
 		case err != nil && !errors.Is(err, ErrNotFound):
-			return Meta{}, err
+			return Meta{}, false, err
 		}
 		t := time.NewTimer(FollowRecheck)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Meta{}, ctx.Err()
+			return Meta{}, false, ctx.Err()
 		case <-ch:
 		case <-t.C:
 		}
@@ -96,14 +106,20 @@ func Wait(ctx context.Context, b Backend, stream string, afterSeq int64) (Meta, 
 const TailPage = 1000
 
 // Tail calls fn for every row of stream with seq > afterSeq, in order, as
-// they arrive. It returns nil once the stream is sealed and fully read, fn's
-// error if fn fails, or ctx.Err() when ctx ends.
+// they arrive. It follows one generation of the stream: the one it finds
+// (or, when the stream does not exist yet, the first one created). It
+// returns nil once that generation is sealed and fully read, or is gone —
+// the stream deleted or expired, whether or not a next generation has
+// begun, whose seqs start again at 1 —, fn's error if fn fails, or
+// ctx.Err() when ctx ends.
 func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func(Record) error) error {
+	var gen int64
 	for {
-		m, err := Wait(ctx, b, stream, afterSeq)
-		if err != nil {
+		m, gone, err := waitGen(ctx, b, stream, afterSeq, gen)
+		if err != nil || gone {
 			return err
 		}
+		gen = m.Generation
 		for afterSeq < m.HighSeq {
 			recs, err := b.Scan(ctx, stream, ScanOptions{After: afterSeq, Limit: TailPage})
 			if err != nil {
@@ -111,6 +127,13 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 			}
 			if len(recs) == 0 {
 				break
+			}
+			// Generations only grow: the same one before and after the
+			// scan means the scan read it, not the next one.
+			if now, err := b.Meta(ctx, stream); errors.Is(err, ErrNotFound) || err == nil && now.Generation != gen {
+				return nil
+			} else if err != nil {
+				return err
 			}
 			for _, r := range recs {
 				if err := fn(r); err != nil {

@@ -144,6 +144,34 @@ func (s *suite) describeFollow() {
 			}
 		})
 
+		It("ends the tail of a generation once the stream is deleted, delivering no row of the next generation", func() {
+			s.append("t", "event", events(1, 2)...)
+			var mu sync.Mutex
+			var got []recordstore.Record
+			done := make(chan error, 1)
+			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+			defer cancel()
+			go func() {
+				defer GinkgoRecover()
+				done <- recordstore.Tail(ctx, s.b, "t", 0, func(r recordstore.Record) error {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, r)
+					return nil
+				})
+			}()
+			Eventually(func() int { mu.Lock(); defer mu.Unlock(); return len(got) }, wakeTimeout).Should(Equal(2))
+			Expect(s.b.Delete(s.ctx, "t")).To(Succeed())
+			s.append("t", "event", events(101, 3)...) // the next generation: seqs 1 to 3 again
+			Eventually(done, wakeTimeout).Should(Receive(BeNil()))
+			mu.Lock()
+			defer mu.Unlock()
+			Expect(seqs(got)).To(Equal([]int64{1, 2}))
+			for _, r := range got {
+				Expect(r.Values["n"]).To(BeNumerically("<", 100), "a row of the next generation was delivered")
+			}
+		})
+
 		It("tails from after the given seq and returns at once on a sealed, fully read stream", func() {
 			s.append("t", "event", events(1, 5)...)
 			_, err := s.b.Seal(s.ctx, "t")
