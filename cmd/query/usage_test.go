@@ -3,6 +3,8 @@
 package main_test
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 
 	"github.com/fb46ecde/records/cmd/query/internal/cli"
@@ -60,6 +62,8 @@ var _ = Describe("usage errors", func() {
 		Entry("append with both --no-wait and --timeout", "--timeout and --no-wait cannot be used together", "append", "--stream", "s1", "--kind", "jobs", "--no-wait", "--timeout", "1s"),
 		Entry("status with an argument", `unknown command "x"`, "status", "x"),
 		Entry("an empty store path for status", "--store must not be empty", "--store", "", "status"),
+		Entry("serve on an address without a port", `--addr "bogus": want HOST:PORT`, "serve", "--addr", "bogus"),
+		Entry("serve on a port that is no number", `--addr "127.0.0.1:seventy"`, "serve", "--addr", "127.0.0.1:seventy"),
 		Entry("an unknown log level", `invalid argument "loud" for "--log-level"`, "--log-level", "loud", "streams"),
 	)
 
@@ -69,6 +73,18 @@ var _ = Describe("usage errors", func() {
 		Expect(r.code).To(Equal(cli.ExitOK))
 		Expect(r.stdout).To(ContainSubstring("--follow"))
 		Expect(r.stderr).To(BeEmpty())
+	})
+
+	It("fails serve on an address in use before it opens the store", func() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		defer ln.Close()
+		s := newStore()
+		r := s.run("", "serve", "--addr", ln.Addr().String())
+		Expect(r.code).To(Equal(cli.ExitFailure), r.stderr)
+		Expect(r.stderr).To(HavePrefix("query: internal: listen on " + ln.Addr().String()))
+		Expect(s.path+".lock").NotTo(BeAnExistingFile(), "the store was not opened")
+		Expect(filepath.Join(filepath.Dir(s.path), "v1")).NotTo(BeAnExistingFile())
 	})
 
 	It("prints the same help for help COMMAND", func() {

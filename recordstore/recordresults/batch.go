@@ -30,7 +30,8 @@ type PendingBatch struct {
 // batch id or a batch name): 200 and the result — also for a failed batch,
 // whose result says why —, 202 and {"batch","pending":true} while it waits
 // in the spool (after waiting up to the wait parameter, a Go duration of
-// at most MaxBatchWait; default: no wait), 404 (not_found) when neither the
+// at most MaxBatchWait, or until HandlerOptions.Done is closed; default:
+// no wait), 404 (not_found) when neither the
 // ledger nor the spool holds it, 400 (invalid) for a bad batch or wait.
 func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	id, err := spool.IDOf(r.PathValue("batch"))
@@ -49,9 +50,11 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	if wait == 0 {
 		res, err = h.opts.Batches.Outcome(r.Context(), id)
 	} else {
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		ctx, stop := h.doneContext(r.Context()) // a shutdown answers 202 at once
+		ctx, cancel := context.WithTimeout(ctx, wait)
 		res, err = h.opts.Batches.Await(ctx, id)
 		cancel()
+		stop()
 	}
 	if errors.Is(err, owner.ErrPending) {
 		writeJSON(w, http.StatusAccepted, PendingBatch{Batch: id, Pending: true})

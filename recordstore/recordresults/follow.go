@@ -22,7 +22,8 @@ var errFollowLimit = errors.New("follow limit reached")
 // limit rows (0: no limit) were written, when the client goes away, or when
 // HandlerOptions.Done is closed. A stream that does not exist yet is waited
 // for. Bad parameters and an invalid stream id get a JSON error response;
-// once the status is sent, a failure can only cut the response short.
+// once the status is sent, a failure can only cut the response short. A
+// HEAD request gets the headers a GET starts with, at once.
 func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	stream := r.PathValue("stream")
 	if err := recordstore.ValidateStreamID(stream); err != nil {
@@ -34,10 +35,14 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ctx, cancel := h.followContext(r.Context())
+	w.Header().Set("Content-Type", ContentTypeNDJSON)
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK) // the headers a GET would start with, and no wait for rows
+		return
+	}
+	ctx, cancel := h.doneContext(r.Context())
 	defer cancel()
 
-	w.Header().Set("Content-Type", ContentTypeNDJSON)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush() // the client learns at once that the follow started
@@ -61,8 +66,9 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// followContext is the request's context, also ended when Done is closed.
-func (h *handler) followContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// doneContext is the request's context, also ended when Done is closed:
+// what a follow, or a batch wait, runs under.
+func (h *handler) doneContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	if h.opts.Done != nil {
 		go func() {

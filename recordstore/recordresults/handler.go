@@ -29,8 +29,10 @@ type HandlerOptions struct {
 	// does not exist (404).
 	Batches BatchOutcomes
 	// Done, when closed, ends every follow response as if its stream were
-	// sealed. Close it when the server shuts down, so that followers do not
-	// hold the shutdown up (http.Server.RegisterOnShutdown is the place).
+	// sealed, and every wait for a batch as if its wait ran out (202, still
+	// pending). Close it when the server shuts down, so that followers and
+	// waiters do not hold the shutdown up (http.Server.RegisterOnShutdown
+	// is the place).
 	Done <-chan struct{}
 }
 
@@ -46,6 +48,7 @@ type handler struct {
 	b    recordstore.Backend
 	log  *slog.Logger
 	opts HandlerOptions
+	mux  *http.ServeMux // the routes, for noRoute to tell a wrong method from a wrong path
 }
 
 // Handler returns the HTTP read API over b:
@@ -75,6 +78,7 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	}
 	h := &handler{b: b, log: log, opts: opts}
 	mux := http.NewServeMux()
+	h.mux = mux
 	mux.HandleFunc("GET /healthz", h.healthz)
 	if opts.Status != nil {
 		mux.HandleFunc("GET /api/v1/status", h.status)
@@ -161,7 +165,22 @@ func (h *handler) meta(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
+// noRoute answers what no route takes: 405 (code unsupported, with an
+// Allow header) for a path that a GET would find, 404 (not_found)
+// otherwise.
 func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		probe := r.Clone(r.Context())
+		probe.Method = http.MethodGet
+		if _, pattern := h.mux.Handler(probe); pattern != "/" {
+			var body errorBody
+			body.Error.Code = recordstore.Code(recordstore.ErrUnsupported)
+			body.Error.Message = fmt.Sprintf("method %s is not allowed on %s; the API only reads: GET or HEAD", r.Method, r.URL.Path)
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, body)
+			return
+		}
+	}
 	writeError(w, r, h.log, fmt.Errorf("%w: no route for %s %s", recordstore.ErrNotFound, r.Method, r.URL.Path))
 }
 

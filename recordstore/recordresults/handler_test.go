@@ -229,6 +229,31 @@ var _ = Describe("Handler", func() {
 		Entry("status without a status function", "/api/v1/status", 404, "not_found", "no route"),
 	)
 
+	DescribeTable("answers a method other than GET or HEAD with 405 on a route, 404 elsewhere",
+		func(method, path string, status int, code string) {
+			req, err := http.NewRequest(method, a.srv.URL+path, nil)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := apiClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.StatusCode).To(Equal(status), string(body))
+			Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
+			c, _ := apiError(string(body))
+			Expect(c).To(Equal(code))
+			if status == http.StatusMethodNotAllowed {
+				Expect(resp.Header.Get("Allow")).To(Equal("GET, HEAD"))
+			}
+		},
+		Entry("POST to the streams", http.MethodPost, "/api/v1/streams", 405, "unsupported"),
+		Entry("DELETE of a stream", http.MethodDelete, "/api/v1/streams/e1", 405, "unsupported"),
+		Entry("PUT to rows", http.MethodPut, "/api/v1/streams/e1/rows", 405, "unsupported"),
+		Entry("POST to healthz", http.MethodPost, "/healthz", 405, "unsupported"),
+		Entry("POST to an unknown path", http.MethodPost, "/api/v2/things", 404, "not_found"),
+		Entry("POST to the status without a status function", http.MethodPost, "/api/v1/status", 404, "not_found"),
+	)
+
 	DescribeTable("HTTPStatus by code",
 		func(code string, status int) { Expect(recordresults.HTTPStatus(code)).To(Equal(status)) },
 		Entry(nil, "invalid", 400), Entry(nil, "unsupported", 400), Entry(nil, "not_found", 404),
@@ -278,6 +303,16 @@ var _ = Describe("Handler", func() {
 			Consistently(lines).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
 			cancel()
 			Eventually(a.log).WithTimeout(apiWait).Should(gbytes.Say(`msg=request method=GET path=/api/v1/streams/e1/follow status=200`))
+		})
+
+		It("answers HEAD with a GET's headers at once, without waiting for rows", func() {
+			resp, err := apiClient.Head(a.srv.URL + "/api/v1/streams/e1/follow?after=3")
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			Expect(resp.Header.Get("Content-Type")).To(Equal(recordresults.ContentTypeNDJSON))
+			Eventually(a.log).WithTimeout(apiWait).Should(gbytes.Say(`msg=request method=HEAD path=/api/v1/streams/e1/follow status=200`),
+				"the request ended while the client still holds the connection")
 		})
 
 		It("ends when Done is closed", func() {
@@ -395,6 +430,31 @@ var _ = Describe("Handler with batch outcomes", func() {
 			Expect(status).To(Equal(http.StatusBadRequest), bad)
 			Expect(body).To(ContainSubstring(`"code":"invalid"`))
 		}
+	})
+
+	It("answers a wait in progress with 202 once Done is closed", func() {
+		a := newAPIServer(recordresults.HandlerOptions{}, true)
+		id := spool.NewIdentity("api test")
+		first := a.publishAs(id, 1, "first")
+		status, _, body := a.get("/api/v1/batches/" + first.ID + "?wait=" + apiWait.String())
+		Expect(status).To(Equal(http.StatusOK), body)
+		held := a.publishAs(id, 3, "held") // held back for the missing seq 2
+		type answer struct {
+			status int
+			body   string
+		}
+		got := make(chan answer, 1)
+		go func() {
+			defer GinkgoRecover()
+			status, _, body := a.get("/api/v1/batches/" + held.ID + "?wait=1m")
+			got <- answer{status, body}
+		}()
+		Consistently(got, 200*time.Millisecond).ShouldNot(Receive(), "it waits")
+		close(a.done)
+		var ans answer
+		Eventually(got, 30*time.Second).Should(Receive(&ans), "not the minute the request asked for")
+		Expect(ans.status).To(Equal(http.StatusAccepted), ans.body)
+		Expect(ans.body).To(MatchJSON(`{"batch":"` + held.ID + `","pending":true}`))
 	})
 
 	It("has no batches route without Batches", func() {

@@ -16,16 +16,12 @@ import (
 // it is told to stop.
 const shutdownTimeout = 10 * time.Second
 
-// runHTTP listens on addr (port 0 picks a free port), logs the bound
-// address as msg=listening addr=HOST:PORT, and serves h until ctx ends; it
+// runHTTP logs the address ln is bound to as msg=listening
+// addr=HOST:PORT and serves h on ln until ctx ends; it
 // then calls onShutdown (which ends the long-lived responses), stops
 // accepting connections, lets requests in flight finish (up to
 // shutdownTimeout) and returns nil.
-func runHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, onShutdown func()) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
+func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, onShutdown func()) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

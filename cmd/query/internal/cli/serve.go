@@ -5,7 +5,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
@@ -41,10 +43,15 @@ it never takes the store over. Each role is logged as
 
 Port 0 picks a free port; the address actually bound is logged as
 "msg=listening addr=HOST:PORT". Logs go to stderr (slog text). On SIGINT
-or SIGTERM it stops accepting connections, ends follow responses, lets
-other requests finish, and as owner drains the spool before it exits 0.`,
+or SIGTERM it stops accepting connections, ends follow responses, answers
+batch waits with 202 (still pending), lets other requests finish, and as
+owner drains the spool before it exits 0. An --addr that is no HOST:PORT
+is a usage error; an address in use fails before the store is opened.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if err := checkAddr(addr); err != nil {
+				return err
+			}
 			return a.serve(cmd.Context(), addr)
 		}),
 	}
@@ -52,7 +59,27 @@ other requests finish, and as owner drains the spool before it exits 0.`,
 	return cmd
 }
 
+// checkAddr refuses, as a usage error, an --addr that is not HOST:PORT
+// with a port number (or service name) TCP knows.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return usagef("--addr %q: want HOST:PORT, like 127.0.0.1:7070 (port 0 picks a free one): %v", addr, err)
+	}
+	return nil
+}
+
+// serve listens on addr first, so that an address in use fails before the
+// store is opened (and perhaps taken over), then serves the store.
 func (a *app) serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	defer ln.Close() // when the store could not be opened; Serve closes it otherwise
 	log := a.logger(slog.LevelInfo)
 	opts := recordresults.Options{
 		// The store's own lines (owner, sqlite) only from warnings up,
@@ -60,7 +87,7 @@ func (a *app) serve(ctx context.Context, addr string) error {
 		Logger: a.logger(slog.LevelWarn),
 		Events: owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
 	}
-	err := a.withOwned(ctx, opts, func(st *recordresults.Store) error {
+	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
 		h := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
 			Logger:  log,
@@ -68,7 +95,7 @@ func (a *app) serve(ctx context.Context, addr string) error {
 			Batches: st,
 			Done:    done,
 		})
-		return runHTTP(ctx, addr, h, log, func() { close(done) })
+		return runHTTP(ctx, ln, h, log, func() { close(done) })
 	})
 	if err != nil {
 		return err
