@@ -249,6 +249,11 @@ func Open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 	if opts.Path == "" || opts.Open == nil {
 		return nil, fmt.Errorf("%w: owner.Options needs Path and Open", recordstore.ErrInvalid)
 	}
+	if opts.Format != "" {
+		if _, err := spool.Lookup(opts.Format); err != nil { // before anything is created
+			return nil, fmt.Errorf("owner.Options.Format: %w", err)
+		}
+	}
 	abs, err := filepath.Abs(opts.Path)
 	if err != nil {
 		return nil, fmt.Errorf("store path: %w", err)
@@ -382,6 +387,18 @@ func (s *Store[T]) fatal() error {
 // there, durable, for the next owner).
 func (s *Store[T]) Close() error {
 	return release(s.opts.Path, s, s.close)
+}
+
+// usable fails with an error wrapping recordstore.ErrClosed once Close has
+// begun: nothing is published, awaited or delivered through a closed Store.
+func (s *Store[T]) usable() error {
+	s.mu.Lock()
+	closed := s.mu.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("store %s: %w", s.opts.Path, recordstore.ErrClosed)
+	}
+	return nil
 }
 
 func (s *Store[T]) close() error {

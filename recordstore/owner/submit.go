@@ -96,6 +96,9 @@ func (s *Store[T]) publish(ctx context.Context, b recordstore.Batch) (string, er
 // publishNotify is publish that calls visible with the batch id once the
 // batch is in incoming/ (see spool.Dir.PublishNotify).
 func (s *Store[T]) publishNotify(ctx context.Context, b recordstore.Batch, visible func(id string)) (string, error) {
+	if err := s.usable(); err != nil {
+		return "", err
+	}
 	s.pub.Lock()
 	seq := s.pub.seq + 1
 	b.ID = spool.NewID()
@@ -169,6 +172,12 @@ func (s *Store[T]) forgetSocket(path string) {
 // swept. (A process detached from the store cannot read the ledger; it
 // asks the owner, which answers the same way.)
 func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	if err := s.usable(); err != nil {
+		return recordstore.BatchResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return recordstore.BatchResult{}, err // not a pending batch: nothing was looked at
+	}
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}
@@ -187,6 +196,12 @@ func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResul
 // incoming/. A process detached from the store cannot read the ledger: it
 // gets the backend's error.
 func (s *Store[T]) Outcome(ctx context.Context, id string) (recordstore.BatchResult, error) {
+	if err := s.usable(); err != nil {
+		return recordstore.BatchResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return recordstore.BatchResult{}, err
+	}
 	if !spool.ValidID(id) {
 		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
 	}

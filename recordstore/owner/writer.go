@@ -183,6 +183,9 @@ func (wr *Writer[T]) Close(ctx context.Context) ([]recordstore.BatchResult, erro
 // id (the ledger makes a second application a no-op).
 func (wr *Writer[T]) deliver(ctx context.Context, d *spool.Delivery) error {
 	s := wr.s
+	if err := s.usable(); err != nil {
+		return err // the batch stays queued: Pending counts it
+	}
 	if s.Role() == RoleOwner {
 		// The batches published before this process became the owner
 		// come first: its own drain applies them.

@@ -74,6 +74,43 @@ var _ = Describe("the role-aware Writer", func() {
 		Expect(again).To(BeEmpty(), "outcomes are returned once")
 	})
 
+	It("delivers nothing once its Store is closed: ErrClosed, the rows still pending; nor does the Store publish or await", func(ctx SpecContext) {
+		path := storePath()
+		s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion})
+		Expect(err).NotTo(HaveOccurred())
+		w := s.NewWriter(spool.WriterOptions{})
+		appendEach(ctx, w, "s", "late", 2)
+		Expect(s.Close()).To(Succeed())
+
+		_, err = w.Close(ctx)
+		Expect(errors.Is(err, recordstore.ErrClosed)).To(BeTrue(), "%v", err)
+		rows, n := w.Pending()
+		Expect(rows).To(BeEquivalentTo(2), "not delivered, so still pending")
+		Expect(n).To(Equal(1))
+
+		_, err = s.Publish(ctx, recordstore.Batch{Entries: []recordstore.BatchEntry{{Op: recordstore.OpDelete, Stream: "x"}}})
+		Expect(errors.Is(err, recordstore.ErrClosed)).To(BeTrue(), "%v", err)
+		_, err = s.Await(ctx, spool.NewID())
+		Expect(errors.Is(err, recordstore.ErrClosed)).To(BeTrue(), "%v", err)
+		_, err = s.Outcome(ctx, spool.NewID())
+		Expect(errors.Is(err, recordstore.ErrClosed)).To(BeTrue(), "%v", err)
+		Expect(entries(path, spool.StateIncoming)).To(BeEmpty(), "nothing was published")
+
+		reopened := openHere(path)
+		_, err = reopened.Backend().Meta(ctx, "s")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "no row was applied: %v", err)
+	})
+
+	It("fails Await at once with the context's error when the context has ended, not as pending", func(ctx SpecContext) {
+		s := openHere(storePath())
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := s.Await(done, spool.NewID())
+		Expect(err).To(MatchError(context.Canceled))
+		var pe *owner.PendingError
+		Expect(errors.As(err, &pe)).To(BeFalse(), "a batch nobody published is not pending")
+	})
+
 	It("returns an entry's error, naming its batch, with the outcomes of the rest", func(ctx SpecContext) {
 		path := storePath()
 		s := openHere(path)

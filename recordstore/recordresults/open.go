@@ -56,8 +56,13 @@ type Options struct {
 // owner.Open for the roles and what is on disk when it fails. A process
 // whose store is owned by a build with another catalog version opens
 // detached (owner.RoleDetached): its writes go through the spool, its reads
-// fail with *owner.CatalogVersionError.
+// fail with *owner.CatalogVersionError. A path the SQLite backend would
+// refuse (sqlite.CheckPath), or a Format no codec is registered for, is
+// refused before anything is created.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if err := sqlite.CheckPath(path); err != nil {
+		return nil, err
+	}
 	return owner.Open(ctx, owner.Options[*sqlite.Backend]{
 		Path:           path,
 		CatalogVersion: sqlite.CatalogVersion,

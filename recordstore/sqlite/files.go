@@ -29,12 +29,21 @@ const CatalogVersion = 1
 // (data/a.sqlite, data/b.sqlite), each with its own lock, never share a
 // live file.
 func LivePath(path string) string {
+	path = filepath.Clean(path) // "data/" names data, as Open takes it
 	return filepath.Join(filepath.Dir(path), "v"+strconv.Itoa(CatalogVersion), filepath.Base(path))
 }
 
 // sqliteSuffixes end the names of the files SQLite keeps beside a
 // database: a store path ending in one could name another store's.
 var sqliteSuffixes = []string{"-wal", "-shm", "-journal"}
+
+// CheckPath reports whether Open would take path as a store path (see
+// checkPath), without touching the disk: a caller that creates files
+// beside the store (owner.Open: the lock, the spool) checks first.
+func CheckPath(path string) error {
+	_, err := checkPath(path)
+	return err
+}
 
 // checkPath refuses configured paths the driver cannot take: empty,
 // holding '?' or '#' (the driver splits its connection string there), or

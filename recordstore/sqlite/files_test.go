@@ -25,6 +25,7 @@ var _ = Describe("files on disk", func() {
 	It("maps the configured path to <dir>/v1/<its file name>", func() {
 		Expect(sqlite.LivePath("data/records.sqlite")).To(Equal(filepath.Join("data", "v1", "records.sqlite")))
 		Expect(sqlite.LivePath("/x/y/store.db")).To(Equal("/x/y/v1/store.db"))
+		Expect(sqlite.LivePath("/x/y/store/")).To(Equal("/x/y/v1/store"), "a trailing slash names the same store, as Open takes it")
 	})
 
 	It("keeps two stores configured in one folder in two live files", func() {
