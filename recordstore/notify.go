@@ -65,7 +65,10 @@ var FollowRecheck = time.Second
 
 // Wait blocks until stream has a row with seq > afterSeq or is sealed, and
 // returns its meta then. A stream that does not exist yet is waited for.
-// It returns ctx.Err() when ctx ends first.
+// It also returns as soon as the stream has another generation than the
+// one it first saw (deleted or expired, then created again): the caller
+// sees Meta.Generation change, and the new generation's seqs start again
+// at 1. It returns ctx.Err() when ctx ends first.
 func Wait(ctx context.Context, b Backend, stream string, afterSeq int64) (Meta, error) {
 	m, _, err := waitGen(ctx, b, stream, afterSeq, 0)
 	return m, err
@@ -79,16 +82,20 @@ func waitGen(ctx context.Context, b Backend, stream string, afterSeq, gen int64)
 		return Meta{}, false, err
 	}
 	n := b.Notifier()
+	var seen int64 // the generation first seen, when gen is 0
 	for {
 		ch := n.Changed(stream)
 		m, err := b.Meta(ctx, stream)
 		switch {
 		case gen != 0 && (errors.Is(err, ErrNotFound) || err == nil && m.Generation != gen):
 			return Meta{}, true, nil
-		case err == nil && (m.HighSeq > afterSeq || m.Sealed):
+		case err == nil && (m.HighSeq > afterSeq || m.Sealed || seen != 0 && m.Generation != seen):
 			return m, false, nil
 		case err != nil && !errors.Is(err, ErrNotFound):
 			return Meta{}, false, err
+		}
+		if err == nil && seen == 0 && gen == 0 {
+			seen = m.Generation
 		}
 		t := time.NewTimer(FollowRecheck)
 		select {
@@ -113,6 +120,9 @@ const TailPage = 1000
 // begun, whose seqs start again at 1 —, fn's error if fn fails, or
 // ctx.Err() when ctx ends.
 func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func(Record) error) error {
+	if afterSeq < 0 {
+		return Invalidf("tail %s: after %d: must not be negative", stream, afterSeq)
+	}
 	var gen int64
 	for {
 		m, gone, err := waitGen(ctx, b, stream, afterSeq, gen)

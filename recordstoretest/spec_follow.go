@@ -95,6 +95,17 @@ func (s *suite) describeFollow() {
 			Expect(m.HighSeq).To(Equal(int64(1)))
 		})
 
+		It("returns once the generation it saw is replaced, even below its seq", func() {
+			s.append("f", "event", events(1, 2)...)
+			ch, _ := goWait("f", 2)
+			expectAsleep(ch)
+			Expect(s.b.Delete(s.ctx, "f")).To(Succeed())
+			s.append("f", "event", events(1, 1)...) // generation 2, seq 1: not above 2
+			m := receive(ch).meta
+			Expect(m.Generation).To(Equal(int64(2)))
+			Expect(m.HighSeq).To(Equal(int64(1)))
+		})
+
 		It("is woken by the first append of a new generation", func() {
 			s.append("f", "event", events(1, 3)...)
 			Expect(s.b.Delete(s.ctx, "f")).To(Succeed())
@@ -184,6 +195,13 @@ func (s *suite) describeFollow() {
 				return nil
 			})).To(Succeed())
 			Expect(got).To(Equal([]int64{4, 5}))
+		})
+
+		It("refuses a negative seq to tail after, naming it", func() {
+			err := recordstore.Tail(s.ctx, s.b, "t", -1, func(recordstore.Record) error { return nil })
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err).To(MatchError(ContainSubstring("after -1")))
+			Expect(err.Error()).NotTo(ContainSubstring("limit"))
 		})
 
 		It("stops tailing with the callback's error", func() {

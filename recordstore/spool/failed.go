@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -145,6 +146,9 @@ func (d *Dir) ReadFailure(ctx context.Context, name string) (*Failure, error) {
 	}
 	path := filepath.Join(d.Path(StateFailed, name), ErrorFile)
 	if _, err := os.Lstat(path); err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			err = fs.ErrNotExist // a stray file in failed/: it has no error.json
+		}
 		return nil, fmt.Errorf("read failure of %s: %w", name, err)
 	}
 	f, err := openPlain(path)
