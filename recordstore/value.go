@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // DatetimeLayout is the stored form of a datetime: fixed-width UTC text with
@@ -210,6 +211,11 @@ func NormalizeValue(c Column, v any) (any, error) {
 func normString(v any) (any, error) {
 	switch s := v.(type) {
 	case string:
+		if !utf8.ValidString(s) {
+			// SQLite would store the bytes, but no spool codec can carry
+			// them: refused here, a row is refused alike on every path.
+			return nil, Invalidf("string is not valid UTF-8")
+		}
 		return v, nil
 	case time.Time:
 		return FormatDatetime(s), nil
@@ -294,6 +300,20 @@ func normNumber(v any) (any, error) {
 	case int64:
 		f = float64(n)
 	case int32:
+		f = float64(n)
+	case int16:
+		f = float64(n)
+	case int8:
+		f = float64(n)
+	case uint:
+		f = float64(n)
+	case uint64:
+		f = float64(n)
+	case uint32:
+		f = float64(n)
+	case uint16:
+		f = float64(n)
+	case uint8:
 		f = float64(n)
 	case json.Number:
 		var err error

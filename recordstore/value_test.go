@@ -81,10 +81,21 @@ var _ = Describe("Normalize", func() {
 		Entry("a number into datetime", recordstore.Row{"t": json.Number("1")}, "column t"),
 		Entry("a number into string", recordstore.Row{"s": json.Number("1")}, "column s"),
 		Entry("a string into bool", recordstore.Row{"b": "true"}, "column b"),
+		Entry("a string that is not UTF-8", recordstore.Row{"s": "a\xffb"}, "not valid UTF-8"),
 		Entry("NaN into number", recordstore.Row{"f": math.NaN()}, "finite"),
 		Entry("malformed raw JSON", recordstore.Row{"j": json.RawMessage(`{"a":`)}, "malformed JSON"),
 		Entry("a missing required column", recordstore.Row{"r": nil}, "required"),
 	)
+
+	It("takes every Go integer type into a number column, as into an integer one", func() {
+		k := allTypes()
+		for _, v := range []any{int8(-3), int16(-3), int32(-3), int64(-3), -3, uint8(3), uint16(3), uint32(3), uint64(3), uint(3)} {
+			vals, err := k.Normalize(recordstore.Row{"f": v, "i": v, "r": "x"})
+			Expect(err).NotTo(HaveOccurred(), "%T", v)
+			Expect(math.Abs(vals[2].(float64))).To(Equal(3.0), "%T", v)
+			Expect(vals[1]).To(BeNumerically("==", vals[2].(float64)), "%T", v)
+		}
+	})
 
 	It("treats key columns as required", func() {
 		k := jobs()
