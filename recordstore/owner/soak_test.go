@@ -172,6 +172,9 @@ func checkSoak(path string, runs []*soakRun) {
 		}
 	}
 	for _, r := range runs {
+		if l, ok := stepLine(r.c, 0); ok {
+			Expect(l.OK).To(BeTrue(), "run %s could not open the store: %s", r.prefix, l)
+		}
 		if r.flushes != nil {
 			done := 0
 			for _, f := range r.flushes {

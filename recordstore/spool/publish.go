@@ -34,7 +34,10 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // tmp/<instance>-<id>/ and fsynced, the folder is fsynced, then renamed to
 // incoming/<name> (the single commit point) and incoming is fsynced.
 //
-// A batch an owner would refuse to load is refused here: more rows than
+// A batch an owner would refuse to load is refused here: a row with a null
+// required or key column, two rows of one entry with the same key, a row
+// with another number of values than its kind has columns (ErrInvalid,
+// before anything is written), more rows than
 // the Dir's Limits.MaxRows (ErrTooManyRows, before anything is written),
 // or an entry whose rows, written as NDJSON, exceed Limits.MaxBytes
 // (ErrTooLarge). With the NDJSON codecs the NDJSON bytes are counted as
@@ -69,6 +72,9 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 		return BatchName{}, err
 	}
 	if err := d.checkLimits(del, m, codec); err != nil {
+		return BatchName{}, err
+	}
+	if err := checkRows(del, m); err != nil {
 		return BatchName{}, err
 	}
 	name := m.Name()
@@ -260,6 +266,44 @@ func (d *Dir) checkLimits(del *Delivery, m *Manifest, codec Codec) error {
 			if size += estimateRow(kind, v); size > limit {
 				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, tooLarge(limit))
 			}
+		}
+	}
+	return nil
+}
+
+// checkRows refuses, before anything is written, an append entry whose
+// rows an owner would refuse as a whole: a row with another number of
+// values than its kind has columns, a null required or key column, or two
+// rows with the same key (one append cannot hold both). The values' types
+// are checked as they are encoded.
+func checkRows(del *Delivery, m *Manifest) error {
+	for i, e := range del.Entries {
+		if e.Op != OpAppend || len(e.Values) == 0 {
+			continue
+		}
+		kind := m.Schema(e.Kind)
+		keyIdx := kind.KeyIndexes()
+		var seen map[string]int
+		if len(keyIdx) > 0 {
+			seen = make(map[string]int, len(e.Values))
+		}
+		for j, v := range e.Values {
+			if len(v) != len(kind.Columns) {
+				return fmt.Errorf("publish batch %s: entry %d: row %d: %w", m.ID, i, j+1,
+					recordstore.Invalidf("kind %s: %d values for %d columns", kind.Name, len(v), len(kind.Columns)))
+			}
+			if err := kind.CheckRequired(v); err != nil {
+				return fmt.Errorf("publish batch %s: entry %d: row %d: %w", m.ID, i, j+1, err)
+			}
+			if seen == nil {
+				continue
+			}
+			key := keyText(v, keyIdx)
+			if first, dup := seen[key]; dup {
+				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i,
+					recordstore.Invalidf("kind %s: rows %d and %d have the same key", kind.Name, first+1, j+1))
+			}
+			seen[key] = j
 		}
 	}
 	return nil

@@ -152,6 +152,23 @@ var _ = Describe("publishing and loading", func() {
 		expectEmpty(d, spool.StateTmp)
 	})
 
+	DescribeTable("refuses, before writing anything, rows an owner would refuse whole",
+		func(vals []recordstore.Values, says string) {
+			k := keyed()
+			del := &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+				Schemas: []recordstore.Kind{*k},
+				Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name}, Values: vals}}}
+			_, err := d.Publish(ctx, del, spool.FormatNDJSON)
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err).To(MatchError(ContainSubstring(says)))
+			expectEmpty(d, spool.StateIncoming)
+			expectEmpty(d, spool.StateTmp)
+		},
+		Entry("a null key", []recordstore.Values{{"a", int64(1)}, {nil, int64(2)}}, "row 2: invalid: kind kv: column k is required"),
+		Entry("a key twice in one entry", []recordstore.Values{{"a", int64(1)}, {"b", int64(2)}, {"a", int64(3)}}, "rows 1 and 3 have the same key"),
+		Entry("a row short of a value", []recordstore.Values{{"a"}}, "1 values for 2 columns"),
+	)
+
 	It("publishes again with the same id after a failed attempt left a tmp folder", func() {
 		del := sampleDelivery(id, normalizeAll(allTypes(), edgeRows()))
 		leftover := d.Path(spool.StateTmp, del.Producer.Instance+"-"+del.ID)
