@@ -224,17 +224,17 @@ func (m *model) checkAppendLocked(stream, kind string, rows []recordstore.Row) (
 		return recordstore.Kind{}, nil, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, kind)
 	}
 	vals := make([]recordstore.Values, len(rows))
-	seen := map[string]bool{}
+	seen := map[string]int{} // key → row, counted from 1 as in every row error
 	for i, r := range rows {
 		v, err := k.Normalize(r)
 		if err != nil {
-			return recordstore.Kind{}, nil, fmt.Errorf("row %d: %w", i, err)
+			return recordstore.Kind{}, nil, fmt.Errorf("row %d: %w", i+1, err)
 		}
 		if key, ok := keyOf(&k, v); ok {
-			if seen[key] {
-				return recordstore.Kind{}, nil, recordstore.Invalidf("row %d: key %s repeated in one append", i, key)
+			if first, dup := seen[key]; dup {
+				return recordstore.Kind{}, nil, recordstore.Invalidf("kind %s: rows %d and %d have the same key %s", k.Name, first, i+1, key)
 			}
-			seen[key] = true
+			seen[key] = i + 1
 		}
 		vals[i] = v
 	}

@@ -36,6 +36,7 @@ func (s *suite) describeConflicts() {
 				}
 				_, err := s.b.Append(s.ctx, "dups", k.Name, rows)
 				expectRefused(err, recordstore.ErrInvalid, "invalid")
+				Expect(err).To(MatchError(ContainSubstring("rows 1 and 3")), "rows are counted from 1")
 				s.expectUnchanged(before)
 			},
 			Entry("skip", recordstore.ConflictSkip),

@@ -169,6 +169,7 @@ func (s *suite) describeRefusals() {
 			rows[len(rows)-1] = row{"n": "last"}
 			_, err := s.b.Append(s.ctx, "events", "event", rows)
 			expectRefused(err, recordstore.ErrInvalid, "invalid")
+			Expect(err).To(MatchError(ContainSubstring("row 5000")), "rows are counted from 1")
 			_, err = s.b.Append(s.ctx, "big-new", "event", rows)
 			expectRefused(err, recordstore.ErrInvalid, "invalid")
 			s.expectUnchanged(before)

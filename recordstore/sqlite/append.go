@@ -118,8 +118,10 @@ func (k *keySet) add(i int, v recordstore.Values) error {
 	return nil
 }
 
+// dupKey is the error of rows first and second (indexes from 0) having the
+// same key; the message counts rows from 1, as every row error does.
 func (t *table) dupKey(first, second int) error {
-	return recordstore.Invalidf("kind %s: rows %d and %d have the same key", t.kind.Name, first, second)
+	return recordstore.Invalidf("kind %s: rows %d and %d have the same key", t.kind.Name, first+1, second+1)
 }
 
 // appendKeyPart encodes one stored key value unambiguously: a type byte,

@@ -103,7 +103,7 @@ func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowF
 		for i := range vals {
 			v, err := conv(i)
 			if err != nil {
-				return nil, fmt.Errorf("row %d: %w", i, err)
+				return nil, fmt.Errorf("row %d: %w", i+1, err)
 			}
 			if err := keys.add(i, v); err != nil {
 				return nil, err
@@ -127,7 +127,7 @@ func (f *rowFeed) produce(t *table, conv func(i int) (recordstore.Values, error)
 	for i := 0; i < n; i++ {
 		v, err := conv(i)
 		if err != nil {
-			f.err = fmt.Errorf("row %d: %w", i, err)
+			f.err = fmt.Errorf("row %d: %w", i+1, err)
 			return
 		}
 		if err := keys.add(i, v); err != nil {

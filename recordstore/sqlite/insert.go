@@ -54,14 +54,14 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 		copy(args[2:], v)
 		r, err := ins.ExecContext(bg, args...)
 		if err != nil {
-			return fmt.Errorf("insert row %d: %w", i, err)
+			return fmt.Errorf("insert row %d: %w", i+1, err)
 		}
 		if c == nil {
 			res.Appended++
 			continue
 		}
 		if err := c.settle(bg, r, ins, args, v, res); err != nil {
-			return fmt.Errorf("insert row %d: %w", i, err)
+			return fmt.Errorf("insert row %d: %w", i+1, err)
 		}
 	}
 	return nil
