@@ -295,26 +295,12 @@ func normNumber(v any) (any, error) {
 		return v, nil
 	case float32:
 		f = float64(n)
-	case int:
-		f = float64(n)
-	case int64:
-		f = float64(n)
-	case int32:
-		f = float64(n)
-	case int16:
-		f = float64(n)
-	case int8:
-		f = float64(n)
-	case uint:
-		f = float64(n)
-	case uint64:
-		f = float64(n)
-	case uint32:
-		f = float64(n)
-	case uint16:
-		f = float64(n)
-	case uint8:
-		f = float64(n)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		i, err := normInteger(v) // the integer column's rules: beyond int64 is refused
+		if err != nil {
+			return nil, err
+		}
+		f = float64(i.(int64))
 	case json.Number:
 		var err error
 		if f, err = strconv.ParseFloat(string(n), 64); err != nil {

@@ -125,30 +125,18 @@ func (s *suite) describeFollow() {
 		})
 
 		It("tails every row in order across appends and pages, and ends on seal", func() {
-			var mu sync.Mutex
-			var got []recordstore.Record
-			done := make(chan error, 1)
-			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
-			defer cancel()
-			go func() {
-				defer GinkgoRecover()
-				done <- recordstore.Tail(ctx, s.b, "t", 0, func(r recordstore.Record) error {
-					mu.Lock()
-					defer mu.Unlock()
-					got = append(got, r)
-					return nil
-				})
-			}()
+			tailed, done := goTail(s, "t")
 			Consistently(done, 50*time.Millisecond, 10*time.Millisecond).ShouldNot(Receive())
 			s.append("t", "event", events(1, 3)...)
 			s.append("t", "event", events(4, recordstore.TailPage+5)...)
 			s.append("t", "event", events(recordstore.TailPage+9, 1)...)
 			total := int64(recordstore.TailPage + 9)
-			Eventually(func() int { mu.Lock(); defer mu.Unlock(); return len(got) }, wakeTimeout).Should(BeEquivalentTo(total))
+			Eventually(func() int { return len(tailed()) }, wakeTimeout).Should(BeEquivalentTo(total))
 			Consistently(done, 20*time.Millisecond, 10*time.Millisecond).ShouldNot(Receive(), "Tail ends only on seal")
 			_, err := s.b.Seal(s.ctx, "t")
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(done, wakeTimeout).Should(Receive(BeNil()))
+			got := tailed()
 			Expect(seqs(got)).To(Equal(seqRange(1, total)))
 			for _, r := range got {
 				Expect(r.Values["n"]).To(Equal(r.Seq))
@@ -157,26 +145,12 @@ func (s *suite) describeFollow() {
 
 		It("ends the tail of a generation once the stream is deleted, delivering no row of the next generation", func() {
 			s.append("t", "event", events(1, 2)...)
-			var mu sync.Mutex
-			var got []recordstore.Record
-			done := make(chan error, 1)
-			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
-			defer cancel()
-			go func() {
-				defer GinkgoRecover()
-				done <- recordstore.Tail(ctx, s.b, "t", 0, func(r recordstore.Record) error {
-					mu.Lock()
-					defer mu.Unlock()
-					got = append(got, r)
-					return nil
-				})
-			}()
-			Eventually(func() int { mu.Lock(); defer mu.Unlock(); return len(got) }, wakeTimeout).Should(Equal(2))
+			tailed, done := goTail(s, "t")
+			Eventually(func() int { return len(tailed()) }, wakeTimeout).Should(Equal(2))
 			Expect(s.b.Delete(s.ctx, "t")).To(Succeed())
 			s.append("t", "event", events(101, 3)...) // the next generation: seqs 1 to 3 again
 			Eventually(done, wakeTimeout).Should(Receive(BeNil()))
-			mu.Lock()
-			defer mu.Unlock()
+			got := tailed()
 			Expect(seqs(got)).To(Equal([]int64{1, 2}))
 			for _, r := range got {
 				Expect(r.Values["n"]).To(BeNumerically("<", 100), "a row of the next generation was delivered")
@@ -218,4 +192,29 @@ func (s *suite) describeFollow() {
 			Expect(calls).To(Equal(1))
 		})
 	})
+}
+
+// goTail tails stream from the start on a goroutine (for at most a
+// minute). tailed returns a copy of the records delivered so far; done
+// receives Tail's result.
+func goTail(s *suite, stream string) (tailed func() []recordstore.Record, done <-chan error) {
+	var mu sync.Mutex
+	var got []recordstore.Record
+	ch := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	DeferCleanup(cancel)
+	go func() {
+		defer GinkgoRecover()
+		ch <- recordstore.Tail(ctx, s.b, stream, 0, func(r recordstore.Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, r)
+			return nil
+		})
+	}()
+	return func() []recordstore.Record {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]recordstore.Record(nil), got...)
+	}, ch
 }

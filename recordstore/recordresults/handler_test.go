@@ -394,28 +394,34 @@ func (a *apiServer) publishAs(id *spool.Identity, seq int64, msg string) spool.B
 	return n
 }
 
+// appliedThenHeld publishes batch seq 1 of a new producer and waits for
+// it over the API (its 200 body is returned), then seq 3, which the owner
+// holds back for the missing 2 (a minute by default): it waits in
+// incoming/.
+func (a *apiServer) appliedThenHeld() (first, held spool.BatchName, body string) {
+	GinkgoHelper()
+	id := spool.NewIdentity("api test")
+	first = a.publishAs(id, 1, "first")
+	status, _, body := a.get("/api/v1/batches/" + first.ID + "?wait=" + apiWait.String())
+	Expect(status).To(Equal(http.StatusOK), body)
+	return first, a.publishAs(id, 3, "held"), body
+}
+
 var _ = Describe("Handler with batch outcomes", func() {
 	It("answers a batch's outcome by id or name: 200 once applied, 202 while it waits, 404 unknown, 400 malformed", func() {
 		a := newAPIServer(recordresults.HandlerOptions{}, true)
-		id := spool.NewIdentity("api test")
-		first := a.publishAs(id, 1, "first")
-
-		status, ctype, body := a.get("/api/v1/batches/" + first.ID + "?wait=" + apiWait.String())
-		Expect(status).To(Equal(http.StatusOK), body)
-		Expect(ctype).To(Equal("application/json"))
+		first, held, body := a.appliedThenHeld()
 		var res recordstore.BatchResult
 		Expect(json.Unmarshal([]byte(body), &res)).To(Succeed())
 		Expect(res.ID).To(Equal(first.ID))
 		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted))
 		Expect(res.Entries).To(HaveLen(1))
 		Expect(res.Entries[0].Append.From).To(BeEquivalentTo(1))
-		status, _, again := a.get("/api/v1/batches/" + first.String())
+		status, ctype, again := a.get("/api/v1/batches/" + first.String())
 		Expect(status).To(Equal(http.StatusOK))
+		Expect(ctype).To(Equal("application/json"))
 		Expect(again).To(Equal(body), "the same answer by batch name, without waiting")
 
-		// Seq 3 after 1: the owner holds it back for the missing 2 (a
-		// minute by default), so it waits in incoming/.
-		held := a.publishAs(id, 3, "held")
 		for _, q := range []string{"", "?wait=100ms"} {
 			status, _, body = a.get("/api/v1/batches/" + held.ID + q)
 			Expect(status).To(Equal(http.StatusAccepted), "%s: %s", q, body)
@@ -434,11 +440,7 @@ var _ = Describe("Handler with batch outcomes", func() {
 
 	It("answers a wait in progress with 202 once Done is closed", func() {
 		a := newAPIServer(recordresults.HandlerOptions{}, true)
-		id := spool.NewIdentity("api test")
-		first := a.publishAs(id, 1, "first")
-		status, _, body := a.get("/api/v1/batches/" + first.ID + "?wait=" + apiWait.String())
-		Expect(status).To(Equal(http.StatusOK), body)
-		held := a.publishAs(id, 3, "held") // held back for the missing seq 2
+		_, held, _ := a.appliedThenHeld()
 		type answer struct {
 			status int
 			body   string
