@@ -123,7 +123,15 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 	if afterSeq < 0 {
 		return Invalidf("tail %s: after %d: must not be negative", stream, afterSeq)
 	}
-	var gen int64
+	var gen int64 // the generation followed; 0 until the stream exists
+	if err := ValidateStreamID(stream); err != nil {
+		return err
+	}
+	if m, err := b.Meta(ctx, stream); err == nil {
+		gen = m.Generation // afterSeq is a position in this one
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
 	for {
 		m, gone, err := waitGen(ctx, b, stream, afterSeq, gen)
 		if err != nil || gone {

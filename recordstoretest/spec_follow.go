@@ -157,6 +157,26 @@ func (s *suite) describeFollow() {
 			}
 		})
 
+		It("ends a tail started inside a generation that is replaced before it reaches its seq", func() {
+			s.append("t", "event", events(1, 2)...)
+			var got []int64
+			done := make(chan error, 1)
+			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+			defer cancel()
+			go func() {
+				defer GinkgoRecover()
+				done <- recordstore.Tail(ctx, s.b, "t", 5, func(r recordstore.Record) error {
+					got = append(got, r.Seq)
+					return nil
+				})
+			}()
+			Consistently(done, 50*time.Millisecond, 10*time.Millisecond).ShouldNot(Receive())
+			Expect(s.b.Delete(s.ctx, "t")).To(Succeed())
+			s.append("t", "event", events(101, 7)...) // seqs 1 to 7 of the next generation
+			Eventually(done, wakeTimeout).Should(Receive(BeNil()))
+			Expect(got).To(BeEmpty(), "seqs 6 and 7 of the next generation are not the ones after 5 it was asked for")
+		})
+
 		It("tails from after the given seq and returns at once on a sealed, fully read stream", func() {
 			s.append("t", "event", events(1, 5)...)
 			_, err := s.b.Seal(s.ctx, "t")
