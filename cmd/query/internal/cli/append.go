@@ -285,20 +285,11 @@ func (a *app) publishAppend(ctx context.Context, st *recordresults.Store, kind *
 		return err
 	}
 	what := "append to " + p.stream
-	if res.Error != nil {
-		return fmt.Errorf("%s: %w", what, res.Error)
+	if err := res.Err(); err != nil { // the batch's, or its first refused entry's (the declaration's names its kind)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if len(res.Entries) != len(entries) {
 		return fmt.Errorf("%s: batch %s has %d entry results, want %d", what, id, len(res.Entries), len(entries))
-	}
-	for i, e := range res.Entries {
-		if e.Error == nil {
-			continue
-		}
-		if entries[i].Op == recordstore.OpDeclare {
-			return fmt.Errorf("declare kind %s: %w", kind.Name, e.Error)
-		}
-		return fmt.Errorf("%s: %w", what, e.Error)
 	}
 	last := res.Entries[len(res.Entries)-1]
 	if last.Append == nil {
