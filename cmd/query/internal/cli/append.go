@@ -68,12 +68,13 @@ Prints {"stream","kind","from","to","appended","skipped","replaced","role"};
 role is "owner" or "spooled".
 
 With --batch-rows N the input streams instead, for files too large to
-hold: the rows are cut into batches of at most N rows (and 64 MiB), each
-applied all-or-nothing, in order, through the store's bulk Writer (directly
-when this process owns the store, through the spool otherwise). The file
-as a whole is then not one append: at a bad row the rows before it are
-applied and the command fails naming the line; when a batch is refused
-(a sealed stream) the batches before it stay. Either way the error says
+hold: the rows are cut into batches of N rows (the last one fewer), each
+one append applied all-or-nothing, in order, through the store's bulk
+Writer (directly when this process owns the store, through the spool
+otherwise). The file as a whole is then not one append: at a bad row the
+rows before it are applied and the command fails naming the line; when a
+batch is refused (a key repeated inside it, a sealed stream) the batches
+before it stay. Either way the error says
 how many rows and batches were applied. Prints the same object, with from
 and to spanning every batch, the counts summed, and "batches". --no-wait
 does not apply.`,
@@ -104,7 +105,7 @@ does not apply.`,
 	f.StringVar(&p.schema, "schema", "", `kind file ({"kinds": [...]}) declaring the kind, declared before the append; default: the store's catalog`)
 	f.Var(&p.format, "format", "input format: ndjson")
 	p.wait.register(f)
-	f.Int64Var(&p.batchRows, "batch-rows", 0, "stream the input in batches of at most N rows, each all-or-nothing (default: one append of every row)")
+	f.Int64Var(&p.batchRows, "batch-rows", 0, "stream the input in batches of N rows, each all-or-nothing (default: one append of every row)")
 	_ = cmd.MarkFlagRequired("stream")
 	_ = cmd.MarkFlagRequired("kind")
 	return cmd
