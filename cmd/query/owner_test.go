@@ -294,6 +294,72 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(s.run("", "meta", "--stream", "n").stderr).To(HavePrefix("query: not_found: "))
 			Expect(s.one("", "status")).To(HaveKeyWithValue("pid", pidOf(session)), "serve owned the store throughout")
 		})
+
+		// writingCommands are the commands that write, other than append,
+		// as they run against the store of the BeforeEach (stream e1 of
+		// kind events, at generation 1).
+		writingCommands := func() []TableEntry {
+			newKind := `{"kinds":[{"name":"notes","columns":[{"name":"msg","type":"string"}]}]}`
+			return []TableEntry{
+				Entry("seal", "", "seal", "--stream", "e1"),
+				Entry("reopen", "", "reopen", "--stream", "e1", "--generation", "1"),
+				Entry("expire", "", "expire", "--stream", "e1", "--ttl", "1h"),
+				Entry("trim", "", "trim", "--stream", "e1", "--before", "2000-01-01T00:00:00Z"),
+				Entry("delete", "", "delete", "--stream", "e1"),
+				Entry("kind apply", newKind, "kind", "apply", "-"),
+			}
+		}
+
+		// appliedOnResume checks that the owner, resumed, applies batch id
+		// without an error.
+		appliedOnResume := func(id string) {
+			GinkgoHelper()
+			res := s.one("", "await", id, "--timeout", liveness.String())
+			Expect(res).To(HaveKeyWithValue("outcome", "committed"))
+			Expect(res).NotTo(HaveKey("error"))
+		}
+
+		DescribeTable("every writing command with --timeout fails with code pending naming the batch while the owner is stopped, and the batch is applied when it resumes",
+			func(stdin string, args ...string) {
+				signal(session, syscall.SIGSTOP)
+				r := s.run(stdin, append(args, "--timeout", "300ms")...)
+				signal(session, syscall.SIGCONT)
+				Expect(r.code).To(Equal(1), r.stderr)
+				Expect(r.stdout).To(BeEmpty())
+				m := pendingRE.FindStringSubmatch(r.stderr)
+				Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
+				appliedOnResume(m[1])
+			},
+			writingCommands(),
+		)
+
+		DescribeTable("every writing command with --no-wait prints the batch at once while the owner is stopped, and the batch is applied when it resumes",
+			func(stdin string, args ...string) {
+				signal(session, syscall.SIGSTOP)
+				done := make(chan result, 1)
+				go func() { done <- s.run(stdin, append(args, "--no-wait")...) }()
+				var r result
+				Eventually(done).WithTimeout(liveness).Should(Receive(&r), "--no-wait does not wait for the owner")
+				signal(session, syscall.SIGCONT)
+				Expect(r.code).To(Equal(0), r.stderr)
+				out := decodeLines(r.stdout)
+				Expect(out).To(HaveLen(1))
+				Expect(keys(out[0])).To(ConsistOf("batch", "pending"))
+				Expect(out[0]).To(HaveKeyWithValue("pending", true))
+				appliedOnResume(out[0]["batch"].(string))
+			},
+			writingCommands(),
+		)
+
+		It("refuses --timeout with --no-wait, and a negative --timeout, on every writing command", func() {
+			for _, args := range [][]string{{"seal", "--stream", "e1"}, {"kind", "apply", "-"}, {"delete", "--stream", "e1"}} {
+				r := s.run("", append(args, "--no-wait", "--timeout", "1s")...)
+				Expect(r.code).To(Equal(2), "%v", args)
+				Expect(r.stderr).To(ContainSubstring("--timeout and --no-wait cannot be used together"))
+				Expect(s.run("", append(args, "--timeout", "-1s")...).code).To(Equal(2), "%v", args)
+			}
+			Expect(s.msgs("e1")).To(Equal([]string{"a", "b"}))
+		})
 	})
 
 	It("promotes a standing-by serve when the owner is killed", func() {

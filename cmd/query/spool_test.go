@@ -245,7 +245,7 @@ var _ = Describe("query spool", func() {
 				"--kind", "jobs", "--schema", kindsFile()),
 			Entry("a malformed line", `{"id": 1}`+"\n"+`{"id": `, "invalid", "stdin line 2: malformed JSON",
 				"--kind", "jobs", "--schema", kindsFile()),
-			Entry("a key given twice", `{"id": 1}`+"\n"+`{"id": 1}`, "invalid", "stdin lines 1 and 2: kind jobs: the same key [1]",
+			Entry("a key given twice, refused by the spool's own rule", `{"id": 1}`+"\n"+`{"id": 1}`, "invalid", "kind jobs: rows 1 and 2 have the same key",
 				"--kind", "jobs", "--schema", kindsFile()),
 			Entry("empty input", "", "invalid", "stdin: no rows", "--kind", "jobs", "--schema", kindsFile()),
 			Entry("a kind the schema file lacks", `{"id": 1}`, "invalid", "does not declare kind nokind",

@@ -68,6 +68,8 @@ func mpRunChild(role string) int {
 			err = mpRunProducer(ctx, path, args[1:])
 		case catalogOwnerRole:
 			err = runCatalogOwner(ctx, path)
+		case plainOwnerRole:
+			err = runPlainOwner(ctx, path)
 		default:
 			err = fmt.Errorf("unknown benchmark child role %q", role)
 		}

@@ -102,38 +102,6 @@ func (b *Backend) declareDetached(ctx context.Context, k recordstore.Kind) (reco
 	return r.Status, nil
 }
 
-// appendDetached checks the rows against the kind this process declared
-// (normalized, no key repeated) and submits them with that declaration as
-// the batch's schema. A kind it did not declare is refused with
-// ErrNotFound: the catalog cannot be read to learn it.
-func (b *Backend) appendDetached(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
-	what := "append to " + stream
-	t := b.det.kind(kind)
-	if t == nil {
-		return recordstore.AppendResult{}, fmt.Errorf("%s: %w: kind %s was not declared in this process, which is detached from the store's catalog (%w): declare it first",
-			what, recordstore.ErrNotFound, kind, b.det.cause)
-	}
-	vals, err := t.normalize(rows)
-	if err != nil {
-		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
-	}
-	return b.submitAppend(ctx, what, t, stream, vals)
-}
-
-// mutateDetached submits a stream mutation as it is: whether the stream is
-// live (at that generation) is for the owner to say.
-func (b *Backend) mutateDetached(ctx context.Context, e recordstore.BatchEntry) (recordstore.Meta, error) {
-	r, err := b.submit(ctx, string(e.Op)+" "+e.Stream, nil, e)
-	if err != nil {
-		return recordstore.Meta{}, err
-	}
-	b.notifier.Notify(e.Stream)
-	if r.Meta == nil {
-		return recordstore.Meta{}, nil // delete
-	}
-	return *r.Meta, nil
-}
-
 // kind returns the table of a kind this process declared, or nil.
 func (d *detached) kind(name string) *table {
 	d.mu.Lock()

@@ -143,42 +143,57 @@ func (b *Backend) adopt(ctx context.Context, kind string) error {
 	return err
 }
 
-// appendReadOnly checks an append locally — the kind is known, the rows fit
-// it with no key repeated, the stream is not of another kind and not
-// sealed — and submits it with the rows normalized in the catalog kind's
-// column order.
+// appendReadOnly checks an append locally and submits the batch that
+// carries it (see PrepareAppend): the rows normalized in the catalog kind's
+// column order (or, detached, the kind this process declared).
 func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
-	if b.det != nil {
-		return b.appendDetached(ctx, stream, kind, rows)
-	}
-	what := "append to " + stream
-	t, vals, err := b.checkAppend(ctx, stream, kind, rows)
+	batch, err := b.PrepareAppend(ctx, stream, kind, nil, rows)
 	if err != nil {
-		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
+		return recordstore.AppendResult{}, err
 	}
-	return b.submitAppend(ctx, what, t, stream, vals)
-}
-
-// submitAppend submits rows checked against t (normalized in its column
-// order, t's declaration going along as the batch's schema) and returns
-// the owner's append window.
-func (b *Backend) submitAppend(ctx context.Context, what string, t *table, stream string, vals []recordstore.Values) (recordstore.AppendResult, error) {
-	r, err := b.submit(ctx, what, []recordstore.Kind{t.kind},
-		recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: t.kind.Name, Rows: vals})
+	r, err := b.submit(ctx, "append to "+stream, batch.Schemas, batch.Entries[0])
 	if err != nil {
 		return recordstore.AppendResult{}, err
 	}
 	if r.Append == nil {
-		return recordstore.AppendResult{}, fmt.Errorf("%s: the owner's result has no append window", what)
+		return recordstore.AppendResult{}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
 	}
 	b.notifier.Notify(stream)
 	return *r.Append, nil
 }
 
-// checkAppend is appendReadOnly's local check. A kind this process does not
-// know yet, or rows naming columns it does not know, make it read the kind
-// from the catalog again once: another process may have declared them.
+// checkAppend is PrepareAppend's check of rows against the catalog's kind.
+// A kind this process does not know yet, or rows naming columns it does
+// not know, make it read the kind from the catalog again once: another
+// process may have declared them. A detached process checks the rows
+// against the kind it declared itself. Errors say "append to stream".
 func (b *Backend) checkAppend(ctx context.Context, stream, kind string, rows []recordstore.Row) (*table, []recordstore.Values, error) {
+	what := "append to " + stream
+	if b.det != nil {
+		t := b.det.kind(kind)
+		if t == nil {
+			return nil, nil, fmt.Errorf("%s: %w: kind %s was not declared in this process, which is detached from the store's catalog (%w): declare it first",
+				what, recordstore.ErrNotFound, kind, b.det.cause)
+		}
+		vals, err := t.normalize(rows)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+		return t, vals, nil
+	}
+	t, vals, err := b.checkCatalogRows(ctx, kind, rows)
+	if err == nil {
+		err = b.checkStreamTakes(ctx, stream, t.kind.Name)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, vals, nil
+}
+
+// checkCatalogRows normalizes rows for the catalog's kind, reading it
+// again once when they do not fit what this process holds.
+func (b *Backend) checkCatalogRows(ctx context.Context, kind string, rows []recordstore.Row) (*table, []recordstore.Values, error) {
 	if err := b.enter(); err != nil {
 		return nil, nil, err
 	}
@@ -198,30 +213,38 @@ func (b *Backend) checkAppend(ctx context.Context, stream, kind string, rows []r
 			return nil, nil, err
 		}
 	}
-	s, found, err := loadStream(ctx, b.rs.getStream, stream)
-	if err != nil || !found || !s.live(recordstore.FormatDatetime(b.now())) {
-		return t, vals, err
-	}
-	if s.kind != t.kind.Name {
-		return nil, nil, schemaConflict("stream %s has kind %s, not %s", stream, s.kind, t.kind.Name)
-	}
-	if s.sealed {
-		return nil, nil, sealed(stream)
-	}
 	return t, vals, nil
 }
 
-// mutateReadOnly checks a stream mutation locally (the stream is live; for
-// reopen, at the given generation) and submits it.
+// checkStreamTakes refuses, as the owner would, an append of kind to a
+// live stream of another kind (ErrSchemaConflict) or to a sealed one
+// (ErrSealed). A stream that is not live is created by the append.
+func (b *Backend) checkStreamTakes(ctx context.Context, stream, kind string) error {
+	if err := b.enter(); err != nil {
+		return err
+	}
+	defer b.leave()
+	s, found, err := loadStream(ctx, b.rs.getStream, stream)
+	if err != nil || !found || !s.live(recordstore.FormatDatetime(b.now())) {
+		return err
+	}
+	if s.kind != kind {
+		return schemaConflict("stream %s has kind %s, not %s", stream, s.kind, kind)
+	}
+	if s.sealed {
+		return sealed(stream)
+	}
+	return nil
+}
+
+// mutateReadOnly checks a stream mutation locally (see PrepareEntry) and
+// submits it.
 func (b *Backend) mutateReadOnly(ctx context.Context, e recordstore.BatchEntry) (recordstore.Meta, error) {
-	if b.det != nil {
-		return b.mutateDetached(ctx, e)
+	batch, err := b.PrepareEntry(ctx, e)
+	if err != nil {
+		return recordstore.Meta{}, err
 	}
-	what := string(e.Op) + " " + e.Stream
-	if err := b.checkLive(ctx, e); err != nil {
-		return recordstore.Meta{}, fmt.Errorf("%s: %w", what, err)
-	}
-	r, err := b.submit(ctx, what, nil, e)
+	r, err := b.submit(ctx, string(e.Op)+" "+e.Stream, nil, batch.Entries[0])
 	if err != nil {
 		return recordstore.Meta{}, err
 	}
@@ -232,6 +255,8 @@ func (b *Backend) mutateReadOnly(ctx context.Context, e recordstore.BatchEntry) 
 	return *r.Meta, nil
 }
 
+// checkLive refuses (ErrNotFound) a mutation of a stream that is not live,
+// or for reopen not at e.Generation.
 func (b *Backend) checkLive(ctx context.Context, e recordstore.BatchEntry) error {
 	if err := b.enter(); err != nil {
 		return err

@@ -1,13 +1,17 @@
-// Flag value types whose parse errors are usage errors: a fixed set of
-// words, and an RFC 3339 time.
+// Flag value types whose parse errors are usage errors (a fixed set of
+// words, an RFC 3339 time), and the wait flags of the writing commands.
 
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/spf13/pflag"
 )
 
 // enumValue is a flag that accepts one of a fixed set of words.
@@ -50,4 +54,42 @@ func (v *timeValue) Set(s string) error {
 	}
 	v.t = t
 	return nil
+}
+
+// waitFlags are --timeout and --no-wait, of every command that writes:
+// how long to wait for the owner's outcome of a write that goes through the
+// spool, or not to wait at all.
+type waitFlags struct {
+	noWait  bool
+	timeout time.Duration
+}
+
+// register adds the flags to f.
+func (w *waitFlags) register(f *pflag.FlagSet) {
+	f.BoolVar(&w.noWait, "no-wait", false, `through the spool, print {"batch":...,"pending":true} instead of waiting for the owner`)
+	f.DurationVar(&w.timeout, "timeout", 0, "how long to wait for the owner's result, like 5s (default: no limit)")
+}
+
+// check refuses a negative --timeout, and --timeout with --no-wait.
+func (w *waitFlags) check() error {
+	if w.timeout < 0 {
+		return usagef("--timeout must not be negative")
+	}
+	if w.noWait && w.timeout > 0 {
+		return usagef("--timeout and --no-wait cannot be used together")
+	}
+	return nil
+}
+
+// bound is ctx bounded by --timeout when it is set, else ctx itself.
+func (w *waitFlags) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if w.timeout > 0 {
+		return context.WithTimeout(ctx, w.timeout)
+	}
+	return ctx, func() {}
+}
+
+// options are the library's write options for the flags.
+func (w *waitFlags) options() owner.WriteOptions {
+	return owner.WriteOptions{NoWait: w.noWait}
 }

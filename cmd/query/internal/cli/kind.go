@@ -13,7 +13,6 @@ import (
 	"os"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/spf13/cobra"
 )
@@ -30,8 +29,9 @@ func (a *app) kindCmd() *cobra.Command {
 }
 
 func (a *app) kindApplyCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "apply FILE|-",
+	var wait waitFlags
+	cmd := &cobra.Command{
+		Use:   "apply FILE|- [--no-wait | --timeout D]",
 		Short: `Declare or additively reconcile the kinds of a {"kinds": [...]} file`,
 		Long: `Declare or additively reconcile the kinds of a {"kinds": [...]} file.
 
@@ -41,12 +41,24 @@ A build whose catalog version differs from the store owner's cannot read
 the catalog: it checks each kind alone, and the owner reconciles them one
 by one, so a conflict stops at that kind and the ones before it stay
 declared.
-Prints one line per kind: {"name":..., "status":"created"|"unchanged"|"updated"}.`,
+Prints one line per kind: {"name":..., "status":"created"|"unchanged"|"updated"}.
+
+When another process owns the store, each declaration goes through the
+spool and the command waits for the owner's answer: --timeout bounds the
+wait (when it runs out the command fails with code pending and the batch
+id, and the batch is still applied, once). With --no-wait every kind goes
+in one batch and the command prints {"batch":...,"pending":true} as soon
+as it is in the spool; "query await BATCH" prints its outcome later.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return a.kindApply(cmd.Context(), args[0])
+			if err := wait.check(); err != nil {
+				return err
+			}
+			return a.kindApply(cmd.Context(), args[0], wait)
 		}),
 	}
+	wait.register(cmd.Flags())
+	return cmd
 }
 
 func (a *app) kindListCmd() *cobra.Command {
@@ -66,27 +78,25 @@ type kindStatusLine struct {
 	Status recordstore.KindStatus `json:"status"`
 }
 
-func (a *app) kindApply(ctx context.Context, src string) error {
+func (a *app) kindApply(ctx context.Context, src string, wait waitFlags) error {
 	file, err := a.readKindFile(src)
 	if err != nil {
 		return err
 	}
 	return a.quietly(ctx, func(st *recordresults.Store) error {
-		b := st.Backend()
-		if err := precheckKinds(ctx, b, file.Kinds, st.Role() != owner.RoleDetached); err != nil {
-			return err
-		}
+		actx, cancel := wait.bound(ctx)
+		defer cancel()
+		res, err := st.DeclareKinds(actx, file.Kinds, wait.options())
 		p := newPrinter(a.env.Stdout)
-		for _, k := range file.Kinds {
-			st, err := b.DeclareKind(ctx, k)
-			if err != nil {
-				return errors.Join(err, p.flush())
-			}
-			if err := p.line(kindStatusLine{Name: k.Name, Status: st}); err != nil {
-				return err
+		if res.Pending {
+			return errors.Join(err, p.line(recordresults.PendingBatch{Batch: res.Batch, Pending: true}), p.flush())
+		}
+		for i, status := range res.Statuses { // the kinds declared, also before an error
+			if perr := p.line(kindStatusLine{Name: file.Kinds[i].Name, Status: status}); perr != nil {
+				return errors.Join(err, perr)
 			}
 		}
-		return p.flush()
+		return errors.Join(err, p.flush())
 	})
 }
 
@@ -145,31 +155,6 @@ func (a *app) schemaKind(name, schema string) (*recordstore.Kind, error) {
 func schemaFromStdin(schema, src string) error {
 	if schema == "-" && src == "-" {
 		return usagef("--schema - needs the rows in a FILE: both cannot come from stdin")
-	}
-	return nil
-}
-
-// precheckKinds validates every kind and, when the catalog can be read
-// (not in a detached process), reconciles it with its stored declaration,
-// so that a file with one bad kind declares none of them.
-func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordstore.Kind, catalog bool) error {
-	for _, k := range kinds {
-		if err := k.Validate(); err != nil {
-			return err
-		}
-		if !catalog {
-			continue
-		}
-		stored, err := b.Kind(ctx, k.Name)
-		if errors.Is(err, recordstore.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if _, _, err := recordstore.Reconcile(stored, k, false); err != nil {
-			return err
-		}
 	}
 	return nil
 }

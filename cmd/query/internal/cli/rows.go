@@ -1,10 +1,11 @@
-// Reading row input against a kind: every row is normalized as it is read
-// and a key given twice is refused, with errors naming the input line.
+// Reading row input against a kind: every row is normalized as it is read,
+// so that a row that does not fit is reported by its input line. A key
+// given twice is for the library to refuse (the spool's and the backend's
+// one rule), when the rows are written.
 
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,11 +30,8 @@ func (a *app) openInput(src string) (io.Reader, string, func(), error) {
 
 // readRows reads every row of in as a row of kind and hands each, with its
 // normalized values, to keep. It stops at the first bad line (ErrInvalid
-// naming it), at a key repeated in the input (naming both lines), and when
-// maxRows > 0 at the row past maxRows (ErrCapacity).
+// naming it) and, when maxRows > 0, at the row past maxRows (ErrCapacity).
 func readRows(in *rowReader, kind *recordstore.Kind, maxRows int64, keep func(recordstore.Row, recordstore.Values)) error {
-	keyIdx := kind.KeyIndexes()
-	seen := map[string]int{} // key of a row -> its line
 	var n int64
 	for {
 		row, line, err := in.Next()
@@ -50,24 +48,26 @@ func readRows(in *rowReader, kind *recordstore.Kind, maxRows int64, keep func(re
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", in.name, line, err)
 		}
-		if len(keyIdx) > 0 {
-			key := keyOf(vals, keyIdx)
-			if first, dup := seen[key]; dup {
-				return recordstore.Invalidf("%s lines %d and %d: kind %s: the same key %s", in.name, first, line, kind.Name, key)
-			}
-			seen[key] = line
-		}
 		keep(row, vals)
 	}
 }
 
-// keyOf renders the key columns of normalized values (nil, string, int64
-// or float64) as JSON, which tells any two different keys apart.
-func keyOf(vals recordstore.Values, keyIdx []int) string {
-	key := make([]any, len(keyIdx))
-	for j, i := range keyIdx {
-		key[j] = vals[i]
+// checkedRows is in as the row source of a bulk append: each row is
+// normalized for kind as it is read, and one that does not fit is an error
+// naming its line.
+type checkedRows struct {
+	in   *rowReader
+	kind *recordstore.Kind
+}
+
+// Next returns the next row of the input, io.EOF after the last one.
+func (c checkedRows) Next() (recordstore.Row, error) {
+	row, line, err := c.in.Next()
+	if err != nil {
+		return nil, err
 	}
-	b, _ := json.Marshal(key)
-	return string(b)
+	if _, err := spool.Normalize(c.kind, row); err != nil {
+		return nil, fmt.Errorf("%s line %d: %w", c.in.name, line, err)
+	}
+	return row, nil
 }

@@ -1,5 +1,5 @@
-// Stream lifecycle commands: meta, streams, seal, reopen, delete, expire,
-// trim.
+// Stream lifecycle commands: meta and streams, which read; seal, reopen,
+// delete, expire and trim, which write.
 
 package cli
 
@@ -50,27 +50,69 @@ func (a *app) metaCmd() *cobra.Command {
 		})
 }
 
-func (a *app) sealCmd() *cobra.Command {
-	return a.streamCmd("seal --stream S", "Refuse further appends to a stream; print its metadata after",
-		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
-			m, err := b.Seal(ctx, stream)
-			if err != nil {
-				return nil, err
+// writeCmd builds a command that takes a required --stream and the wait
+// flags, applies the stream operation entry returns (called once the flags
+// are parsed) and prints the stream's metadata after it — or what show
+// makes of it, when show is not nil — or, with --no-wait through the
+// spool, the pending batch.
+func (a *app) writeCmd(use, short string, entry func(stream string) recordstore.BatchEntry, show func(stream string, m *recordstore.Meta) any) *cobra.Command {
+	stream := new(string)
+	var wait waitFlags
+	cmd := &cobra.Command{
+		Use:   use + " [--no-wait | --timeout D]",
+		Short: short,
+		Long: short + `.
+
+When another process owns the store, the operation is checked here, goes
+through the spool, and the command waits for the owner's answer: --timeout
+bounds the wait (when it runs out the command fails with code pending and
+the batch id, and the batch is still applied, once). With --no-wait it
+prints {"batch":...,"pending":true} as soon as the batch is in the spool;
+"query await BATCH" prints its outcome later.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := recordstore.ValidateStreamID(*stream); err != nil {
+				return err
 			}
-			return m, nil
-		})
+			if err := wait.check(); err != nil {
+				return err
+			}
+			return a.quietly(ctx, func(st *recordresults.Store) error {
+				actx, cancel := wait.bound(ctx)
+				defer cancel()
+				res, err := st.Mutate(actx, entry(*stream), wait.options())
+				switch {
+				case err != nil:
+					return err
+				case res.Pending:
+					return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
+				case show != nil:
+					return a.printOne(show(*stream, res.Meta))
+				}
+				return a.printOne(res.Meta)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(stream, "stream", "", "the stream (required)")
+	_ = cmd.MarkFlagRequired("stream")
+	wait.register(cmd.Flags())
+	return cmd
+}
+
+func (a *app) sealCmd() *cobra.Command {
+	return a.writeCmd("seal --stream S", "Refuse further appends to a stream; print its metadata after",
+		func(stream string) recordstore.BatchEntry {
+			return recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: stream}
+		}, nil)
 }
 
 func (a *app) reopenCmd() *cobra.Command {
 	var generation int64
-	cmd := a.streamCmd("reopen --stream S --generation N", "Unseal a stream, if it is still at generation N; print its metadata after",
-		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
-			m, err := b.Reopen(ctx, stream, generation)
-			if err != nil {
-				return nil, err
-			}
-			return m, nil
-		})
+	cmd := a.writeCmd("reopen --stream S --generation N", "Unseal a stream, if it is still at generation N; print its metadata after",
+		func(stream string) recordstore.BatchEntry {
+			return recordstore.BatchEntry{Op: recordstore.OpReopen, Stream: stream, Generation: generation}
+		}, nil)
 	cmd.Flags().Int64Var(&generation, "generation", 0, "the generation the stream must still be at, as meta prints it (required)")
 	_ = cmd.MarkFlagRequired("generation")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -91,25 +133,19 @@ type deleted struct {
 }
 
 func (a *app) deleteCmd() *cobra.Command {
-	return a.streamCmd("delete --stream S", "Delete a stream and its rows",
-		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
-			if err := b.Delete(ctx, stream); err != nil {
-				return nil, err
-			}
-			return deleted{Stream: stream, Deleted: true}, nil
-		})
+	return a.writeCmd("delete --stream S", "Delete a stream and its rows",
+		func(stream string) recordstore.BatchEntry {
+			return recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: stream}
+		},
+		func(stream string, _ *recordstore.Meta) any { return deleted{Stream: stream, Deleted: true} })
 }
 
 func (a *app) expireCmd() *cobra.Command {
 	var ttl time.Duration
-	cmd := a.streamCmd("expire --stream S --ttl DURATION", "Make a stream expire a duration from now; print its metadata after",
-		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
-			m, err := b.Expire(ctx, stream, ttl)
-			if err != nil {
-				return nil, err
-			}
-			return m, nil
-		})
+	cmd := a.writeCmd("expire --stream S --ttl DURATION", "Make a stream expire a duration from now; print its metadata after",
+		func(stream string) recordstore.BatchEntry {
+			return recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: stream, TTL: ttl}
+		}, nil)
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "time to live from now, like 90s or 24h; must be positive (required)")
 	_ = cmd.MarkFlagRequired("ttl")
 	return cmd
@@ -117,14 +153,10 @@ func (a *app) expireCmd() *cobra.Command {
 
 func (a *app) trimCmd() *cobra.Command {
 	var before timeValue
-	cmd := a.streamCmd("trim --stream S --before RFC3339", "Drop the rows appended before a time; print the stream's metadata after",
-		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
-			m, err := b.Trim(ctx, stream, before.t)
-			if err != nil {
-				return nil, err
-			}
-			return m, nil
-		})
+	cmd := a.writeCmd("trim --stream S --before RFC3339", "Drop the rows appended before a time; print the stream's metadata after",
+		func(stream string) recordstore.BatchEntry {
+			return recordstore.BatchEntry{Op: recordstore.OpTrim, Stream: stream, Before: before.t}
+		}, nil)
 	cmd.Flags().Var(&before, "before", "drop the rows of appends made before this RFC 3339 time (required)")
 	_ = cmd.MarkFlagRequired("before")
 	return cmd

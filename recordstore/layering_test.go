@@ -1,0 +1,235 @@
+// The import direction of the package table in DESIGN.md, enforced over
+// what "go list" reports for the root module: imports point down the
+// table, never up.
+
+package recordstore_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// modulePath is the root module's path; the rules name packages relative
+// to it.
+const modulePath = "github.com/fb46ecde/records"
+
+// listedPackage is the part of "go list -json" a layering rule reads.
+type listedPackage struct {
+	ImportPath string
+	Imports    []string // direct imports
+	Deps       []string // every package it depends on, transitively
+}
+
+// layerRule says what the packages under Under may import inside the
+// repository (packages relative to the module; "P/..." is P and every
+// package below it) and whether every package
+// they depend on, transitively, must be in the standard library or in
+// recordstore/internal.
+type layerRule struct {
+	Under   string
+	May     []string
+	StdOnly bool
+	Modules []string // with StdOnly: the modules outside the repository allowed besides the standard library
+}
+
+// layerRules is DESIGN.md's package table. The most specific rule (the
+// longest Under) applies to a package; a package of the repository that
+// no rule covers is a violation, so that a new package comes with its
+// place in the table.
+var layerRules = []layerRule{
+	{Under: "recordstore", May: []string{"recordstore/internal/..."}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	// fsutil makes its system calls (fsync, flock) through the Go
+	// project's golang.org/x/sys.
+	{Under: "recordstore/internal", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	// benchdata generates rows for benchmarks; it is never imported by
+	// the core.
+	{Under: "recordstore/internal/benchdata", May: []string{"recordstore"}},
+	{Under: "recordstore/spool", May: []string{"recordstore", "recordstore/internal/..."}},
+	{Under: "recordstore/spool/parquet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool"}},
+	{Under: "recordstore/sqlite", May: []string{"recordstore", "recordstore/internal/..."}},
+	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool"}},
+	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool",
+		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/owner"}},
+	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/sqlite", "recordstore/owner"}},
+	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
+	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
+}
+
+// Dependencies forbidden whatever the direct imports: the owner is generic
+// over its backend and never reaches SQLite, and nothing of the library
+// depends on the CLI or on the drakkar layer built on it.
+var layerNever = []struct{ under, dep string }{
+	{"recordstore/owner", "recordstore/sqlite"},
+	{"recordstore/owner", "modernc.org/sqlite"},
+	{"recordstore", "cmd"},
+	{"recordstore", "drakkar"},
+	{"recordstoretest", "cmd"},
+}
+
+// layerViolations returns one line per import that breaks the rules.
+func layerViolations(pkgs []listedPackage) []string {
+	var out []string
+	for _, p := range pkgs {
+		rel, ok := inRepo(p.ImportPath)
+		if !ok {
+			continue
+		}
+		rule, ok := ruleFor(rel)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: no rule places it in the package table", rel))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if to, ok := inRepo(imp); ok && to != rel && !allowed(to, rule.May) {
+				out = append(out, fmt.Sprintf("%s imports %s: it may import only %v", rel, to, rule.May))
+			}
+		}
+		for _, dep := range p.Deps {
+			to, own := inRepo(dep)
+			if rule.StdOnly && !own && !standard(dep) && !under(dep, rule.Modules...) {
+				out = append(out, fmt.Sprintf("%s depends on %s: it may depend on the standard library only", rel, dep))
+			}
+			for _, n := range layerNever {
+				if under(rel, n.under) && (own && under(to, n.dep) || !own && under(dep, n.dep)) {
+					out = append(out, fmt.Sprintf("%s depends on %s: never allowed", rel, dep))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// inRepo returns path relative to the module, when it is the module's.
+func inRepo(path string) (string, bool) {
+	if path == modulePath {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(path, modulePath+"/")
+	return rel, ok
+}
+
+// ruleFor is the most specific rule covering rel.
+func ruleFor(rel string) (layerRule, bool) {
+	var best layerRule
+	found := false
+	for _, r := range layerRules {
+		if under(rel, r.Under) && (!found || len(r.Under) > len(best.Under)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// allowed reports whether rel is one of may, where "P/..." stands for P
+// and every package below it.
+func allowed(rel string, may []string) bool {
+	return slices.ContainsFunc(may, func(m string) bool {
+		if tree, ok := strings.CutSuffix(m, "/..."); ok {
+			return under(rel, tree)
+		}
+		return rel == m
+	})
+}
+
+// under reports whether path is one of prefixes or below one of them.
+func under(path string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool {
+		return path == p || strings.HasPrefix(path, p+"/")
+	})
+}
+
+// standard reports whether an import path is of the standard library: its
+// first element has no dot.
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// listModule runs "go list -deps -json" over every package of the root
+// module, as it builds with GOWORK=off, and keeps the module's own packages.
+func listModule() []listedPackage {
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps", "./...")
+	cmd.Dir = ".." // the module root
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "go list: %s", stderr.String())
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		err := dec.Decode(&p)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		Expect(err).NotTo(HaveOccurred())
+		if _, ok := inRepo(p.ImportPath); ok {
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs
+}
+
+var _ = Describe("the import direction of DESIGN.md's package table", func() {
+	It("holds for every package of the root module", func() {
+		pkgs := listModule()
+		Expect(pkgs).To(ContainElement(HaveField("ImportPath", modulePath+"/recordstore/owner")), "go list saw the module")
+		Expect(layerViolations(pkgs)).To(BeEmpty())
+	})
+
+	pkg := func(rel string, imports ...string) listedPackage {
+		p := listedPackage{ImportPath: modulePath + "/" + rel}
+		for _, imp := range imports {
+			if under(imp, "recordstore", "recordstoretest", "cmd", "drakkar") { // the repository's
+				imp = modulePath + "/" + imp
+			}
+			p.Imports = append(p.Imports, imp)
+			p.Deps = append(p.Deps, imp)
+		}
+		return p
+	}
+
+	DescribeTable("refuses a forbidden import, naming it",
+		func(p listedPackage, says string) {
+			Expect(layerViolations([]listedPackage{p})).To(ContainElement(ContainSubstring(says)))
+		},
+		Entry("the owner importing the SQLite backend",
+			pkg("recordstore/owner", "recordstore", "recordstore/sqlite"), "recordstore/owner imports recordstore/sqlite"),
+		Entry("the owner depending on the SQLite driver",
+			pkg("recordstore/owner", "modernc.org/sqlite"), "recordstore/owner depends on modernc.org/sqlite: never allowed"),
+		Entry("the core importing the spool",
+			pkg("recordstore", "recordstore/spool"), "recordstore imports recordstore/spool"),
+		Entry("the core depending on a module outside the standard library",
+			pkg("recordstore", "github.com/spf13/cobra"), "may depend on the standard library only"),
+		Entry("the spool importing the SQLite backend",
+			pkg("recordstore/spool", "recordstore/sqlite"), "recordstore/spool imports recordstore/sqlite"),
+		Entry("the SQLite backend importing the owner",
+			pkg("recordstore/sqlite", "recordstore/owner"), "recordstore/sqlite imports recordstore/owner"),
+		Entry("fsutil importing the core",
+			pkg("recordstore/internal/fsutil", "recordstore"), "recordstore/internal/fsutil imports recordstore"),
+		Entry("the conformance suite importing the SQLite backend",
+			pkg("recordstoretest", "recordstore/sqlite"), "recordstoretest imports recordstore/sqlite"),
+		Entry("results importing the CLI",
+			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
+		Entry("a package no rule places",
+			pkg("newthing", "recordstore"), "newthing: no rule places it"),
+	)
+
+	It("lets a package import what is below it", func() {
+		Expect(layerViolations([]listedPackage{
+			pkg("recordstore/recordresults", "recordstore/owner", "recordstore/sqlite", "recordstore/spool/parquet", "net/http"),
+			pkg("recordstore/owner", "recordstore/spool", "recordstore/internal/fsutil", "github.com/gofrs/flock"),
+		})).To(BeEmpty())
+	})
+})
