@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strings"
+	"testing"
 
 	"github.com/fb46ecde/records/recordstore"
 	. "github.com/onsi/ginkgo/v2"
@@ -64,3 +65,24 @@ var _ = Describe("decodeKindFile", func() {
 		Expect(len(err.Error())).To(BeNumerically("<", 400))
 	})
 })
+
+// FuzzKindFile checks decodeKindFile on any input: it never panics, and
+// its error messages stay short however long the input's names and
+// values are (quoted input is cut at 200 bytes).
+func FuzzKindFile(f *testing.F) {
+	f.Add([]byte(`{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"string","required":true}],"key":["id"]}]}`))
+	f.Add([]byte("\xEF\xBB\xBF" + `{"kinds":[{"name":"b","columns":[{"name":"y","type":"string","required":"yes"}]}]}`))
+	f.Add([]byte(`{"kinds":[{"name":"b","columns":[],"retention":{"mode":"stream","ttl":86400}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kinds, err := decodeKindFile(data)
+		if err != nil {
+			if len(err.Error()) > 2000 {
+				t.Fatalf("a %d-byte message for a %d-byte input: %.300s", len(err.Error()), len(data), err)
+			}
+			return
+		}
+		if len(kinds) == 0 {
+			t.Fatalf("no error and no kinds")
+		}
+	})
+}
