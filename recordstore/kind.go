@@ -81,7 +81,9 @@ type Retention struct {
 }
 
 // Duration is a time.Duration that reads and writes JSON as Go duration text
-// ("24h", "90s"). Reading also accepts an integer count of nanoseconds.
+// ("24h", "90s"). Reading also accepts an integer count of nanoseconds (the
+// spool format allows it for an expire entry's ttl); a kind's retention ttl
+// does not (see Retention.UnmarshalJSON).
 type Duration time.Duration
 
 // MarshalJSON writes the duration as text.
