@@ -124,13 +124,16 @@ func (b *Backend) checkDeclare(ctx context.Context, k recordstore.Kind) (records
 	}
 	t, err := b.reloadTable(ctx, k.Name)
 	if errors.Is(err, recordstore.ErrNotFound) {
-		return recordstore.KindCreated, nil
+		return recordstore.KindCreated, checkDeclaration(&k, recordstore.KindCreated)
 	}
 	if err != nil {
 		return "", err
 	}
 	_, status, err := recordstore.Reconcile(t.kind, k, false)
-	return status, err
+	if err != nil {
+		return "", err
+	}
+	return status, checkDeclaration(&k, status)
 }
 
 // adopt reads a kind the owner declared from the catalog.

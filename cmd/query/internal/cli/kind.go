@@ -120,27 +120,43 @@ func schemaFromStdin(schema, src string) error {
 
 // precheckKinds validates every kind and, when the catalog can be read
 // (not in a detached process), reconciles it with its stored declaration,
-// so that a file with one bad kind declares none of them.
+// so that a file with one bad kind declares none of them. As the backend
+// does, it holds a kind to every rule of recordstore.Kind.Validate unless
+// the kind is the stored declaration as it is (one an earlier build may
+// have stored under looser rules).
 func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordstore.Kind, catalog bool) error {
 	for _, k := range kinds {
-		if err := k.Validate(); err != nil {
+		if err := k.ValidateStored(); err != nil {
 			return err
 		}
-		if !catalog {
-			continue
-		}
-		stored, err := b.Kind(ctx, k.Name)
-		if errors.Is(err, recordstore.ErrNotFound) {
-			continue
-		}
+		unchanged, err := storedAsIs(ctx, b, k, catalog)
 		if err != nil {
 			return err
 		}
-		if _, _, err := recordstore.Reconcile(stored, k, false); err != nil {
-			return err
+		if !unchanged {
+			if err := k.Validate(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// storedAsIs reports whether the catalog holds k as it is; a declaration
+// that conflicts with the stored one is its error.
+func storedAsIs(ctx context.Context, b recordstore.Backend, k recordstore.Kind, catalog bool) (bool, error) {
+	if !catalog {
+		return false, nil
+	}
+	stored, err := b.Kind(ctx, k.Name)
+	if errors.Is(err, recordstore.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, status, err := recordstore.Reconcile(stored, k, false)
+	return status == recordstore.KindUnchanged, err
 }
 
 func (a *app) kindList(ctx context.Context) error {
