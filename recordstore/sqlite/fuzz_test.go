@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,7 +84,12 @@ func checkFuzzKind(ctx context.Context, t *testing.T, b *sqlite.Backend, i int, 
 		if recordstore.Code(err) != "invalid" {
 			t.Fatalf("kind %d: Validate: %v is not invalid", i, err)
 		}
-		if _, err := b.DeclareKind(ctx, k); recordstore.Code(err) != "invalid" {
+		_, err := b.DeclareKind(ctx, k)
+		code := recordstore.Code(err)
+		// A refused kind named like one this fuzzer declared (fuzz1, ...)
+		// may meet that kind first: a conflict is then the right answer.
+		collides := code == "schema_conflict" && strings.HasPrefix(strings.ToLower(k.Name), "fuzz")
+		if code != "invalid" && !collides {
 			t.Fatalf("kind %d: Validate refuses it, DeclareKind says %v", i, err)
 		}
 		return
