@@ -81,7 +81,9 @@ type Retention struct {
 }
 
 // Duration is a time.Duration that reads and writes JSON as Go duration text
-// ("24h", "90s"). Reading also accepts an integer count of nanoseconds.
+// ("24h", "90s"). Reading also accepts an integer count of nanoseconds (the
+// spool format allows it for an expire entry's ttl); a kind's retention ttl
+// does not (see Retention.UnmarshalJSON).
 type Duration time.Duration
 
 // MarshalJSON writes the duration as text.
@@ -95,14 +97,14 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err == nil {
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return Invalidf("duration %q: %v", s, err)
+			return Invalidf("duration %s: want Go duration text like \"24h\" or \"90s\"", Clip(s))
 		}
 		*d = Duration(v)
 		return nil
 	}
 	var n int64
 	if err := json.Unmarshal(b, &n); err != nil {
-		return Invalidf("duration %s: want text like \"24h\"", b)
+		return Invalidf("duration %s: want text like \"24h\"", clipBytes(b))
 	}
 	*d = Duration(n)
 	return nil
@@ -159,7 +161,7 @@ var (
 // name (^[A-Za-z][A-Za-z0-9_]{0,62}$).
 func ValidateKindName(name string) error {
 	if !kindNameRE.MatchString(name) {
-		return Invalidf("kind name %q: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", name)
+		return Invalidf("kind name %s: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", Clip(name))
 	}
 	return nil
 }
@@ -168,7 +170,7 @@ func ValidateKindName(name string) error {
 // id (^[A-Za-z0-9._:-]{1,200}$, and not "." or "..").
 func ValidateStreamID(id string) error {
 	if !streamIDRE.MatchString(id) || id == "." || id == ".." {
-		return Invalidf("stream id %q: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", id)
+		return Invalidf("stream id %s: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", Clip(id))
 	}
 	return nil
 }
@@ -209,8 +211,37 @@ func (k *Kind) KeyIndexes() []int {
 }
 
 // Validate checks a declaration and returns an ErrInvalid error naming the
-// first problem found. A valid kind is also normalized: OnConflict is set.
+// first problem found: the rules of ValidateStored, and those every new
+// declaration must also meet (see validateDeclared: the store's limits, no
+// json key column, no contradictory lww columns, a ttl of at least a
+// second). A valid kind is also normalized: OnConflict is set and a
+// repeated index is dropped. Every path that declares a kind calls it.
 func (k *Kind) Validate() error {
+	if err := k.validateStored(); err != nil {
+		return err
+	}
+	if err := k.validateDeclared(); err != nil {
+		return err
+	}
+	k.normalize()
+	return nil
+}
+
+// ValidateStored checks a kind read back from a store's catalog: it holds
+// the kind to the rules that every earlier build enforced when the kind
+// was declared, not the ones added since (see Validate), so a store
+// written by an earlier build still opens and reads. It normalizes the
+// kind as Validate does. It is for catalog reads only: a declaration goes
+// through Validate.
+func (k *Kind) ValidateStored() error {
+	if err := k.validateStored(); err != nil {
+		return err
+	}
+	k.normalize()
+	return nil
+}
+
+func (k *Kind) validateStored() error {
 	if err := ValidateKindName(k.Name); err != nil {
 		return err
 	}
@@ -220,7 +251,7 @@ func (k *Kind) Validate() error {
 	seen := map[string]bool{}
 	for _, c := range k.Columns {
 		if !columnNameRE.MatchString(c.Name) || reservedColumn(c.Name) {
-			return Invalidf("kind %s: column name %q: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, c.Name)
+			return Invalidf("kind %s: column name %s: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, Clip(c.Name))
 		}
 		low := lower(c.Name)
 		if seen[low] {
@@ -228,7 +259,7 @@ func (k *Kind) Validate() error {
 		}
 		seen[low] = true
 		if !c.Type.valid() {
-			return Invalidf("kind %s: column %s: unknown type %q", k.Name, c.Name, c.Type)
+			return Invalidf("kind %s: column %s: unknown type %s", k.Name, c.Name, Clip(string(c.Type)))
 		}
 	}
 	if err := k.validateKey(); err != nil {
@@ -243,7 +274,7 @@ func (k *Kind) Validate() error {
 	if k.TimeColumn != "" {
 		c, ok := k.Column(k.TimeColumn)
 		if !ok || c.Type != TypeDatetime {
-			return Invalidf("kind %s: timeColumn %q must name a datetime column", k.Name, k.TimeColumn)
+			return Invalidf("kind %s: timeColumn %s must name a datetime column", k.Name, Clip(k.TimeColumn))
 		}
 	}
 	for _, idx := range k.Indexes {
@@ -252,11 +283,10 @@ func (k *Kind) Validate() error {
 		}
 		for _, name := range idx {
 			if k.ColumnIndex(name) < 0 {
-				return Invalidf("kind %s: index names unknown column %q", k.Name, name)
+				return Invalidf("kind %s: index names unknown column %s", k.Name, Clip(name))
 			}
 		}
 	}
-	k.OnConflict = k.Policy()
 	return nil
 }
 
@@ -264,7 +294,7 @@ func (k *Kind) validateKey() error {
 	seen := map[string]bool{}
 	for _, name := range k.Key {
 		if k.ColumnIndex(name) < 0 {
-			return Invalidf("kind %s: key names unknown column %q", k.Name, name)
+			return Invalidf("kind %s: key names unknown column %s", k.Name, Clip(name))
 		}
 		if seen[name] {
 			return Invalidf("kind %s: key names column %q twice", k.Name, name)
@@ -287,16 +317,16 @@ func (k *Kind) validatePolicy() error {
 		}
 		v, ok := k.Column(k.LWW.Version)
 		if !ok || v.Type == TypeJSON || v.Type == TypeBool {
-			return Invalidf("kind %s: lww.version %q must name a string, integer, number or datetime column", k.Name, k.LWW.Version)
+			return Invalidf("kind %s: lww.version %s must name a string, integer, number or datetime column", k.Name, Clip(k.LWW.Version))
 		}
 		if t := k.LWW.Tiebreak; t != "" {
 			if c, ok := k.Column(t); !ok || c.Type != TypeString {
-				return Invalidf("kind %s: lww.tiebreak %q must name a string column", k.Name, t)
+				return Invalidf("kind %s: lww.tiebreak %s must name a string column", k.Name, Clip(t))
 			}
 		}
 		return nil
 	default:
-		return Invalidf("kind %s: onConflict %q: want skip, replace or lww", k.Name, k.OnConflict)
+		return Invalidf("kind %s: onConflict %s: want skip, replace or lww", k.Name, Clip(string(k.OnConflict)))
 	}
 	if k.LWW != nil {
 		return Invalidf("kind %s: lww is only allowed with onConflict lww", k.Name)
@@ -310,7 +340,7 @@ func (k *Kind) validateRetention() error {
 		return nil
 	}
 	if r.Mode != RetainStream && r.Mode != RetainRows {
-		return Invalidf("kind %s: retention.mode %q: want stream or rows", k.Name, r.Mode)
+		return Invalidf("kind %s: retention.mode %s: want stream or rows", k.Name, Clip(string(r.Mode)))
 	}
 	if r.TTL <= 0 {
 		return Invalidf("kind %s: retention.ttl must be positive", k.Name)
@@ -332,7 +362,8 @@ const (
 // the kind to store. Identical declarations are KindUnchanged; a declaration
 // that only appends new columns is KindUpdated; any other difference (a
 // changed or removed column, key, policy, lww, retention, time column or
-// indexes) is an ErrSchemaConflict error. With subset true an incoming kind
+// indexes) is an ErrSchemaConflict error, and added columns that would
+// make more than MaxColumns an ErrInvalid one. With subset true an incoming kind
 // may also omit stored columns (they are kept): that is how a batch written
 // by an older build reconciles. Both kinds must already be valid.
 func Reconcile(stored, incoming Kind, subset bool) (Kind, KindStatus, error) {
@@ -378,6 +409,10 @@ func Reconcile(stored, incoming Kind, subset bool) (Kind, KindStatus, error) {
 	}
 	if len(merged.Columns) == len(stored.Columns) {
 		return stored, KindUnchanged, nil
+	}
+	if len(merged.Columns) > MaxColumns {
+		return stored, "", Invalidf("kind %s: adding %d columns to its %d would make %d: %s",
+			stored.Name, len(merged.Columns)-len(stored.Columns), len(stored.Columns), len(merged.Columns), maxColumnsRule)
 	}
 	return merged, KindUpdated, nil
 }

@@ -3,6 +3,7 @@ package recordstore_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -75,6 +76,110 @@ var _ = Describe("Kind", func() {
 		Entry("a zero ttl", func(k *recordstore.Kind) { k.Retention = &recordstore.Retention{Mode: recordstore.RetainRows} }, "ttl"),
 		Entry("a timeColumn that is not a datetime", func(k *recordstore.Kind) { k.TimeColumn = "n" }, "timeColumn"),
 		Entry("an index on an unknown column", func(k *recordstore.Kind) { k.Indexes = [][]string{{"x"}} }, "index"),
+		Entry("a json key column", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "doc", Type: recordstore.TypeJSON})
+			k.Key = []string{"id", "doc"}
+		}, "key column doc is json"),
+		Entry("a json lww version", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "doc", Type: recordstore.TypeJSON})
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "doc"}
+		}, "lww.version"),
+		Entry("a json lww tiebreak", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "doc", Type: recordstore.TypeJSON})
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "n", Tiebreak: "doc"}
+		}, "lww.tiebreak"),
+		Entry("an lww version that is a key column", func(k *recordstore.Kind) {
+			k.Key = []string{"id", "n"}
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "n"}
+		}, "lww.version n is a key column"),
+		Entry("an lww tiebreak that is the version", func(k *recordstore.Kind) {
+			k.Columns = append(k.Columns, recordstore.Column{Name: "v", Type: recordstore.TypeString})
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "v", Tiebreak: "v"}
+		}, "lww.tiebreak v is also lww.version"),
+		Entry("an lww tiebreak that is a key column", func(k *recordstore.Kind) {
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "n", Tiebreak: "id"}
+		}, "lww.tiebreak id is a key column"),
+		Entry("an lww version naming an unknown column", func(k *recordstore.Kind) {
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "nope"}
+		}, `lww.version "nope"`),
+		Entry("an lww tiebreak naming an unknown column", func(k *recordstore.Kind) {
+			k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "n", Tiebreak: "nope"}
+		}, `lww.tiebreak "nope"`),
+		Entry("a ttl below one second", func(k *recordstore.Kind) {
+			k.Retention = &recordstore.Retention{Mode: recordstore.RetainStream, TTL: recordstore.Duration(86400)}
+		}, "retention.ttl 86.4µs: want at least 1s"),
+		Entry("more columns than SQLite allows a table, less the store's two", func(k *recordstore.Kind) {
+			k.Columns = manyColumns(recordstore.MaxColumns + 1)
+			k.Key = nil
+		}, "1999 columns: a kind has at most 1998 columns (SQLite allows 2000 per table, and the store adds 2)"),
+		Entry("more key columns than the limit", func(k *recordstore.Kind) {
+			k.Columns = manyColumns(recordstore.MaxKeyColumns + 1)
+			k.Key = columnNames(k.Columns)
+		}, "501 key columns: a key has at most 500"),
+		Entry("more indexes than the limit", func(k *recordstore.Kind) {
+			k.Columns = manyColumns(recordstore.MaxIndexes + 1)
+			k.Key = nil
+			for _, name := range columnNames(k.Columns) {
+				k.Indexes = append(k.Indexes, []string{name})
+			}
+		}, "65 indexes: a kind has at most 64"),
+		Entry("an index naming a column twice", func(k *recordstore.Kind) { k.Indexes = [][]string{{"n"}, {"n", "at", "n"}} }, "index 2 names column n twice"),
+		Entry("a huge column name, quoted only in part", func(k *recordstore.Kind) {
+			k.Columns[1].Name = string(repeat('x', 1<<20))
+		}, `"`+string(repeat('x', 200))+`"… (1048576 bytes)`),
+	)
+
+	It("accepts a kind at every limit", func() {
+		k := recordstore.Kind{Name: "wide", Columns: manyColumns(recordstore.MaxColumns)}
+		k.Key = columnNames(k.Columns[:recordstore.MaxKeyColumns])
+		for _, name := range columnNames(k.Columns[:recordstore.MaxIndexes]) {
+			k.Indexes = append(k.Indexes, []string{name})
+		}
+		k.Indexes[0] = columnNames(k.Columns)
+		k.Retention = &recordstore.Retention{Mode: recordstore.RetainRows, TTL: recordstore.Duration(recordstore.MinTTL)}
+		Expect(k.Validate()).To(Succeed())
+	})
+
+	It("drops an index equal to an earlier one, keeping the order of the others", func() {
+		k := jobs()
+		k.Indexes = [][]string{{"n"}, {"at", "n"}, {"n"}, {"n", "at"}, {"at", "n"}}
+		Expect(k.Validate()).To(Succeed())
+		Expect(k.Indexes).To(Equal([][]string{{"n"}, {"at", "n"}, {"n", "at"}}))
+	})
+
+	It("still reads, as stored, a kind an earlier build declared under looser rules", func() {
+		k := jobs()
+		k.Columns = append(k.Columns, recordstore.Column{Name: "doc", Type: recordstore.TypeJSON}, recordstore.Column{Name: "v", Type: recordstore.TypeInteger})
+		k.Key = []string{"doc", "v"}
+		k.OnConflict, k.LWW = recordstore.ConflictLWW, &recordstore.LWW{Version: "v"}
+		k.Retention = &recordstore.Retention{Mode: recordstore.RetainRows, TTL: recordstore.Duration(time.Millisecond)}
+		k.Indexes = [][]string{{"n"}, {"n"}}
+		Expect(k.Validate()).To(MatchError(recordstore.ErrInvalid))
+		Expect(k.ValidateStored()).To(Succeed())
+		Expect(k.Indexes).To(Equal([][]string{{"n"}}))
+		bad := k
+		bad.Name = "9"
+		Expect(bad.ValidateStored()).To(MatchError(recordstore.ErrInvalid), "the older rules still hold")
+	})
+
+	DescribeTable("reads a retention ttl only as duration text",
+		func(src string, want time.Duration, fragment string) {
+			var k recordstore.Kind
+			err := json.Unmarshal([]byte(`{"name":"k","columns":[{"name":"a","type":"string"}],"retention":`+src+`}`), &k)
+			if fragment == "" {
+				Expect(err).NotTo(HaveOccurred())
+				Expect(time.Duration(k.Retention.TTL)).To(Equal(want))
+				return
+			}
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(recordstore.Code(err)).To(Equal("invalid"))
+			Expect(err.Error()).To(ContainSubstring(fragment))
+		},
+		Entry("text", `{"mode":"stream","ttl":"24h"}`, 24*time.Hour, ""),
+		Entry("a bare number, which would be nanoseconds", `{"mode":"stream","ttl":86400}`, time.Duration(0), `ttl 86400: want text like "24h"`),
+		Entry("a fraction", `{"mode":"rows","ttl":1.5}`, time.Duration(0), `ttl 1.5: want text like "24h"`),
+		Entry("a huge number, quoted only in part", `{"mode":"rows","ttl":`+string(repeat('9', 5000))+`}`, time.Duration(0), "… (5000 bytes)"),
+		Entry("huge duration text, quoted only in part", `{"mode":"rows","ttl":"`+string(repeat('9', 5000))+`"}`, time.Duration(0), "… (5000 bytes)"),
 	)
 
 	It("refuses a duration that is not duration text", func() {
@@ -135,6 +240,18 @@ var _ = Describe("Kind", func() {
 			}),
 			Entry("new indexes", func(k *recordstore.Kind) { k.Indexes = [][]string{{"n"}} }),
 		)
+
+		It("refuses added columns that would pass the column limit with ErrInvalid", func() {
+			in := jobs()
+			in.Columns = append(in.Columns, manyColumns(recordstore.MaxColumns-len(stored.Columns))...)
+			_, status, err := recordstore.Reconcile(stored, in, false)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(status).To(Equal(recordstore.KindUpdated))
+			in.Columns = append(in.Columns, recordstore.Column{Name: "one_more", Type: recordstore.TypeString})
+			_, _, err = recordstore.Reconcile(stored, in, false)
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err.Error()).To(ContainSubstring("would make 1999: a kind has at most 1998 columns"))
+		})
 	})
 })
 
@@ -159,6 +276,23 @@ var _ = Describe("names", func() {
 		Entry("unicode", "é", false),
 	)
 })
+
+// manyColumns returns n string columns named c0, c1, ...
+func manyColumns(n int) []recordstore.Column {
+	out := make([]recordstore.Column, n)
+	for i := range out {
+		out[i] = recordstore.Column{Name: fmt.Sprintf("c%d", i), Type: recordstore.TypeString}
+	}
+	return out
+}
+
+func columnNames(cols []recordstore.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
 
 func repeat(c byte, n int) []byte {
 	b := make([]byte, n)

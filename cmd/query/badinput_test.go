@@ -6,6 +6,7 @@
 package main_test
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -53,10 +54,13 @@ func kindApply(file string) badCase {
 }
 
 const (
-	jobsChangedType   = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"string","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["id"]}]}`
-	jobsChangedKey    = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"integer","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["name"]}]}`
-	jobsChangedPolicy = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"integer","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["id"],"onConflict":"replace"}]}`
-	newThenConflict   = `{"kinds":[{"name":"fresh","columns":[{"name":"a","type":"string"}]},{"name":"events","columns":[{"name":"msg","type":"integer"}]}]}`
+	jobsChangedType    = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"string","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["id"]}]}`
+	jobsChangedKey     = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"integer","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["name"]}]}`
+	jobsChangedPolicy  = `{"kinds":[{"name":"jobs","columns":[{"name":"id","type":"integer","required":true},{"name":"name","type":"string"},{"name":"at","type":"datetime"},{"name":"payload","type":"json"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["id"],"onConflict":"replace"}]}`
+	bareTTLKinds       = `{"kinds":[{"name":"k2","columns":[{"name":"a","type":"string"}],"retention":{"mode":"stream","ttl":86400}}]}`
+	jsonKeyKinds       = `{"kinds":[{"name":"k2","columns":[{"name":"doc","type":"json"}],"key":["doc"]}]}`
+	lwwKeyVersionKinds = `{"kinds":[{"name":"k2","columns":[{"name":"a","type":"string"},{"name":"v","type":"integer"}],"key":["a","v"],"onConflict":"lww","lww":{"version":"v"}}]}`
+	newThenConflict    = `{"kinds":[{"name":"fresh","columns":[{"name":"a","type":"string"}]},{"name":"events","columns":[{"name":"msg","type":"integer"}]}]}`
 )
 
 // badEntries are the refused commands, run without an owner (the command
@@ -95,6 +99,15 @@ var badEntries = []any{
 	Entry("an unknown field in a kind file",
 		kindApply(`{"kinds":[{"name":"k2","colums":[]}]}`).fails("invalid", `unknown field "colums"`)),
 	Entry("a kind file without kinds", kindApply(`{"kinds":[]}`).fails("invalid", "no kinds")),
+	Entry("an empty kind file", kindApply("").fails("invalid", "kind file stdin: empty input")),
+	Entry("a kind file whose column has a bad field, by kind, column and field",
+		kindApply(`{"kinds":[{"name":"k2","columns":[{"name":"a","type":"string","required":"yes"}]}]}`).fails("invalid",
+			`kind file stdin: kind 1 ("k2"): column 1 ("a"): field required: want true or false, got string`)),
+	Entry("a bare-number ttl in a kind file", kindApply(bareTTLKinds).fails("invalid", `kind 1 ("k2"): retention: ttl 86400: want text like "24h"`)),
+	Entry("a ttl below a second in a kind file", kindApply(strings.Replace(bareTTLKinds, "86400", `"86400ns"`, 1)).fails("invalid", "retention.ttl 86.4µs: want at least 1s")),
+	Entry("a json key column in a kind file", kindApply(jsonKeyKinds).fails("invalid", "kind k2: key column doc is json")),
+	Entry("an lww version that is a key column in a kind file", kindApply(lwwKeyVersionKinds).fails("invalid", "lww.version v is a key column")),
+	Entry("a kind of more columns than SQLite allows in a kind file", kindApply(wideKindFile(1999)).fails("invalid", "kind k2: 1999 columns: a kind has at most 1998 columns")),
 	Entry("a kind file that is not JSON", kindApply(`kinds: []`).fails("invalid", "kind file stdin")),
 	Entry("a kind file that does not exist",
 		badCase{args: []string{"kind", "apply", "/nonexistent/kinds.json"}}.fails("invalid", "/nonexistent/kinds.json")),
@@ -173,4 +186,14 @@ func expectNothingSpooled(s *store) {
 	for _, state := range []spool.State{spool.StateTmp, spool.StateIncoming, spool.StateFailed, spool.StateTrash} {
 		Expect(s.entries(state)).To(BeEmpty(), "nothing was spooled (%s)", state)
 	}
+}
+
+// wideKindFile is a kind file declaring kind k2 with n string columns
+// c0, c1, ...
+func wideKindFile(n int) string {
+	cols := make([]string, n)
+	for i := range cols {
+		cols[i] = fmt.Sprintf(`{"name":"c%d","type":"string"}`, i)
+	}
+	return `{"kinds":[{"name":"k2","columns":[` + strings.Join(cols, ",") + `]}]}`
 }

@@ -165,6 +165,9 @@ var _ = Describe("query append --schema", func() {
 			Entry("an invalid declaration", jobsBadType, "jobs", jobRows, "invalid", "blob"),
 			Entry("a declaration that conflicts with the stored one", jobsChangedType, "jobs", jobRows, "schema_conflict", "column id"),
 			Entry("a row that does not fit a new kind", freshKind, "fresh", `{"a": 1}`, "invalid", "stdin line 1"),
+			Entry("a kind of more columns than SQLite allows", wideKindFile(1999), "k2", `{"c0": "x"}`, "invalid", "1999 columns"),
+			Entry("a bare-number ttl", bareTTLKinds, "k2", `{"a": "x"}`, "invalid", `ttl 86400: want text like "24h"`),
+			Entry("an lww version that is a key column", lwwKeyVersionKinds, "k2", `{"a": "x", "v": 1}`, "invalid", "lww.version v is a key column"),
 		)
 	})
 })

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,6 +253,12 @@ var _ = Describe("query spool", func() {
 				"--kind", "nokind", "--schema", kindsFile()),
 			Entry("an invalid kind in the schema file", `{"kinds":[{"name":"k2","columns":[{"name":"a","type":"text"}]}]}`, "invalid", `unknown type "text"`,
 				"--kind", "k2", "--schema", "-", "/dev/null"),
+			Entry("a kind of more columns than SQLite allows in the schema file", wideKindFile(1999), "invalid",
+				"kind k2: 1999 columns: a kind has at most 1998 columns", "--kind", "k2", "--schema", "-", "/dev/null"),
+			Entry("a bare-number ttl in the schema file", bareTTLKinds, "invalid", `ttl 86400: want text like "24h"`,
+				"--kind", "k2", "--schema", "-", "/dev/null"),
+			Entry("a json key column in the schema file", jsonKeyKinds, "invalid", "key column doc is json",
+				"--kind", "k2", "--schema", "-", "/dev/null"),
 			Entry("a schema file that does not exist", `{"id": 1}`, "invalid", "/nonexistent/kinds.json",
 				"--kind", "jobs", "--schema", "/nonexistent/kinds.json"),
 			Entry("an input file that does not exist", "", "invalid", "/nonexistent/rows.ndjson",
@@ -383,6 +390,56 @@ var _ = Describe("query spool", func() {
 
 			Expect(s.fails("invalid", "", "spool", "retry", "nope").stderr).To(ContainSubstring("bad batch name"))
 		})
+	})
+
+	Describe("a batch another implementation wrote", func() {
+		DescribeTable("whose schema breaks a declaration rule is refused as invalid by the owner, and declares nothing",
+			func(mutate func(kind map[string]any), says string, failed bool) {
+				name := s.publish() // of kind jobs, which the store does not have yet
+				path := filepath.Join(spool.PathFor(s.path), "incoming", name, spool.ManifestFile)
+				raw, err := os.ReadFile(path)
+				Expect(err).NotTo(HaveOccurred())
+				var m map[string]any
+				Expect(json.Unmarshal(raw, &m)).To(Succeed())
+				mutate(m["schemas"].([]any)[0].(map[string]any))
+				raw, err = json.Marshal(m)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(os.WriteFile(path, raw, 0o600)).To(Succeed())
+
+				// await owns the store: it applies the batch, and prints and
+				// fails with its outcome.
+				r := s.run("", "await", name)
+				Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
+				Expect(r.stderr).To(ContainSubstring("query: invalid: "))
+				Expect(r.stderr).To(ContainSubstring(says))
+				if failed { // a schema that does not even decode: the whole batch is refused
+					Expect(s.entries(spool.StateFailed)).To(ConsistOf(name))
+					raw, err = os.ReadFile(filepath.Join(spool.PathFor(s.path), "failed", name, spool.ErrorFile))
+					Expect(err).NotTo(HaveOccurred())
+					var f spool.Failure
+					Expect(json.Unmarshal(raw, &f)).To(Succeed())
+					Expect(f.Code).To(Equal("invalid"))
+					Expect(f.Error).To(ContainSubstring(says))
+				} else {
+					Expect(s.entries(spool.StateFailed)).To(BeEmpty())
+				}
+				Expect(s.ok("", "kind", "list")).To(BeEmpty())
+				Expect(s.run("", "meta", "--stream", "s1").code).To(Equal(1), "nothing was appended")
+			},
+			Entry("a bare-number ttl", func(k map[string]any) {
+				k["retention"] = map[string]any{"mode": "stream", "ttl": 86400}
+			}, "ttl 86400: want text like", true),
+			Entry("more columns than SQLite allows", func(k map[string]any) {
+				cols := k["columns"].([]any)
+				for i := len(cols); i < recordstore.MaxColumns+1; i++ {
+					cols = append(cols, map[string]any{"name": fmt.Sprintf("x%d", i), "type": "string"})
+				}
+				k["columns"] = cols
+			}, "1999 columns", false),
+			Entry("an lww version that is a key column", func(k map[string]any) {
+				k["onConflict"], k["lww"] = "lww", map[string]any{"version": "id"}
+			}, "lww.version id is a key column", false),
+		)
 	})
 })
 

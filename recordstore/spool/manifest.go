@@ -264,7 +264,8 @@ func checkFormat(data []byte) error {
 }
 
 // Validate checks the rules of format 1 and normalizes the schemas (see
-// recordstore.Kind.Validate). It does not look at data files.
+// recordstore.Kind.ValidateStored: the rules of a new declaration are the
+// owner's to check). It does not look at data files.
 func (m *Manifest) Validate() error { return m.validate(false) }
 
 // validate is Validate, leaving out the schemas' own checks when they are
@@ -321,7 +322,11 @@ func (m *Manifest) validateSchemas() error {
 	seen := map[string]bool{}
 	for i := range m.Schemas {
 		k := &m.Schemas[i]
-		if err := k.Validate(); err != nil {
+		// ValidateStored, not Validate: a batch carries the schema of the
+		// kind it appends to, which may be a kind an earlier build stored
+		// under looser rules. The owner, which has the catalog, holds any
+		// schema that is not a stored kind as it is to every rule.
+		if err := k.ValidateStored(); err != nil {
 			return fmt.Errorf("%w: schema %d: %w", ErrBadManifest, i, err)
 		}
 		if seen[k.Name] {

@@ -360,7 +360,9 @@ func validKind(kind *recordstore.Kind) (*recordstore.Kind, error) {
 	k := *kind
 	k.Columns = slices.Clone(kind.Columns)
 	k.Key = slices.Clone(kind.Key)
-	if err := k.Validate(); err != nil {
+	// As a manifest's schemas are: the owner holds a new declaration to
+	// every rule (recordstore.Kind.Validate).
+	if err := k.ValidateStored(); err != nil {
 		return nil, err
 	}
 	return &k, nil

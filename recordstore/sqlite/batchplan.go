@@ -169,7 +169,7 @@ func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch, mem
 // the kind's error (ErrSchemaConflict); the stored kind never changes
 // otherwise. The returned error is for failures of the whole call.
 func (b *Backend) resolveSchema(ctx context.Context, k recordstore.Kind, strict bool) (kindPlan, error) {
-	if err := k.Validate(); err != nil {
+	if err := k.ValidateStored(); err != nil { // the rest in declareTx: see checkDeclaration
 		return kindPlan{err: err}, nil
 	}
 	if reservedTable(k.Name) {

@@ -19,12 +19,14 @@ import (
 // declaration (recordstore.Reconcile): a new kind gets its table, added
 // columns are added with ALTER TABLE (stored rows read them as null). A
 // kind whose name differs from a declared one only in case, or starts with
-// "record_" or "sqlite_", is refused (ErrSchemaConflict, ErrInvalid). On
+// "record_" or "sqlite_", is refused (ErrSchemaConflict, ErrInvalid), and
+// so is a kind that breaks a rule of recordstore.Kind.Validate unless it is
+// the stored declaration as it is (see checkDeclaration). On
 // error the catalog and the tables are unchanged. A read-only backend
 // submits the declaration (see Options.Submit) unless the catalog has it
 // already, and then reads the kind from the catalog.
 func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
-	if err := k.Validate(); err != nil {
+	if err := k.ValidateStored(); err != nil { // the rest in declareTx: see checkDeclaration
 		return "", err
 	}
 	if reservedTable(k.Name) {
@@ -96,6 +98,9 @@ func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, subset bool,
 		strings.ToLower(k.Name)).Scan(&name, &table, &schema)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		if err := checkDeclaration(&k, recordstore.KindCreated); err != nil {
+			return k, "", "", err
+		}
 		return createKindTx(ctx, tx, k, now)
 	case err != nil:
 		return k, "", "", fmt.Errorf("read catalog: %w", err)
@@ -110,6 +115,9 @@ func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, subset bool,
 	if err != nil || status == recordstore.KindUnchanged {
 		return stored, table, status, err
 	}
+	if err := checkDeclaration(&k, status); err != nil {
+		return k, "", "", err
+	}
 	for _, c := range merged.Columns[len(stored.Columns):] {
 		if _, err := tx.ExecContext(ctx, addColumnDDL(table, c)); err != nil {
 			return k, "", "", fmt.Errorf("add column %s: %w", c.Name, err)
@@ -119,6 +127,19 @@ func declareTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, subset bool,
 		return k, "", "", err
 	}
 	return merged, table, status, nil
+}
+
+// checkDeclaration holds a declaration that creates a kind or changes the
+// stored one (status) to every rule of recordstore.Kind.Validate. Only a
+// declaration that is the stored one as it is (KindUnchanged) escapes the
+// rules added since an earlier build stored it, so that its writers —
+// whose batches carry that very schema — go on as before. k has passed
+// ValidateStored.
+func checkDeclaration(k *recordstore.Kind, status recordstore.KindStatus) error {
+	if status == recordstore.KindUnchanged {
+		return nil
+	}
+	return k.Validate()
 }
 
 func createKindTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {

@@ -92,6 +92,10 @@ func (b *Backend) declareDetached(ctx context.Context, k recordstore.Kind) (reco
 			return status, nil
 		}
 	}
+	// Without the catalog, any other declaration may be a new one.
+	if err := checkDeclaration(&k, recordstore.KindCreated); err != nil {
+		return "", err // it names the kind
+	}
 	r, err := b.submit(ctx, what, []recordstore.Kind{k}, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: k.Name})
 	if err != nil {
 		return "", err

@@ -93,28 +93,25 @@ func (b *Backend) checkDeclaredAppend(ctx context.Context, stream string, k reco
 // the owner has the last word. It writes nothing.
 func (b *Backend) CheckDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
 	what := "declare kind " + k.Name
-	if err := k.Validate(); err != nil {
+	// The rules every build held a kind to first; the newer ones
+	// (checkDeclaration) once it is known not to be a kind stored as it is.
+	if err := k.ValidateStored(); err != nil {
 		return "", err
 	}
 	if reservedTable(k.Name) {
 		return "", recordstore.Invalidf("kind name %q: the prefixes record_ and sqlite_ are reserved", k.Name)
 	}
 	if b.det != nil {
-		held := b.det.kind(k.Name)
-		if held == nil {
-			return recordstore.KindCreated, nil
+		status := recordstore.KindCreated
+		if held := b.det.kind(k.Name); held != nil {
+			var err error
+			if _, status, err = recordstore.Reconcile(held.kind, k, false); err != nil {
+				return "", fmt.Errorf("%s: %w", what, err)
+			}
 		}
-		_, status, err := recordstore.Reconcile(held.kind, k, false)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", what, err)
-		}
-		return status, nil
+		return status, checkDeclaration(&k, status)
 	}
-	status, err := b.checkDeclare(ctx, k)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	return status, nil
+	return b.checkDeclare(ctx, k)
 }
 
 // PrepareDeclare checks every kind of kinds as CheckDeclare does and

@@ -93,7 +93,7 @@ func (b *Backend) declareReadOnly(ctx context.Context, k recordstore.Kind) (reco
 	what := "declare kind " + k.Name
 	status, err := b.checkDeclare(ctx, k)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return "", err
 	}
 	if status == recordstore.KindUnchanged {
 		return status, nil
@@ -108,10 +108,22 @@ func (b *Backend) declareReadOnly(ctx context.Context, k recordstore.Kind) (reco
 	return r.Status, nil
 }
 
-// checkDeclare reconciles k with the catalog's declaration: the cached one,
-// or when that does not say "unchanged", the one in the file now. A kind
-// the catalog lacks is KindCreated.
+// checkDeclare reconciles k with the catalog's declaration (a conflict is
+// returned as "declare kind K: ..."), then holds it to the declaration
+// rules unless it is the stored kind as it is (checkDeclaration; its error,
+// which names the kind, is returned as it is).
 func (b *Backend) checkDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
+	status, err := b.reconcileCatalog(ctx, k)
+	if err != nil {
+		return "", fmt.Errorf("declare kind %s: %w", k.Name, err)
+	}
+	return status, checkDeclaration(&k, status)
+}
+
+// reconcileCatalog reconciles k with the catalog's declaration: the cached
+// one, or when that does not say "unchanged", the one in the file now. A
+// kind the catalog lacks is KindCreated.
+func (b *Backend) reconcileCatalog(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
 	if err := b.enter(); err != nil {
 		return "", err
 	}

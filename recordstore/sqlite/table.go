@@ -230,13 +230,15 @@ func (b *Backend) catalogKind(ctx context.Context, kind string) (recordstore.Kin
 	return k, name, err
 }
 
-// parseSchema reads a kind's stored declaration.
+// parseSchema reads a kind's stored declaration. It is held to the rules
+// of recordstore.Kind.ValidateStored, not Validate: a kind an earlier build
+// declared (say, with a json key column) still loads.
 func parseSchema(name, schema string) (recordstore.Kind, error) {
 	var k recordstore.Kind
 	if err := json.Unmarshal([]byte(schema), &k); err != nil {
 		return k, corrupt("kind %s: stored schema: %v", name, err)
 	}
-	if err := k.Validate(); err != nil {
+	if err := k.ValidateStored(); err != nil {
 		return k, corrupt("kind %s: stored schema: %v", name, err)
 	}
 	return k, nil

@@ -3,9 +3,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,35 +96,6 @@ func (a *app) kindApply(ctx context.Context, src string, wait waitFlags) error {
 		}
 		return errors.Join(err, p.flush())
 	})
-}
-
-// readKindFile reads and checks the shape of a kind file: one JSON object
-// with a non-empty "kinds" list, no unknown fields, no kind named twice.
-func (a *app) readKindFile(src string) (recordstore.KindFile, error) {
-	var file recordstore.KindFile
-	data, name, err := a.readInput(src)
-	if err != nil {
-		return file, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&file); err != nil {
-		return file, fmt.Errorf("%w: kind file %s: %w", recordstore.ErrInvalid, name, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return file, recordstore.Invalidf("kind file %s: extra data after the JSON object", name)
-	}
-	if len(file.Kinds) == 0 {
-		return file, recordstore.Invalidf(`kind file %s: no kinds (want {"kinds": [...]})`, name)
-	}
-	seen := map[string]bool{}
-	for _, k := range file.Kinds {
-		if seen[k.Name] {
-			return file, recordstore.Invalidf("kind file %s: kind %q appears twice", name, k.Name)
-		}
-		seen[k.Name] = true
-	}
-	return file, nil
 }
 
 // schemaKind returns the declaration of kind name from the kind file
