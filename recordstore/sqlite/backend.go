@@ -131,6 +131,8 @@ type Backend struct {
 	// watch0 is the watcher a read-only Open makes before reading the
 	// catalog, handed to the change feed when Open succeeds.
 	watch0 *watcher
+	// damage is the first error wrapping ErrCorrupt a call met (Damage).
+	damage atomic.Pointer[error]
 	// det is the detached state (Options.Detached), nil when not detached;
 	// set by Open and never changed.
 	det *detached
