@@ -32,6 +32,9 @@ func (b *Backend) Promote(ctx context.Context) error {
 	if b.det != nil {
 		return b.detachedErr("promote")
 	}
+	if b.opts.ReadOnlyFile {
+		return b.readOnlyErr("promote")
+	}
 	if !ro {
 		return nil
 	}

@@ -156,7 +156,7 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 		}
 		owned := st.Role() == owner.RoleOwner
 		var maxRows int64
-		if !owned {
+		if !owned && st.Spool() != nil { // none when opened --read-only: the append fails read_only
 			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
 		}
 		// Through the spool, a declaration travels in the rows' batch: one

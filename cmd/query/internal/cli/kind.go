@@ -175,7 +175,7 @@ func precheckKinds(ctx context.Context, b recordstore.Backend, kinds []recordsto
 }
 
 func (a *app) kindList(ctx context.Context) error {
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *recordresults.Store) error {
 		kinds, err := st.Backend().Kinds(ctx)
 		if err != nil {
 			return err

@@ -92,12 +92,11 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	}
 	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
-		h := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
-			Logger:  log,
-			Status:  st.Status,
-			Batches: st,
-			Done:    done,
-		})
+		hopts := recordresults.HandlerOptions{Logger: log, Status: st.Status, Batches: st, Done: done}
+		if a.readOnly {
+			hopts.Batches = nil // a read-only store has no spool to look batches up in
+		}
+		h := recordresults.Handler(st.Backend(), hopts)
 		return runHTTP(ctx, ln, h, log, func() { close(done) })
 	})
 	if err != nil {
