@@ -173,46 +173,16 @@ var _ = Describe("opening the store", func() {
 
 	Describe("a store in a folder this process cannot write", func() {
 		var (
-			path   string
-			runAs  func(args ...string) result
+			runAs  func(stdin string, args ...string) result
 			before []string
 		)
 
-		// The store is made writable, then its folders are handed to
-		// another user (when the suite runs as root, whom permissions do
-		// not stop) and made 0500: the reads run as that user.
+		// The store is made writable, then handed to another user (when
+		// the suite runs as root, whom permissions do not stop) and its
+		// folders made 0500: the reads run as that user.
 		BeforeEach(func() {
-			root, err := os.MkdirTemp("", "records-readonly-")
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(func() {
-				_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-					if err == nil && d.IsDir() {
-						_ = os.Chmod(p, 0o700)
-					}
-					return nil
-				})
-				Expect(os.RemoveAll(root)).To(Succeed())
-			})
-			Expect(os.Chmod(root, 0o755)).To(Succeed())
-			bin := filepath.Join(root, "query")
-			copyFile(queryBin, bin)
-			dir := filepath.Join(root, "store")
-			Expect(os.Mkdir(dir, 0o700)).To(Succeed())
-			path = filepath.Join(dir, "records.sqlite")
-			owned := &store{dir: dir, path: path}
-			owned.ok(eventsKind, "kind", "apply", "-")
-			owned.ok(`{"msg":"a"}`, "append", "--stream", "s", "--kind", "events", "-")
-
-			var cred *syscall.Credential
-			if os.Geteuid() == 0 {
-				cred = &syscall.Credential{Uid: 65534, Gid: 65534}
-				Expect(filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-					if err != nil {
-						return err
-					}
-					return os.Lchown(p, 65534, 65534)
-				})).To(Succeed())
-			}
+			var dir string
+			dir, runAs = otherUsersStore()
 			Expect(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.IsDir() {
 					return err
@@ -220,30 +190,12 @@ var _ = Describe("opening the store", func() {
 				return os.Chmod(p, 0o500)
 			})).To(Succeed())
 			before = tree(dir)
-			runAs = func(args ...string) result {
-				cmd := exec.Command(bin, append([]string{"--store", path}, args...)...)
-				cmd.Dir = root
-				cmd.Env = withoutStoreEnv()
-				cmd.Stdin = strings.NewReader(`{"msg":"b"}`)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				var exit *exec.ExitError
-				code := 0
-				if errors.As(err, &exit) {
-					code = exit.ExitCode()
-				} else {
-					Expect(err).NotTo(HaveOccurred())
-				}
-				return result{code: code, stdout: out.String(), stderr: errb.String()}
-			}
 			DeferCleanup(func() { Expect(tree(dir)).To(Equal(before), "nothing was created or changed") })
 		})
 
 		DescribeTable("reads it read-only, writing nothing, with a warning that says why",
 			func(args []string) {
-				r := runAs(args...)
+				r := runAs("", args...)
 				Expect(r.code).To(Equal(0), r.stderr)
 				Expect(r.stdout).NotTo(BeEmpty())
 				Expect(r.stderr).To(ContainSubstring(`level=WARN msg="opened read-only: the store cannot be written here"`))
@@ -257,19 +209,113 @@ var _ = Describe("opening the store", func() {
 		)
 
 		It("reads it with --read-only without a word", func() {
-			r := runAs("--read-only", "scan", "--stream", "s")
+			r := runAs("", "--read-only", "scan", "--stream", "s")
 			Expect(r.code).To(Equal(0), r.stderr)
 			Expect(r.stdout).To(Equal(`{"_seq":1,"msg":"a"}` + "\n"))
 			Expect(r.stderr).To(BeEmpty())
 		})
 
 		It("still fails a write, which has nowhere to go", func() {
-			r := runAs("append", "--stream", "s", "--kind", "events", "-")
+			r := runAs(`{"msg":"b"}`, "append", "--stream", "s", "--kind", "events", "-")
 			Expect(r.code).To(Equal(1))
 			Expect(r.stderr).To(ContainSubstring("permission denied"))
 		})
 	})
+
+	Describe("a live file made 0400 for a while", func() {
+		It("fails writes with read_only naming it, then works again once its mode is restored, SQLite's files included", func() {
+			dir, runAs := otherUsersStore()
+			live := sqlite.LivePath(filepath.Join(dir, "records.sqlite"))
+			Expect(os.Chmod(live, 0o400)).To(Succeed())
+
+			r := runAs(`{"msg":"b"}`, "append", "--stream", "s", "--kind", "events", "-")
+			Expect(r.code).To(Equal(1))
+			Expect(r.stderr).To(HavePrefix("query: read_only: "))
+			Expect(r.stderr).To(ContainSubstring(live + " is not writable by this process (mode -r--------)"))
+			// SQLite made its -wal and -shm files with the live file's
+			// mode meanwhile (a read, falling back to read-only, does too).
+			r = runAs("", "scan", "--stream", "s")
+			Expect(r.code).To(Equal(0), r.stderr)
+			Expect(r.stdout).To(Equal(`{"_seq":1,"msg":"a"}` + "\n"))
+			for _, p := range []string{live + "-wal", live + "-shm"} {
+				Expect(modeOf(p)).To(Equal(fs.FileMode(0o400)), p)
+			}
+
+			Expect(os.Chmod(live, 0o600)).To(Succeed())
+			r = runAs(`{"msg":"b"}`, "append", "--stream", "s", "--kind", "events", "-")
+			Expect(r.code).To(Equal(0), r.stderr)
+			Expect(r.stdout).To(ContainSubstring(`"from":2`))
+			for _, p := range []string{live, live + "-wal", live + "-shm"} {
+				if _, err := os.Stat(p); err == nil {
+					Expect(modeOf(p)).To(Equal(fs.FileMode(0o600)), p)
+				}
+			}
+		})
+	})
 })
+
+// modeOf returns the permission bits of the file at p.
+func modeOf(p string) fs.FileMode {
+	fi, err := os.Stat(p)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return fi.Mode().Perm()
+}
+
+// otherUsersStore makes a store in a fresh folder (events kind, stream s
+// with one row), hands it to another user when the suite runs as root
+// (whom permissions do not stop) — nobody, 65534 — and returns its folder
+// and a function that runs the query binary on it as that user (as this
+// one otherwise) with stdin.
+func otherUsersStore() (string, func(stdin string, args ...string) result) {
+	root, err := os.MkdirTemp("", "records-perm-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+		Expect(os.RemoveAll(root)).To(Succeed())
+	})
+	Expect(os.Chmod(root, 0o755)).To(Succeed())
+	bin := filepath.Join(root, "query")
+	copyFile(queryBin, bin)
+	dir := filepath.Join(root, "store")
+	Expect(os.Mkdir(dir, 0o700)).To(Succeed())
+	path := filepath.Join(dir, "records.sqlite")
+	owned := &store{dir: dir, path: path}
+	owned.ok(eventsKind, "kind", "apply", "-")
+	owned.ok(`{"msg":"a"}`, "append", "--stream", "s", "--kind", "events", "-")
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		Expect(filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, 65534, 65534)
+		})).To(Succeed())
+	}
+	return dir, func(stdin string, args ...string) result {
+		cmd := exec.Command(bin, append([]string{"--store", path}, args...)...)
+		cmd.Dir = root
+		cmd.Env = withoutStoreEnv()
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var exit *exec.ExitError
+		code := 0
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else {
+			ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		}
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+}
 
 // copyFile copies the executable src to dst (mode 0755).
 func copyFile(src, dst string) {

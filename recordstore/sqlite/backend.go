@@ -183,7 +183,11 @@ var (
 // increments the epoch, loads the declared kinds and starts the retention
 // sweeper. On error nothing is left open; the folders and an empty live
 // file may have been created. A live file SQLite finds damaged fails with
-// ErrCorrupt, naming the file, and is left as it is.
+// ErrCorrupt, naming the file, and is left as it is. Before SQLite opens
+// the file, its -wal and -shm files are given the live file's mode (see
+// matchSidecarModes); a live file, -wal, -shm or folder this process
+// cannot write fails with an error wrapping recordstore.ErrReadOnly that
+// names it (code read_only), with nothing written.
 //
 // With Options.ReadOnly it only opens an existing live file (an error
 // wrapping recordstore.ErrNotFound otherwise) through the reader pool,
@@ -231,6 +235,9 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		_ = b.tables.close()
 		_ = b.closeDBs()
 		b.corrupted(&err)
+		if !opts.ReadOnly {
+			b.unwritable(&err)
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	switch {
@@ -250,6 +257,7 @@ func (b *Backend) open(ctx context.Context) error {
 	if err := createLive(b.live); err != nil {
 		return err
 	}
+	b.matchSidecarModes()
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}

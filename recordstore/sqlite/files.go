@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"modernc.org/sqlite"
+
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 )
@@ -138,6 +140,65 @@ func createLive(live string) error {
 		return fmt.Errorf("create live file: %w", err)
 	}
 	return fsutil.SyncDir(dir)
+}
+
+// matchSidecarModes gives the live file's -wal and -shm files the live
+// file's permission bits, before the writer opens it. SQLite creates them
+// with the live file's mode, and never changes the mode of one that
+// exists: after the live file was made 0400 for a while, they would stay
+// 0400 once it is 0600 again, and no writer (but root) could open the
+// store. A chmod that fails (the file belongs to another user) is logged
+// and left to SQLite to report.
+func (b *Backend) matchSidecarModes() {
+	fi, err := os.Stat(b.live)
+	if err != nil {
+		return // createLive made it; the writer's open reports what is wrong
+	}
+	for _, p := range []string{b.live + "-wal", b.live + "-shm"} {
+		si, err := os.Stat(p)
+		if err != nil || si.Mode().Perm() == fi.Mode().Perm() {
+			continue
+		}
+		if err := os.Chmod(p, fi.Mode().Perm()); err != nil {
+			b.log.Warn("cannot give a file SQLite keeps beside the live file the live file's mode", "file", p, "err", err)
+		}
+	}
+}
+
+// SQLite's primary result code for a write refused because the file or
+// its folder cannot be written.
+const sqliteReadOnly = 8 // SQLITE_READONLY: "attempt to write a readonly database"
+
+// unwritable wraps *err, an error of opening the writer, in
+// recordstore.ErrReadOnly naming the file that cannot be written, when
+// SQLite could not write (SQLITE_READONLY, SQLITE_CANTOPEN, or permission
+// denied) and one of the live file, its -wal and -shm files, or its folder
+// is not writable by this process.
+func (b *Backend) unwritable(err *error) {
+	if *err == nil || errors.Is(*err, recordstore.ErrReadOnly) || !cannotWrite(*err) {
+		return
+	}
+	for _, p := range []string{b.live, b.live + "-wal", b.live + "-shm", filepath.Dir(b.live)} {
+		fi, serr := os.Stat(p)
+		if serr != nil || writable(p) {
+			continue
+		}
+		*err = fmt.Errorf("%w: %s is not writable by this process (mode %s): %w", recordstore.ErrReadOnly, p, fi.Mode().Perm(), *err)
+		return
+	}
+}
+
+// cannotWrite reports whether err is SQLite (or the OS) refusing to write.
+func cannotWrite(err error) bool {
+	if errors.Is(err, fs.ErrPermission) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteReadOnly || c == sqliteCantOpen
 }
 
 // fixModes makes the live file and its -wal and -shm companions 0600

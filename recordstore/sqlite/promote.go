@@ -61,8 +61,10 @@ func (b *Backend) promote(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			b.closeWriter()
+			b.unwritable(&err)
 		}
 	}()
+	b.matchSidecarModes()
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}
