@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 )
 
@@ -211,5 +212,17 @@ var _ = Describe("query serve", func() {
 		r := s.run("", "serve", "--addr", addr)
 		Expect(r.code).To(Equal(1))
 		Expect(r.stderr).To(MatchRegexp(`(?m)^query: internal: listen on ` + regexp.QuoteMeta(addr)))
+	})
+
+	It("warns, naming the address, when it listens on every interface", func() {
+		other := newStore()
+		cmd := exec.Command(queryBin, "--store", other.path, "serve", "--addr", "0.0.0.0:0")
+		cmd.Env = withoutStoreEnv()
+		wild, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { wild.Kill().Wait(10 * time.Second) })
+		Eventually(wild.Err).WithTimeout(20 * time.Second).Should(gbytes.Say(`msg=listening`))
+		Expect(string(wild.Err.Contents())).To(MatchRegexp(`level=WARN msg="listening on a non-loopback address[^"]*" addr=0\.0\.0\.0:0`))
+		Expect(string(session.Err.Contents())).NotTo(ContainSubstring("non-loopback"), "127.0.0.1 is not warned about")
 	})
 })

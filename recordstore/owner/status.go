@@ -24,6 +24,8 @@ const (
 	// runs another catalog version (see Options.OpenDetached). It never
 	// becomes the owner.
 	RoleDetached Role = "detached"
+	// RoleReadOnly reads the live file and writes nothing (Options.ReadOnly).
+	RoleReadOnly Role = "read-only"
 	// RoleClosed is the role after Close.
 	RoleClosed Role = "closed"
 )

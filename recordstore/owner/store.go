@@ -111,6 +111,17 @@ type Options[T Target] struct {
 	// Failpoint, when set, is called at named points (see the Failpoint
 	// constants); crash tests kill or pause the process there.
 	Failpoint func(name string)
+	// ReadOnly opens the store without taking part in the election: the
+	// backend is opened with Open(ctx, true, nil) — read-only, with no
+	// submitter, so that it refuses every mutation with
+	// recordstore.ErrReadOnly — and nothing else is done: no folder,
+	// lock, spool folder, state file or socket is created or written, and
+	// no lock is taken. The process has RoleReadOnly for its whole life
+	// and is never promoted. Publish, NewWriter's deliveries, Await and
+	// Outcome fail with recordstore.ErrReadOnly; Status reads the state
+	// file as ReadStatus does. It is how a read-only copy or backup of a
+	// store, or a store in a folder this process cannot write, is read.
+	ReadOnly bool
 }
 
 // RetryPolicy bounds the retries of a batch that fails transiently: the
@@ -241,7 +252,9 @@ type Store[T Target] struct {
 // another catalog version it opens the backend detached instead (see
 // Options.OpenDetached), or refuses. Opening the same path
 // twice in one process returns the same Store (reference counted; each Open
-// needs its Close).
+// needs its Close), except that an Open with Options.ReadOnly and one
+// without get two Stores. With Options.ReadOnly only the backend is opened
+// (see there).
 //
 // On error nothing is held: no lock, no socket, no open backend. Folders
 // (the store's and the spool's) may have been created.
@@ -259,26 +272,30 @@ func Open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 		return nil, fmt.Errorf("store path: %w", err)
 	}
 	opts.Path = abs
-	return shared(abs, func() (*Store[T], error) { return open(ctx, opts.withDefaults()) })
+	return shared(registryKey(opts), func() (*Store[T], error) { return open(ctx, opts.withDefaults()) })
+}
+
+// registryKey is the key of a store in the in-process registry: its
+// absolute path, marked for a read-only open, which must not share a
+// handle with an open that takes part in the election (either way round).
+func registryKey[T Target](opts Options[T]) string {
+	if opts.ReadOnly {
+		return opts.Path + "\x00read-only"
+	}
+	return opts.Path
 }
 
 func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
+	if opts.ReadOnly {
+		return openReadOnly(ctx, opts)
+	}
 	if err := fsutil.MkdirAll(filepath.Dir(opts.Path)); err != nil {
 		return nil, err
 	}
 	if err := CheckFileSystem(filepath.Dir(opts.Path)); err != nil {
 		return nil, err
 	}
-	s := &Store[T]{
-		opts:    opts,
-		paths:   PathsFor(opts.Path),
-		log:     opts.Logger.With("component", "recordstore_owner", "store", opts.Path),
-		id:      spool.NewIdentity(opts.Build),
-		waiters: newWaiters(),
-		applied: newAppliedSet(),
-		poke:    make(chan struct{}, 1),
-	}
-	s.ing.init(s.opts.Retry)
+	s := newStore(opts)
 	s.mu.role = RoleNonOwner
 	var err error
 	sopts := opts.Spool
@@ -294,6 +311,36 @@ func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 		s.cancel()
 		return nil, err
 	}
+	return s, nil
+}
+
+// newStore returns the handle open fills in.
+func newStore[T Target](opts Options[T]) *Store[T] {
+	s := &Store[T]{
+		opts:    opts,
+		paths:   PathsFor(opts.Path),
+		log:     opts.Logger.With("component", "recordstore_owner", "store", opts.Path),
+		id:      spool.NewIdentity(opts.Build),
+		waiters: newWaiters(),
+		applied: newAppliedSet(),
+		poke:    make(chan struct{}, 1),
+	}
+	s.ing.init(s.opts.Retry)
+	return s
+}
+
+// openReadOnly opens the store with Options.ReadOnly: the backend alone,
+// read-only and without a submitter. It creates, writes and locks nothing;
+// on error nothing is open.
+func openReadOnly[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
+	s := newStore(opts)
+	b, err := opts.Open(ctx, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.backend = b
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.setRole(RoleReadOnly)
 	return s, nil
 }
 
@@ -333,7 +380,8 @@ func (s *Store[T]) Role() Role {
 // Paths returns the store's files.
 func (s *Store[T]) Paths() Paths { return s.paths }
 
-// Spool returns the store's spool folder.
+// Spool returns the store's spool folder; nil for a Store opened with
+// Options.ReadOnly, which has none.
 func (s *Store[T]) Spool() *spool.Dir { return s.spool }
 
 // Status reports on the store as this process sees it: the live state when
@@ -386,17 +434,22 @@ func (s *Store[T]) fatal() error {
 // error says what could not be finished (batches still in incoming stay
 // there, durable, for the next owner).
 func (s *Store[T]) Close() error {
-	return release(s.opts.Path, s, s.close)
+	return release(registryKey(s.opts), s, s.close)
 }
 
 // usable fails with an error wrapping recordstore.ErrClosed once Close has
-// begun: nothing is published, awaited or delivered through a closed Store.
+// begun: nothing is published, awaited or delivered through a closed Store;
+// and with one wrapping recordstore.ErrReadOnly for a Store opened with
+// Options.ReadOnly, which has no spool.
 func (s *Store[T]) usable() error {
 	s.mu.Lock()
 	closed := s.mu.closed
 	s.mu.Unlock()
 	if closed {
 		return fmt.Errorf("store %s: %w", s.opts.Path, recordstore.ErrClosed)
+	}
+	if s.opts.ReadOnly {
+		return fmt.Errorf("store %s: %w: opened read-only, it has no spool", s.opts.Path, recordstore.ErrReadOnly)
 	}
 	return nil
 }
@@ -415,12 +468,17 @@ func (s *Store[T]) close() error {
 	// waited for the promoter, and then this process must leave as owner.
 	role := s.Role()
 	var errs []error
-	if role == RoleOwner {
+	switch role {
+	case RoleOwner:
 		errs = append(errs, s.closeOwner())
-	} else {
+	case RoleReadOnly: // nothing was taken but the backend
+	default:
 		errs = append(errs, s.closeNonOwner())
 	}
 	s.setRole(RoleClosed)
-	errs = append(errs, s.backend.Close(), s.spool.Close())
+	errs = append(errs, s.backend.Close())
+	if s.spool != nil {
+		errs = append(errs, s.spool.Close())
+	}
 	return errors.Join(errs...)
 }

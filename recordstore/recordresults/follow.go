@@ -22,7 +22,8 @@ var errFollowLimit = errors.New("follow limit reached")
 // limit rows (0: no limit) were written, when the client goes away, or when
 // HandlerOptions.Done is closed. A stream that does not exist yet is waited
 // for. Bad parameters and an invalid stream id get a JSON error response;
-// once the status is sent, a failure can only cut the response short. A
+// once the status is sent, a failure of the store aborts the response
+// (see abort): the client sees it truncated. A
 // HEAD request gets the headers a GET starts with, at once.
 func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	stream := r.PathValue("stream")
@@ -62,7 +63,7 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errFollowLimit) && ctx.Err() == nil {
-		h.log.Warn("follow response cut short", "stream", stream, "err", err)
+		h.abort("follow", stream, err)
 	}
 }
 

@@ -53,7 +53,7 @@ type handler struct {
 
 // Handler returns the HTTP read API over b:
 //
-//	GET /healthz                                      {"status":"ok"}
+//	GET /healthz                                      {"status":"ok"} (503 "corrupt" once damage was met)
 //	GET /api/v1/status                                the owner's Status (with HandlerOptions.Status)
 //	GET /api/v1/batches/{batch}[?wait=D]              a spooled batch's outcome (with HandlerOptions.Batches)
 //	GET /api/v1/streams[?kind=K]                      {"streams":[<meta>...]}
@@ -68,6 +68,11 @@ type handler struct {
 // opened detached, whose store's owner runs another catalog version —
 // answers every route but /healthz and /api/v1/status with its error (503,
 // code catalog_version) before any response starts, follow included. The
+// A rows or follow response whose store fails once its 200 is sent
+// (a damaged page, say) is aborted (http.ErrAbortHandler): the connection
+// is cut without ending the body, so a client sees a truncated response,
+// never a clean end. A backend that remembers damage (sqlite.Backend
+// Damage) makes /healthz and /api/v1/status answer 503 with it. The
 // handler only reads: it never writes
 // to the store. It is safe for concurrent requests (as every
 // recordstore.Backend is).
@@ -118,17 +123,60 @@ func (h *handler) reads(route http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+// damageable is the optional capability of a backend that remembers the
+// damage its calls met (sqlite.Backend.Damage): a non-nil error wraps
+// sqlite.ErrCorrupt (code corrupt).
+type damageable interface{ Damage() error }
+
+// damage returns the damage the backend's calls met, or nil.
+func (h *handler) damage() error {
+	if d, ok := h.b.(damageable); ok {
+		return d.Damage()
+	}
+	return nil
 }
 
+// healthBody is the body of GET /healthz: status "ok", or "corrupt" with
+// the damage met as error.
+type healthBody struct {
+	Status string       `json:"status"`
+	Error  *healthError `json:"error,omitempty"`
+}
+
+// healthError is the damage in a healthBody, as an error response gives it.
+type healthError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// healthz answers {"status":"ok"}, or 503 with status "corrupt" and the
+// damage once a read or a write of the store met a damaged file.
+func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	dmg := h.damage()
+	if dmg == nil {
+		writeJSON(w, http.StatusOK, healthBody{Status: "ok"})
+		return
+	}
+	code := recordstore.Code(dmg)
+	body := healthBody{Status: code, Error: &healthError{Code: code, Message: recordstore.Message(dmg)}}
+	writeJSON(w, http.StatusServiceUnavailable, body)
+}
+
+// status answers the owner's status; 503, with the damage as "corrupt",
+// once this process met a damaged file.
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	st, err := h.opts.Status(r.Context())
 	if err != nil {
 		writeError(w, r, h.log, fmt.Errorf("read owner status: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, NewStatus(st))
+	out := NewStatus(st)
+	if dmg := h.damage(); dmg != nil {
+		out.Corrupt = recordstore.Message(dmg)
+		writeJSON(w, http.StatusServiceUnavailable, out)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // streamList is the body of GET /api/v1/streams.

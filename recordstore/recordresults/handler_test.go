@@ -362,6 +362,14 @@ var _ = Describe("Status", func() {
 		Expect(string(raw)).To(Equal(`{"phase":"none"}`))
 	})
 
+	It(`prints {"phase":"none"} with the damage met when there is some`, func() {
+		st := recordresults.NewStatus(owner.Status{State: owner.State{Phase: owner.PhaseNone}})
+		st.Corrupt = "live file x: database disk image is malformed"
+		raw, err := json.Marshal(st)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).To(Equal(`{"phase":"none","corrupt":"live file x: database disk image is malformed"}`))
+	})
+
 	It("prints every field, times in the stored datetime form", func() {
 		at := time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
 		raw, err := json.Marshal(recordresults.NewStatus(owner.Status{

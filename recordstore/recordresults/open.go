@@ -4,9 +4,16 @@ package recordresults
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"syscall"
 	"time"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
@@ -49,6 +56,30 @@ type Options struct {
 	Failpoint func(name string)
 	// Spool configures the spool folder (limits, fault injection).
 	Spool spool.Options
+
+	// MustExist refuses, with an error wrapping recordstore.ErrNotFound
+	// ("no store at PATH"), a path where no store was ever opened (neither
+	// its live file nor its lock file exists), before anything is
+	// created: what a process that only reads asks for, so that a
+	// mistyped path is not made into an empty store.
+	MustExist bool
+	// ReadOnly opens the store read-only without taking part in the owner
+	// election (owner.Options.ReadOnly, sqlite.Options.ReadOnlyFile): no
+	// lock is taken, nothing is created or written — not the state file,
+	// not the spool, not SQLite's -shm when the folder cannot be written —
+	// and every write fails with recordstore.ErrReadOnly (code
+	// read_only). The store must exist (as with MustExist). This reads a
+	// copy or backup of a store, or a store in a folder or on a disk this
+	// process cannot write. While another process owns the store, the
+	// reads see its commits as a non-owner's do; the spool is not
+	// ingested.
+	ReadOnly bool
+	// ReadOnlyFallback opens the store as ReadOnly does when opening it
+	// through the election fails because a file or folder of the store
+	// cannot be written (permission, read-only file system, full disk or
+	// quota; see Unwritable), and logs why at warn. For a process that
+	// only reads.
+	ReadOnlyFallback bool
 }
 
 // Open opens the store configured at path (for example
@@ -59,11 +90,77 @@ type Options struct {
 // fail with *owner.CatalogVersionError. A path the SQLite backend would
 // refuse (sqlite.CheckPath), or a Format no codec is registered for, is
 // refused before anything is created.
+//
+// A path that is, or whose live file is, a directory or a device is
+// refused with recordstore.ErrInvalid (sqlite.CheckFiles); with MustExist
+// or ReadOnly a path with no store, with recordstore.ErrNotFound. Both
+// before anything is created. See Options.ReadOnly and
+// Options.ReadOnlyFallback for opening without writing.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	if err := sqlite.CheckPath(path); err != nil {
+	if err := sqlite.CheckFiles(path); err != nil {
 		return nil, err
 	}
+	if opts.MustExist || opts.ReadOnly {
+		if err := mustExist(path); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ReadOnly {
+		return openOwner(ctx, path, opts, true)
+	}
+	st, err := openOwner(ctx, path, opts, false)
+	if err == nil || !opts.ReadOnlyFallback || !Unwritable(err) {
+		return st, err
+	}
+	st, roErr := openOwner(ctx, path, opts, true)
+	if roErr != nil {
+		return nil, fmt.Errorf("%w; and opening it read-only failed: %w", err, roErr)
+	}
+	logger(opts).Warn("opened read-only: the store cannot be written here", "store", path, "err", err)
+	return st, nil
+}
+
+// mustExist refuses a path where no store was ever opened: neither its
+// live file nor its lock file (which every open through the election
+// creates first, also one by a build of another catalog version) exists.
+func mustExist(path string) error {
+	for _, p := range []string{sqlite.LivePath(path), owner.PathsFor(path).Lock} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("look for a store at %s: %w", path, err)
+		}
+	}
+	return fmt.Errorf("%w: no store at %s", recordstore.ErrNotFound, path)
+}
+
+// Unwritable reports whether err says that a file or folder of the store
+// cannot be written: permission denied, a read-only file system, no space
+// or quota left, or a live file SQLite cannot write (recordstore.ErrReadOnly).
+func Unwritable(err error) bool {
+	if errors.Is(err, recordstore.ErrReadOnly) || errors.Is(err, fs.ErrPermission) {
+		return true
+	}
+	for _, errno := range []syscall.Errno{syscall.EROFS, syscall.ENOSPC, syscall.EDQUOT} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+func logger(opts Options) *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// openOwner opens the store through owner.Open, read-only (no election)
+// when readOnly is set.
+func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*Store, error) {
 	return owner.Open(ctx, owner.Options[*sqlite.Backend]{
+		ReadOnly:       readOnly,
 		Path:           path,
 		CatalogVersion: sqlite.CatalogVersion,
 		Build:          opts.Build,
@@ -75,12 +172,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		Events:         opts.Events,
 		Failpoint:      opts.Failpoint,
 		Spool:          opts.Spool,
-		Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
+		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (*sqlite.Backend, error) {
 			return sqlite.Open(ctx, path, sqlite.Options{
 				Logger:         opts.Logger,
 				SweepInterval:  opts.SweepInterval,
 				ChangeInterval: opts.ChangeInterval,
-				ReadOnly:       readOnly,
+				ReadOnly:       ro,
+				ReadOnlyFile:   readOnly,
 				Submit:         submit,
 			})
 		},

@@ -17,7 +17,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 
 // rows answers GET /api/v1/streams/{stream}/rows?after=&limit=. Errors
 // found before the first row (bad parameters, unknown stream) get a JSON
-// error response; later ones can only cut the stream short.
+// error response; a later one aborts the response (see abort).
 func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	stream := r.PathValue("stream")
@@ -41,9 +41,19 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ContentTypeNDJSON)
 	w.WriteHeader(http.StatusOK)
 	if err := h.streamRows(w, r, stream, page, int(limit)); err != nil {
-		// The status is already sent; all we can do is stop and say why.
-		h.log.Warn("rows response cut short", "stream", stream, "err", err)
+		// The status is already sent: say why, and cut the connection so
+		// that the client sees a truncated body, not a clean end.
+		h.abort("rows", stream, err)
 	}
+}
+
+// abort logs why a rows or follow response whose status was sent stops,
+// and aborts it (http.ErrAbortHandler): the server closes the connection
+// without ending the body (no final chunk), so that a client (curl exits
+// non-zero) never takes a cut response for a complete one.
+func (h *handler) abort(route, stream string, err error) {
+	h.log.Error(route+" response aborted", "stream", stream, "code", recordstore.Code(err), "err", err)
+	panic(http.ErrAbortHandler)
 }
 
 // streamRows writes page and the pages after it until limit rows (0: all)

@@ -14,7 +14,8 @@ import (
 
 // Status is the printed form of an owner.Status. Times are in the stored
 // datetime form (UTC, microseconds). When no process owns the store
-// (phase "none") it prints as {"phase":"none"} alone.
+// (phase "none") it prints as {"phase":"none"} alone (with "corrupt" when
+// set).
 type Status struct {
 	Instance       string          `json:"instance"`
 	PID            int             `json:"pid"`
@@ -36,6 +37,9 @@ type Status struct {
 	// Stale is true when the heartbeat is older than three intervals, or
 	// the state says ready but the owner's pid is gone.
 	Stale bool `json:"stale"`
+	// Corrupt, when not empty, is the damage the serving process met in
+	// the live file (code corrupt); absent otherwise.
+	Corrupt string `json:"corrupt,omitempty"`
 }
 
 // NewStatus returns the printed form of st.
@@ -50,11 +54,14 @@ func NewStatus(st owner.Status) Status {
 	}
 }
 
-// MarshalJSON prints {"phase":"none"} when no process owns the store, and
-// every field otherwise.
+// MarshalJSON prints {"phase":"none"} when no process owns the store (with
+// "corrupt" when set), and every field otherwise.
 func (s Status) MarshalJSON() ([]byte, error) {
 	if s.Phase == owner.PhaseNone {
-		return []byte(`{"phase":"none"}`), nil
+		return json.Marshal(struct {
+			Phase   owner.Phase `json:"phase"`
+			Corrupt string      `json:"corrupt,omitempty"`
+		}{s.Phase, s.Corrupt})
 	}
 	type fields Status // without this method
 	return json.Marshal(fields(s))

@@ -49,6 +49,16 @@ type Options struct {
 	// ChangeInterval is how often WatchChanges polls the file's
 	// data_version; default 100ms.
 	ChangeInterval time.Duration
+	// ReadOnlyFile, with ReadOnly, has SQLite itself open the live file
+	// read-only (mode=ro), for a store this process must not or cannot
+	// write: a copy or backup, or one in a folder it cannot write. When
+	// that fails because the folder cannot be written (SQLite would need
+	// to create the -shm file) and no -wal file with content lies beside
+	// the live file, the file is opened immutable: everything committed is
+	// in it, and nothing can write it meanwhile. Promote then refuses
+	// with recordstore.ErrReadOnly. Without ReadOnly, Open refuses with
+	// recordstore.ErrInvalid.
+	ReadOnlyFile bool
 	// Detached, with ReadOnly, opens the store detached from its catalog,
 	// for a process whose build has another catalog version than the
 	// store's owner (see the package documentation, "Detached mode"): Open
@@ -131,6 +141,11 @@ type Backend struct {
 	// watch0 is the watcher a read-only Open makes before reading the
 	// catalog, handed to the change feed when Open succeeds.
 	watch0 *watcher
+	// damage is the first error wrapping ErrCorrupt a call met (Damage).
+	damage atomic.Pointer[error]
+	// immutable is set by a ReadOnlyFile open that fell back to SQLite's
+	// immutable mode (see Options.ReadOnlyFile); never changed after Open.
+	immutable bool
 	// det is the detached state (Options.Detached), nil when not detached;
 	// set by Open and never changed.
 	det *detached
@@ -162,12 +177,17 @@ var (
 )
 
 // Open opens (creating if needed) the store configured at path: the live
-// file LivePath(path) with its folders (0700) and file (0600). It creates
+// file LivePath(path) with its folders (0700) and file (0600). A path
+// CheckFiles refuses is refused before anything is created. It creates
 // the bookkeeping tables, checks the catalog version (ErrCatalogVersion),
 // increments the epoch, loads the declared kinds and starts the retention
 // sweeper. On error nothing is left open; the folders and an empty live
 // file may have been created. A live file SQLite finds damaged fails with
-// ErrCorrupt, naming the file, and is left as it is.
+// ErrCorrupt, naming the file, and is left as it is. Before SQLite opens
+// the file, its -wal and -shm files are given the live file's mode (see
+// matchSidecarModes); a live file, -wal, -shm or folder this process
+// cannot write fails with an error wrapping recordstore.ErrReadOnly that
+// names it (code read_only), with nothing written.
 //
 // With Options.ReadOnly it only opens an existing live file (an error
 // wrapping recordstore.ErrNotFound otherwise) through the reader pool,
@@ -178,6 +198,14 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	abs, err := checkPath(path)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Detached == nil {
+		if err := checkFiles(path, abs); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ReadOnlyFile && !opts.ReadOnly {
+		return nil, recordstore.Invalidf("sqlite.Options.ReadOnlyFile needs ReadOnly")
 	}
 	opts = opts.withDefaults()
 	b := &Backend{
@@ -207,6 +235,9 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		_ = b.tables.close()
 		_ = b.closeDBs()
 		b.corrupted(&err)
+		if !opts.ReadOnly {
+			b.unwritable(&err)
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	switch {
@@ -226,6 +257,7 @@ func (b *Backend) open(ctx context.Context) error {
 	if err := createLive(b.live); err != nil {
 		return err
 	}
+	b.matchSidecarModes()
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}
@@ -283,7 +315,7 @@ func (b *Backend) closeWriter() {
 }
 
 func (b *Backend) openReaders(ctx context.Context) error {
-	r, err := sql.Open("sqlite", readerDSN(b.live, b.opts.BusyTimeout))
+	r, err := sql.Open("sqlite", b.readerDSN())
 	if err != nil {
 		return fmt.Errorf("open readers: %w", err)
 	}

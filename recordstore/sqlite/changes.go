@@ -73,7 +73,7 @@ type watcher struct {
 // openWatcher opens a watcher and reads its first data_version: every
 // commit after that is a change.
 func (b *Backend) openWatcher(ctx context.Context) (*watcher, error) {
-	db, err := sql.Open("sqlite", readerDSN(b.live, b.opts.BusyTimeout))
+	db, err := sql.Open("sqlite", b.readerDSN())
 	if err != nil {
 		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
 	}

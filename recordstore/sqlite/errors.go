@@ -73,10 +73,28 @@ func isDamaged(err error) bool {
 // corrupted wraps *err in ErrCorrupt, naming the live file, when SQLite
 // found the file damaged (and it is not wrapped already). Exported calls
 // defer it, so that a damaged file reads as such whichever call met it.
+// The first damage met is kept for Damage.
 func (b *Backend) corrupted(err *error) {
 	if *err != nil && isDamaged(*err) && !errors.Is(*err, ErrCorrupt) {
 		*err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.live, *err)
 	}
+	if *err != nil && errors.Is(*err, ErrCorrupt) {
+		met := *err
+		b.damage.CompareAndSwap(nil, &met)
+	}
+}
+
+// Damage returns the first error wrapping ErrCorrupt that a call of this
+// backend met since Open (a read or a write that found a damaged page, or
+// bookkeeping tables that contradict themselves), or nil. It does not read
+// the file: damage no call has met yet is not reported. Once set it stays
+// set until the store is reopened, since a damaged file does not heal; a
+// health check (query serve's /healthz) reports it.
+func (b *Backend) Damage() error {
+	if p := b.damage.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // sqliteIOErr is SQLite's primary result code for I/O errors.

@@ -12,7 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"modernc.org/sqlite"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
@@ -43,6 +46,52 @@ var sqliteSuffixes = []string{"-wal", "-shm", "-journal"}
 func CheckPath(path string) error {
 	_, err := checkPath(path)
 	return err
+}
+
+// CheckFiles is CheckPath, and also refuses with recordstore.ErrInvalid a
+// path that is a directory or a device (anything but a regular file or
+// nothing), or whose live file is, or under a parent that is not a
+// directory. It only stats: nothing is created. A store path names no file
+// of its own (the live file is LivePath), so a folder or /dev/null given
+// as one is a mistake to be told, not a place to create files beside.
+func CheckFiles(path string) error {
+	abs, err := checkPath(path)
+	if err != nil {
+		return err
+	}
+	return checkFiles(path, abs)
+}
+
+func checkFiles(path, abs string) error {
+	for _, p := range []string{abs, LivePath(abs)} {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case errors.Is(err, syscall.ENOTDIR):
+			return recordstore.Invalidf("store path %s: a parent of %s is not a directory", path, p)
+		case err != nil:
+			return fmt.Errorf("stat store path %s: %w", p, err)
+		case fi.IsDir():
+			return recordstore.Invalidf("store path %s: %s is a directory", path, p)
+		case !fi.Mode().IsRegular():
+			return recordstore.Invalidf("store path %s: %s is %s, not a regular file", path, p, fileType(fi.Mode()))
+		}
+	}
+	return nil
+}
+
+// fileType names the type of a file that is not regular.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
 
 // checkPath refuses configured paths the driver cannot take: empty,
@@ -93,6 +142,65 @@ func createLive(live string) error {
 	return fsutil.SyncDir(dir)
 }
 
+// matchSidecarModes gives the live file's -wal and -shm files the live
+// file's permission bits, before the writer opens it. SQLite creates them
+// with the live file's mode, and never changes the mode of one that
+// exists: after the live file was made 0400 for a while, they would stay
+// 0400 once it is 0600 again, and no writer (but root) could open the
+// store. A chmod that fails (the file belongs to another user) is logged
+// and left to SQLite to report.
+func (b *Backend) matchSidecarModes() {
+	fi, err := os.Stat(b.live)
+	if err != nil {
+		return // createLive made it; the writer's open reports what is wrong
+	}
+	for _, p := range []string{b.live + "-wal", b.live + "-shm"} {
+		si, err := os.Stat(p)
+		if err != nil || si.Mode().Perm() == fi.Mode().Perm() {
+			continue
+		}
+		if err := os.Chmod(p, fi.Mode().Perm()); err != nil {
+			b.log.Warn("cannot give a file SQLite keeps beside the live file the live file's mode", "file", p, "err", err)
+		}
+	}
+}
+
+// SQLite's primary result code for a write refused because the file or
+// its folder cannot be written.
+const sqliteReadOnly = 8 // SQLITE_READONLY: "attempt to write a readonly database"
+
+// unwritable wraps *err, an error of opening the writer, in
+// recordstore.ErrReadOnly naming the file that cannot be written, when
+// SQLite could not write (SQLITE_READONLY, SQLITE_CANTOPEN, or permission
+// denied) and one of the live file, its -wal and -shm files, or its folder
+// is not writable by this process.
+func (b *Backend) unwritable(err *error) {
+	if *err == nil || errors.Is(*err, recordstore.ErrReadOnly) || !cannotWrite(*err) {
+		return
+	}
+	for _, p := range []string{b.live, b.live + "-wal", b.live + "-shm", filepath.Dir(b.live)} {
+		fi, serr := os.Stat(p)
+		if serr != nil || writable(p) {
+			continue
+		}
+		*err = fmt.Errorf("%w: %s is not writable by this process (mode %s): %w", recordstore.ErrReadOnly, p, fi.Mode().Perm(), *err)
+		return
+	}
+}
+
+// cannotWrite reports whether err is SQLite (or the OS) refusing to write.
+func cannotWrite(err error) bool {
+	if errors.Is(err, fs.ErrPermission) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteReadOnly || c == sqliteCantOpen
+}
+
 // fixModes makes the live file and its -wal and -shm companions 0600
 // whatever the umask was when SQLite created them.
 func fixModes(live string) error {
@@ -125,13 +233,46 @@ func writerDSN(live string, busy time.Duration) string {
 	return live + "?" + q.Encode()
 }
 
+// readerDSN is the connection string of the backend's readers: the reader
+// pool and the change watcher (see readerDSN, and Options.ReadOnlyFile for
+// the other two modes).
+func (b *Backend) readerDSN() string {
+	switch {
+	case b.immutable:
+		return fileURI(b.live, "immutable=1") + "&" + readerPragmas(b.opts.BusyTimeout)
+	case b.opts.ReadOnlyFile:
+		return fileURI(b.live, "mode=ro") + "&" + readerPragmas(b.opts.BusyTimeout)
+	}
+	return readerDSN(b.live, b.opts.BusyTimeout)
+}
+
 // readerDSN is the connection string of the reader pool: query_only, so a
 // reader can never write, and deferred transactions so readers never take
 // the write lock.
 func readerDSN(live string, busy time.Duration) string {
+	return live + "?" + readerPragmas(busy)
+}
+
+// readerPragmas are the driver's parameters of a reader connection.
+func readerPragmas(busy time.Duration) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "query_only(1)")
-	return live + "?" + q.Encode()
+	return q.Encode()
+}
+
+// fileURI is the SQLite URI of the file at path with one parameter of
+// SQLite's (mode=ro, immutable=1): the driver hands a "file:" name to
+// SQLite whole, which decodes %HH in the path ('?' and '#' are refused by
+// checkPath).
+func fileURI(path, param string) string {
+	return "file:" + strings.ReplaceAll(path, "%", "%25") + "?" + param
+}
+
+// walHasContent reports whether the -wal file beside live exists and is
+// not empty: then live alone does not hold every commit.
+func walHasContent(live string) bool {
+	fi, err := os.Stat(live + "-wal")
+	return err == nil && fi.Size() > 0
 }

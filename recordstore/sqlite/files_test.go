@@ -150,9 +150,11 @@ var _ = Describe("files on disk", func() {
 
 		// Open reads the catalog, not the kind's rows: it succeeds.
 		b = openAt(path, sqlite.Options{})
+		Expect(b.Damage()).To(Succeed(), "no call met the damage yet")
 
 		_, err = b.Scan(ctx, "s", recordstore.ScanOptions{})
 		Expect(errors.Is(err, sqlite.ErrCorrupt)).To(BeTrue(), "%v", err)
+		Expect(b.Damage()).To(MatchError(err), "the damage met is remembered")
 		Expect(recordstore.Code(err)).To(Equal("corrupt"))
 		Expect(err.Error()).To(ContainSubstring(live))
 		_, err = b.Append(ctx, "s", "events", []recordstore.Row{{"name": "z"}})
@@ -166,6 +168,7 @@ var _ = Describe("files on disk", func() {
 		m, err := b.Meta(ctx, "s")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(m.HighSeq).To(BeEquivalentTo(2000))
+		Expect(errors.Is(b.Damage(), sqlite.ErrCorrupt)).To(BeTrue(), "a call that succeeds does not clear it")
 	})
 
 	It("refuses a path the driver cannot take", func() {

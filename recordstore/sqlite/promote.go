@@ -32,6 +32,9 @@ func (b *Backend) Promote(ctx context.Context) error {
 	if b.det != nil {
 		return b.detachedErr("promote")
 	}
+	if b.opts.ReadOnlyFile {
+		return b.readOnlyErr("promote")
+	}
 	if !ro {
 		return nil
 	}
@@ -58,8 +61,10 @@ func (b *Backend) promote(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			b.closeWriter()
+			b.unwritable(&err)
 		}
 	}()
+	b.matchSidecarModes()
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}

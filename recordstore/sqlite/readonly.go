@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 
+	"modernc.org/sqlite"
+
 	"github.com/fb46ecde/records/recordstore"
 )
 
@@ -23,10 +25,15 @@ func (b *Backend) openReadOnly(ctx context.Context) error {
 		}
 		return fmt.Errorf("stat live file: %w", err)
 	}
-	if err := b.openReaders(ctx); err != nil {
-		return err
+	err := b.openCheckedReaders(ctx)
+	if err != nil && b.opts.ReadOnlyFile && cannotShare(err) && !walHasContent(b.live) {
+		// SQLite needs to create the -shm file for mode=ro and the folder
+		// cannot be written: with no WAL content, the file holds every
+		// commit and nobody can be writing it, so it is read as immutable.
+		_ = b.r.Close()
+		b.r, b.immutable = nil, true
+		err = b.openCheckedReaders(ctx)
 	}
-	err := checkReadable(ctx, b.r)
 	if err != nil {
 		return err
 	}
@@ -47,6 +54,32 @@ func (b *Backend) openReadOnly(ctx context.Context) error {
 		return err
 	}
 	return b.loadKinds(ctx)
+}
+
+// openCheckedReaders opens the reader pool and checks that the live file
+// has this build's catalog.
+func (b *Backend) openCheckedReaders(ctx context.Context) error {
+	if err := b.openReaders(ctx); err != nil {
+		return err
+	}
+	return checkReadable(ctx, b.r)
+}
+
+// SQLite's result codes of a read-only open that could not set up the
+// shared WAL index beside the file.
+const (
+	sqliteCantOpen          = 14   // SQLITE_CANTOPEN
+	sqliteReadOnlyDirectory = 1544 // SQLITE_READONLY_DIRECTORY
+)
+
+// cannotShare reports whether err is SQLite failing to open or create the
+// live file's -shm file: the folder cannot be written.
+func cannotShare(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqliteReadOnlyDirectory || se.Code()&0xff == sqliteCantOpen
 }
 
 // readOnlyErr is what a mutation of a read-only backend without Submit

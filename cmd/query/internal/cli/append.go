@@ -146,7 +146,7 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 			return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
 		}
 		var maxRows int64
-		if st.Role() != owner.RoleOwner {
+		if st.Role() != owner.RoleOwner && st.Spool() != nil { // none when opened --read-only: the append fails read_only
 			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
 		}
 		var rows []recordstore.Row

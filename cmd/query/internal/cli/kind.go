@@ -129,7 +129,7 @@ func schemaFromStdin(schema, src string) error {
 }
 
 func (a *app) kindList(ctx context.Context) error {
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *recordresults.Store) error {
 		kinds, err := st.Backend().Kinds(ctx)
 		if err != nil {
 			return err

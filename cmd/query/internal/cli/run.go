@@ -31,6 +31,7 @@ type Env struct {
 type app struct {
 	env       Env
 	storePath string
+	readOnly  bool // --read-only
 	logLevel  enumValue
 }
 
@@ -75,6 +76,7 @@ line exits 2.`,
 	a.logLevel = newEnum("", "debug", "info", "warn", "error")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.storePath, "store", store, "path of the store; defaults to $"+StoreEnv+", else "+DefaultStore)
+	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only, without taking part in the owner election: nothing is created or written, writes fail with read_only")
 	pf.Var(&a.logLevel, "log-level", "log level on stderr: debug, info, warn or error (default info for serve, warn otherwise)")
 
 	root.AddCommand(

@@ -56,7 +56,7 @@ func (a *app) scan(ctx context.Context, stream string, after int64, limit int) e
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *recordresults.Store) error {
 		p := newPrinter(a.env.Stdout)
 		err := scanPages(ctx, st.Backend(), stream, after, limit, p.line)
 		return errors.Join(err, p.flush())
@@ -97,7 +97,7 @@ func (a *app) follow(ctx context.Context, stream string, after int64, limit int)
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *recordresults.Store) error {
 		p := newPrinter(a.env.Stdout)
 		printed := 0
 		err := recordstore.Tail(ctx, st.Backend(), stream, after, func(r recordstore.Record) error {

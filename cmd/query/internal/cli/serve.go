@@ -42,7 +42,9 @@ it never takes the store over. Each role is logged as
   GET /                                                   (an HTML page)
 
 Port 0 picks a free port; the address actually bound is logged as
-"msg=listening addr=HOST:PORT". Logs go to stderr (slog text). On SIGINT
+"msg=listening addr=HOST:PORT". The API has no authentication: an --addr
+that is not loopback (0.0.0.0, ":PORT", "[::]", a public address) is
+logged as a warning naming it. Logs go to stderr (slog text). On SIGINT
 or SIGTERM it stops accepting connections, ends follow responses, answers
 batch waits with 202 (still pending), lets other requests finish, and as
 owner drains the spool before it exits 0. An --addr that is no HOST:PORT
@@ -81,6 +83,7 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	}
 	defer ln.Close() // when the store could not be opened; Serve closes it otherwise
 	log := a.logger(slog.LevelInfo)
+	warnIfExposed(log, addr, ln.Addr())
 	opts := recordresults.Options{
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
@@ -89,12 +92,11 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	}
 	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
-		h := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
-			Logger:  log,
-			Status:  st.Status,
-			Batches: st,
-			Done:    done,
-		})
+		hopts := recordresults.HandlerOptions{Logger: log, Status: st.Status, Batches: st, Done: done}
+		if a.readOnly {
+			hopts.Batches = nil // a read-only store has no spool to look batches up in
+		}
+		h := recordresults.Handler(st.Backend(), hopts)
 		return runHTTP(ctx, ln, h, log, func() { close(done) })
 	})
 	if err != nil {
@@ -102,6 +104,25 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	}
 	log.Info("stopped") // the store is closed: as owner, after its final drain
 	return nil
+}
+
+// warnIfExposed logs a warning naming the address when serve listens
+// anywhere but on a loopback address: the API has no authentication, so
+// whoever reaches the address reads every stream. The bound address
+// decides (so a host name is judged by what it resolved to); a wildcard
+// (":7070", "0.0.0.0:7070", "[::]:7070") is not loopback.
+func warnIfExposed(log *slog.Logger, addr string, bound net.Addr) {
+	if isLoopback(bound) {
+		return
+	}
+	log.Warn("listening on a non-loopback address: the API has no authentication, anyone who can reach it reads every stream",
+		"addr", addr, "bound", bound.String())
+}
+
+// isLoopback reports whether a is a TCP address on a loopback IP.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // logRole logs the role serve took. Detached is a warning: a detached

@@ -1,6 +1,8 @@
 // Opening the store named by --store for the length of one command: through
-// owner election (recordresults.Open), or read-only without any lock for
-// the one command that must not take it (spool publish's catalog read).
+// owner election (recordresults.Open), read-only without election with
+// --read-only (or for a read that cannot write), or read-only without any
+// lock for the one command that must not take it (spool publish's catalog
+// read).
 
 package cli
 
@@ -19,7 +21,9 @@ import (
 // ingests what waits in the spool, and on close drains the spool again and
 // releases the lock. Otherwise it opens the live file read-only and its
 // mutations go through the spool to the owner, which answers with their
-// exact result. A failure to close is reported when fn itself succeeded.
+// exact result. With --read-only it opens the store read-only without
+// taking part in the election, and every write fails with read_only. A
+// failure to close is reported when fn itself succeeded.
 // Errors of the store are passed on as they are: they already say what was
 // being done.
 func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func(*recordresults.Store) error) (err error) {
@@ -27,6 +31,9 @@ func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func
 		return usagef("--store must not be empty")
 	}
 	opts.Build = "query " + buildVersion().Version
+	if a.readOnly {
+		opts.ReadOnly = true
+	}
 	st, err := recordresults.Open(ctx, a.storePath, opts)
 	if err != nil {
 		return err
@@ -45,6 +52,16 @@ func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func
 // long-lived owner (query serve).
 func (a *app) quietly(ctx context.Context, fn func(*recordresults.Store) error) error {
 	opts := recordresults.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1}
+	return a.withOwned(ctx, opts, fn)
+}
+
+// reading opens the store, as quietly does, for a command that only reads
+// (scan, meta, streams, kind list): a path with no store is not_found
+// instead of a new empty store, and a store this process cannot write (a
+// read-only folder, a full disk) is opened read-only instead of failing.
+func (a *app) reading(ctx context.Context, fn func(*recordresults.Store) error) error {
+	opts := recordresults.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1,
+		MustExist: true, ReadOnlyFallback: true}
 	return a.withOwned(ctx, opts, fn)
 }
 
