@@ -382,9 +382,13 @@ func (s *Store[T]) fatal() error {
 // batches keep arriving and the lock is free (so a batch published during
 // the final drain is not stranded), and closes the backend.
 //
-// On error the lock is released and the backend closed all the same; the
-// error says what could not be finished (batches still in incoming stay
-// there, durable, for the next owner).
+// A batch the final drain could not apply (another producer's, failing
+// transiently, or one DrainOnClose left no time for) is not an error of
+// Close: it stays in incoming/, durable, for the next owner, and a warning
+// is logged. Close fails for its own work only: the state file, the lock,
+// the backend, the spool folder, or an fsync failure (fsutil.ErrSync) of
+// this writer. On error the lock is released and the backend closed all
+// the same.
 func (s *Store[T]) Close() error {
 	return release(s.opts.Path, s, s.close)
 }
