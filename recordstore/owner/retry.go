@@ -13,6 +13,15 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
+// RepeatLimit is how many times in a row a batch may fail alone with the
+// same internal error — the same text, counted across owners in the
+// batch's attempts record (spool.AttemptsFile) — before that error counts
+// as deterministic and the batch is failed, whatever RetryPolicy would
+// still allow. A batch that no owner can ever apply (one SQLite refuses
+// for good) then reaches failed/ after five tries, also when every owner
+// lives only for one short command.
+const RepeatLimit = 5
+
 // ingestState is the drain's memory. Guarded by Store.drain.
 type ingestState struct {
 	policy   RetryPolicy          // Options.Retry
@@ -86,7 +95,8 @@ func deterministic(err error) bool {
 // retryOrFail decides what becomes of batch n, which failed to load or to
 // apply on its own with err: a deterministic error fails it at once; an
 // internal one holds it for a retry (due says when) until the retry policy
-// is used up, and then fails it. It reports whether the batch was failed (see failBatch);
+// is used up or the same error has come RepeatLimit times in a row, and
+// then fails it. It reports whether the batch was failed (see failBatch);
 // an error means failing it failed, and the batch stays in incoming/ to be
 // tried again.
 func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error) (bool, error) {
@@ -94,14 +104,33 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 		key := n.String()
 		exhausted := s.ing.transient(key, time.Now())
 		tries := s.ing.attempts(key)
-		if !exhausted {
-			s.log.Warn("batch failed; will retry", "batch", key, "tries", tries, "error", err)
+		// The try happened: it is counted even when ctx ends meanwhile (the
+		// owner closing), or the next owner would count from fewer.
+		nctx := context.WithoutCancel(ctx)
+		repeats := s.repeats(nctx, key, err)
+		if !exhausted && repeats < RepeatLimit {
+			a := spool.Attempts{Batch: key, Error: err.Error(), Repeats: repeats, LastAt: time.Now().UTC()}
+			if werr := s.spool.WriteAttempts(nctx, a); werr != nil {
+				s.log.Debug("record the tries of a batch", "batch", key, "error", werr)
+			}
+			s.log.Warn("batch failed; will retry", "batch", key, "tries", tries, "same_error", repeats, "error", err)
 			return false, nil
 		}
-		err = fmt.Errorf("gave up after %d tries: %w", tries, err)
+		err = fmt.Errorf("gave up after %d tries: %w", max(tries, repeats), err)
 	}
 	if ferr := s.failBatch(ctx, n, err); ferr != nil {
 		return false, ferr
 	}
 	return true, nil
+}
+
+// repeats returns how many tries of batch key in a row, this one (which
+// failed with err) included, failed with err's text, from the batch's
+// attempts record (1 when it has none, or another error's).
+func (s *Store[T]) repeats(ctx context.Context, key string, err error) int {
+	prev, rerr := s.spool.ReadAttempts(ctx, key)
+	if rerr != nil || prev.Error != err.Error() || prev.Repeats < 1 {
+		return 1
+	}
+	return prev.Repeats + 1
 }
