@@ -8,6 +8,7 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -75,6 +76,28 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(spool.PathFor(fresh.path)).NotTo(BeAnExistingFile())
 
 			Expect(s.ok("", "status")).To(Equal(`{"phase":"none"}`+"\n"), "the last command released the store")
+		})
+
+		It("counts the backlog in incoming/, not in the state file's last heartbeat", func() {
+			session, _ := startServe(s)
+			session.Kill()
+			Eventually(session).WithTimeout(liveness).Should(gexec.Exit())
+			Expect(s.one("", "status")).To(HaveKeyWithValue("backlog", num("0")))
+			s.publish()
+			s.publish()
+			st := s.one("", "status")
+			Expect(st).To(HaveKeyWithValue("stale", true))
+			Expect(st).To(HaveKeyWithValue("backlog", num("2")), "the two batches wait, whatever the dead owner last wrote")
+		})
+
+		It(`reports a state file that is not a state as {"phase":"unknown"} with a hint, and exits 0`, func() {
+			Expect(os.WriteFile(s.path+".owner.json", []byte("\x00garbage{"), 0o600)).To(Succeed())
+			s.publish()
+			st := s.one("", "status")
+			Expect(keys(st)).To(ConsistOf("phase", "backlog", "hint"))
+			Expect(st).To(HaveKeyWithValue("phase", "unknown"))
+			Expect(st).To(HaveKeyWithValue("backlog", num("1")))
+			Expect(st["hint"]).To(ContainSubstring("replaces it"))
 		})
 
 		It("describes a running serve, and a killed one as stale", func() {
