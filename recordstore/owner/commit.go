@@ -47,6 +47,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			continue // announced once in failed/
 		}
 		s.applied.add(g.name)
+		s.noteRefused(g.name, res)
 		s.announce(res)
 	}
 	s.opts.Failpoint(FailAfterLedger)
@@ -133,6 +134,29 @@ func (s *Store[T]) moveFailed(ctx context.Context, n spool.BatchName, cause erro
 		}
 	}
 	return nil
+}
+
+// noteRefused logs a warning for each entry a committed batch refused (the
+// batch is moved to trash/ like any other; the ledger keeps the entry's
+// error, which query spool ls --refused lists) and counts it in
+// Status.Refused, so that a producer that does not wait for the outcome
+// can still learn of it.
+func (s *Store[T]) noteRefused(n spool.BatchName, res recordstore.BatchResult) {
+	refused := 0
+	for i, e := range res.Entries {
+		if e.Error == nil {
+			continue
+		}
+		refused++
+		s.log.Warn("entry refused", "batch", n.String(), "producer", n.Instance, "entry", i,
+			"op", string(e.Op), "stream", e.Stream, "code", e.Error.Code, "error", e.Error.Message)
+	}
+	if refused == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.mu.refused += refused
+	s.mu.Unlock()
 }
 
 // announce answers the waiters of a batch and reports it.

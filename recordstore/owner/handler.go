@@ -21,7 +21,7 @@ func (s *Store[T]) controlStatus(ctx context.Context) Status {
 	if err != nil {
 		backlog = s.mu.backlog
 	}
-	st.Backlog, st.Failed, st.LastError = backlog, s.mu.failed, s.mu.lastErr
+	st.Backlog, st.Failed, st.Refused, st.LastError = backlog, s.mu.failed, s.mu.refused, s.mu.lastErr
 	role := s.mu.role
 	s.mu.Unlock()
 	return Status{State: st, Role: role, SocketAlive: true,

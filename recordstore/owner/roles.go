@@ -290,7 +290,7 @@ func (s *Store[T]) ownState(phase Phase) State {
 		CatalogVersion: s.opts.CatalogVersion,
 		Spool:          SpoolInfo{Dir: s.spool.Root(), ManifestFormat: spool.ManifestFormat, Formats: spool.Formats()},
 		Socket:         s.paths.Socket,
-		Backlog:        s.mu.backlog, Failed: s.mu.failed, LastError: s.mu.lastErr,
+		Backlog:        s.mu.backlog, Failed: s.mu.failed, Refused: s.mu.refused, LastError: s.mu.lastErr,
 	}
 	s.mu.Unlock()
 	if prev.Instance != s.id.Instance || st.StartedAt.IsZero() {

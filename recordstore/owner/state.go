@@ -54,7 +54,12 @@ type State struct {
 	Socket         string    `json:"socket"`
 	Backlog        int       `json:"backlog"`
 	Failed         int       `json:"failed"`
-	LastError      string    `json:"lastError,omitempty"`
+	// Refused counts the entries this owner refused in batches it
+	// committed (a sealed stream, a conflicting schema): the batch leaves
+	// for trash/ and the ledger keeps the entry's error (query spool ls
+	// --refused).
+	Refused   int    `json:"refused"`
+	LastError string `json:"lastError,omitempty"`
 }
 
 // ReadState reads a state file. It returns ErrNoState when there is none,

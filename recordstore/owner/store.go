@@ -205,6 +205,7 @@ type Store[T Target] struct {
 		lastErr string
 		fatal   error // an fsync failure: the writer stopped
 		failed  int
+		refused int // entries refused in committed spool batches
 		backlog int
 		refs    int
 		closed  bool
