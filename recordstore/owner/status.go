@@ -53,7 +53,7 @@ type Status struct {
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.
-const BadStateHint = "the state file is not a valid owner state; the next process to own the store replaces it (run any command that opens the store, e.g. query kinds)"
+const BadStateHint = "the state file is not a valid owner state; the next process to own the store replaces it (run any command that opens the store, e.g. query kind list)"
 
 // ReadStatus reports on the owner of the store configured at path: phase
 // PhaseNone when there is no state file, PhaseUnknown (with Hint and

@@ -18,7 +18,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Print who owns the store and whether it looks alive, without opening it",
 		Long: `Print one JSON object about the store's owner: the fields of its state
 file (instance, pid, host, build, phase, epoch, startedAt, heartbeatAt,
-store, catalogVersion, socket, spool, backlog, failed, lastError) plus
+store, catalogVersion, socket, spool, backlog, failed, refused, lastError) plus
 socketAlive (the owner answered over its socket) and stale (its heartbeat
 is older than three intervals, or the state says ready but its pid is
 gone). backlog is counted in the spool's incoming/ folder when the status
