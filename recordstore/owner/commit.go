@@ -70,8 +70,8 @@ func (s *Store[T]) groupFailed(ctx context.Context, group []loaded, err error) (
 	if ctx.Err() != nil || errors.Is(err, recordstore.ErrClosed) || s.fatal() != nil {
 		return 0, err
 	}
-	if len(group) > 1 {
-		s.ing.single = true
+	s.ing.single = len(group) > 1
+	if s.ing.single {
 		now := time.Now()
 		for _, g := range group {
 			s.ing.transient(g.name.String(), now)
