@@ -8,9 +8,11 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 // statusKeys are the fields query status prints while a process owns the
 // store.
 var statusKeys = []string{"instance", "pid", "host", "build", "phase", "epoch", "startedAt", "heartbeatAt",
-	"store", "catalogVersion", "socket", "spool", "backlog", "failed", "lastError", "socketAlive", "stale"}
+	"store", "catalogVersion", "socket", "spool", "backlog", "failed", "refused", "lastError", "socketAlive", "stale"}
 
 // pendingRE matches the failure of an append whose wait ran out, and
 // captures the batch id.
@@ -77,6 +79,28 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(s.ok("", "status")).To(Equal(`{"phase":"none"}`+"\n"), "the last command released the store")
 		})
 
+		It("counts the backlog in incoming/, not in the state file's last heartbeat", func() {
+			session, _ := startServe(s)
+			session.Kill()
+			Eventually(session).WithTimeout(liveness).Should(gexec.Exit())
+			Expect(s.one("", "status")).To(HaveKeyWithValue("backlog", num("0")))
+			s.publish()
+			s.publish()
+			st := s.one("", "status")
+			Expect(st).To(HaveKeyWithValue("stale", true))
+			Expect(st).To(HaveKeyWithValue("backlog", num("2")), "the two batches wait, whatever the dead owner last wrote")
+		})
+
+		It(`reports a state file that is not a state as {"phase":"unknown"} with a hint, and exits 0`, func() {
+			Expect(os.WriteFile(s.path+".owner.json", []byte("\x00garbage{"), 0o600)).To(Succeed())
+			s.publish()
+			st := s.one("", "status")
+			Expect(keys(st)).To(ConsistOf("phase", "backlog", "hint"))
+			Expect(st).To(HaveKeyWithValue("phase", "unknown"))
+			Expect(st).To(HaveKeyWithValue("backlog", num("1")))
+			Expect(st["hint"]).To(ContainSubstring("replaces it"))
+		})
+
 		It("describes a running serve, and a killed one as stale", func() {
 			session, base := startServe(s)
 			st := s.one("", "status")
@@ -108,6 +132,34 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(st).To(HaveKeyWithValue("pid", pidOf(session)))
 			Expect(st).To(HaveKeyWithValue("stale", true))
 			Expect(st).To(HaveKeyWithValue("socketAlive", false))
+		})
+	})
+
+	Describe("an entry refused in a batch nobody waits for", func() {
+		It("is logged by the owner, counted in status and listed by spool ls --refused", func() {
+			session, _ := startServe(s)
+			Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+			s.ok("", "seal", "--stream", "e1")
+			name := s.one(msgLines("late", 0, 1), "spool", "publish", "--stream", "e1", "--kind", "events")["batch"].(string)
+			id := name[strings.LastIndex(name, "-")+1:]
+			Eventually(logOf(session)).WithTimeout(liveness).Should(And(
+				ContainSubstring(`level=WARN msg="entry refused"`), ContainSubstring("batch="+name), ContainSubstring("entry=0"),
+				ContainSubstring("code=sealed")))
+			st := s.one("", "status")
+			Expect(st).To(HaveKeyWithValue("refused", num("1")))
+			Expect(st).To(HaveKeyWithValue("failed", num("0")), "the batch committed; only its entry was refused")
+
+			ls := s.lines("", "spool", "ls", "--refused")
+			Expect(ls).To(HaveLen(1))
+			Expect(keys(ls[0])).To(ConsistOf("batch", "producer", "seq", "entry", "op", "stream", "code", "message", "ingestedAt"))
+			Expect(ls[0]).To(HaveKeyWithValue("batch", id))
+			Expect(ls[0]).To(HaveKeyWithValue("entry", num("0")))
+			Expect(ls[0]).To(HaveKeyWithValue("op", "append"))
+			Expect(ls[0]).To(HaveKeyWithValue("stream", "e1"))
+			Expect(ls[0]).To(HaveKeyWithValue("code", "sealed"))
+			Expect(ls[0]["message"]).To(ContainSubstring("e1"))
+			Expect(ls[0]["ingestedAt"]).To(MatchRegexp(datetimeRE))
+			Expect(s.msgs("e1")).To(Equal([]string{"a", "b"}), "the refused row was not stored")
 		})
 	})
 

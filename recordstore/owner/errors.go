@@ -16,6 +16,9 @@ var (
 	ErrLocked = errors.New("locked")
 	// ErrNoState is returned by ReadState when no state file exists.
 	ErrNoState = errors.New("no owner state")
+	// ErrBadState is returned by ReadState when the state file is not a
+	// state (not JSON, or JSON of another shape): torn by hand, or garbage.
+	ErrBadState = errors.New("unreadable owner state")
 	// ErrProtocol is returned by the control client when the peer speaks
 	// another protocol or answers with malformed JSON.
 	ErrProtocol = errors.New("control protocol")

@@ -11,15 +11,38 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// controlStatus reports the owner's live state.
-func (s *Store[T]) controlStatus(context.Context) Status {
+// controlStatus reports the owner's live state. Backlog is counted now:
+// the batches of incoming/ this owner has not applied (the last drain's
+// count when incoming/ cannot be listed).
+func (s *Store[T]) controlStatus(ctx context.Context) Status {
+	backlog, err := s.countBacklog(ctx)
 	s.mu.Lock()
 	st := s.mu.state
-	st.Backlog, st.Failed, st.LastError = s.mu.backlog, s.mu.failed, s.mu.lastErr
+	if err != nil {
+		backlog = s.mu.backlog
+	}
+	st.Backlog, st.Failed, st.Refused, st.LastError = backlog, s.mu.failed, s.mu.refused, s.mu.lastErr
 	role := s.mu.role
 	s.mu.Unlock()
 	return Status{State: st, Role: role, SocketAlive: true,
 		HeartbeatAgeMS: time.Since(st.HeartbeatAt).Milliseconds()}
+}
+
+// countBacklog counts the batches of incoming/ that this owner has not
+// applied.
+func (s *Store[T]) countBacklog(ctx context.Context) (int, error) {
+	applied := s.applied.snapshot() // before the listing, as a drain does
+	names, err := s.spool.List(ctx, spool.StateIncoming)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		if !applied[name.ID] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // controlIngest wakes the ingest loop for ids and, with wait, answers with

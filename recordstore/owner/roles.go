@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -289,7 +290,7 @@ func (s *Store[T]) ownState(phase Phase) State {
 		CatalogVersion: s.opts.CatalogVersion,
 		Spool:          SpoolInfo{Dir: s.spool.Root(), ManifestFormat: spool.ManifestFormat, Formats: spool.Formats()},
 		Socket:         s.paths.Socket,
-		Backlog:        s.mu.backlog, Failed: s.mu.failed, LastError: s.mu.lastErr,
+		Backlog:        s.mu.backlog, Failed: s.mu.failed, Refused: s.mu.refused, LastError: s.mu.lastErr,
 	}
 	s.mu.Unlock()
 	if prev.Instance != s.id.Instance || st.StartedAt.IsZero() {
@@ -318,6 +319,7 @@ func (s *Store[T]) closeOwner() error {
 	s.ownerWG.Wait()
 	_ = s.writeState(PhaseDraining)
 	_, err := s.finalDrain()
+	err = s.leftBehind(err)
 	s.opts.Failpoint(FailAfterFinalDrain)
 	if rerr := removeStateIfOurs(s.paths.State, s.id.Instance); rerr != nil {
 		err = errors.Join(err, rerr)
@@ -346,7 +348,7 @@ func (s *Store[T]) closeNonOwner() error {
 		return fmt.Errorf("promote to drain on close: %w", err)
 	}
 	_, err = s.finalDrain()
-	return err
+	return s.leftBehind(err)
 }
 
 // recheck closes the publish-after-final-drain race: a producer may have
@@ -362,9 +364,29 @@ func (s *Store[T]) recheck() error {
 		n, derr := s.finalDrain()
 		_ = s.lock.unlock()
 		if derr != nil || n == 0 {
-			return derr
+			return s.leftBehind(derr)
 		}
 	}
+	return nil
+}
+
+// leftBehind is what Close makes of the error of a final drain (err):
+// a batch that could not be applied stays in incoming/, durable, for the
+// next owner, and is someone else's work — the caller's own writes were
+// answered before Close — so it is logged as a warning and Close does not
+// fail for it. Only a failed fsync (fsutil.ErrSync), which stopped this
+// writer, is returned.
+func (s *Store[T]) leftBehind(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fsutil.ErrSync) {
+		return err
+	}
+	if f := s.fatal(); f != nil {
+		return f
+	}
+	s.log.Warn("closing: batches left in incoming/ for the next owner", "error", err)
 	return nil
 }
 

@@ -25,6 +25,9 @@ const (
 	PhaseReady    Phase = "ready"
 	PhaseDraining Phase = "draining"
 	PhaseNone     Phase = "none"
+	// PhaseUnknown is what status reports when the state file cannot be
+	// decoded (ErrBadState); it never appears in a state file either.
+	PhaseUnknown Phase = "unknown"
 )
 
 // SpoolInfo tells producers where and how to publish.
@@ -51,11 +54,17 @@ type State struct {
 	Socket         string    `json:"socket"`
 	Backlog        int       `json:"backlog"`
 	Failed         int       `json:"failed"`
-	LastError      string    `json:"lastError,omitempty"`
+	// Refused counts the entries this owner refused in batches it
+	// committed (a sealed stream, a conflicting schema): the batch leaves
+	// for trash/ and the ledger keeps the entry's error (query spool ls
+	// --refused).
+	Refused   int    `json:"refused"`
+	LastError string `json:"lastError,omitempty"`
 }
 
 // ReadState reads a state file. It returns ErrNoState when there is none,
-// and an error naming the file when it is not valid JSON.
+// and an error wrapping ErrBadState, naming the file, when it is not valid
+// JSON.
 func ReadState(path string) (State, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -66,7 +75,7 @@ func ReadState(path string) (State, error) {
 	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
-		return State{}, fmt.Errorf("decode state %s: %w", path, err)
+		return State{}, fmt.Errorf("%w: decode state %s: %w", ErrBadState, path, err)
 	}
 	return st, nil
 }

@@ -8,7 +8,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 // Role is a process's role for one store.
@@ -47,21 +50,32 @@ type Status struct {
 	Stale bool `json:"stale"`
 	// HeartbeatAgeMS is the heartbeat's age when the status was taken.
 	HeartbeatAgeMS int64 `json:"heartbeatAgeMs"`
+	// Hint says what to do about a status of PhaseUnknown.
+	Hint string `json:"hint,omitempty"`
 }
 
+// BadStateHint is the Hint of a status whose state file cannot be read.
+const BadStateHint = "the state file is not a valid owner state; the next process to own the store replaces it (run any command that opens the store, e.g. query kind list)"
+
 // ReadStatus reports on the owner of the store configured at path: phase
-// PhaseNone when there is no state file; otherwise the state, refreshed by
-// a status call over the socket when it answers, with Stale computed from
+// PhaseNone when there is no state file, PhaseUnknown (with Hint and
+// Backlog) when it cannot be decoded; otherwise the state, refreshed by a
+// status call over the socket when it answers, with Stale computed from
 // the heartbeat (interval heartbeat, DefaultHeartbeat when 0) and pid.
+// Backlog is always counted afresh: by the owner that answers, else from
+// incoming/ directly (the state file's is as old as its heartbeat).
+// It writes nothing and creates no folder.
 func ReadStatus(ctx context.Context, path string, heartbeat time.Duration) (Status, error) {
 	if heartbeat <= 0 {
 		heartbeat = DefaultHeartbeat
 	}
 	st, err := ReadState(PathsFor(path).State)
-	if errors.Is(err, ErrNoState) {
+	switch {
+	case errors.Is(err, ErrNoState):
 		return Status{State: State{Phase: PhaseNone}}, nil
-	}
-	if err != nil {
+	case errors.Is(err, ErrBadState):
+		return Status{State: State{Phase: PhaseUnknown, Backlog: countIncoming(path)}, Hint: BadStateHint}, nil
+	case err != nil:
 		return Status{}, err
 	}
 	out := Status{State: st}
@@ -73,6 +87,9 @@ func ReadStatus(ctx context.Context, path string, heartbeat time.Duration) (Stat
 			out = *resp.Status
 			out.SocketAlive = true
 		}
+	}
+	if !out.SocketAlive {
+		out.Backlog = countIncoming(path)
 	}
 	out.HeartbeatAgeMS = time.Since(out.HeartbeatAt).Milliseconds()
 	out.Stale = time.Since(out.HeartbeatAt) > 3*heartbeat ||
@@ -102,6 +119,23 @@ func ReadSpool(ctx context.Context, path string) (l SpoolListing, ok bool, err e
 		return l, false, nil
 	}
 	return *resp.Spool, true, nil
+}
+
+// countIncoming counts the batches in the incoming/ folder of the store's
+// spool at path, without opening (or creating) the spool; 0 when it cannot
+// be read.
+func countIncoming(path string) int {
+	ents, err := os.ReadDir(filepath.Join(spool.PathFor(path), string(spool.StateIncoming)))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := spool.ParseBatchName(e.Name()); err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func sameHost(host string) bool {

@@ -216,6 +216,7 @@ type Store[T Target] struct {
 		lastErr string
 		fatal   error // an fsync failure: the writer stopped
 		failed  int
+		refused int // entries refused in committed spool batches
 		backlog int
 		refs    int
 		closed  bool
@@ -430,9 +431,13 @@ func (s *Store[T]) fatal() error {
 // batches keep arriving and the lock is free (so a batch published during
 // the final drain is not stranded), and closes the backend.
 //
-// On error the lock is released and the backend closed all the same; the
-// error says what could not be finished (batches still in incoming stay
-// there, durable, for the next owner).
+// A batch the final drain could not apply (another producer's, failing
+// transiently, or one DrainOnClose left no time for) is not an error of
+// Close: it stays in incoming/, durable, for the next owner, and a warning
+// is logged. Close fails for its own work only: the state file, the lock,
+// the backend, the spool folder, or an fsync failure (fsutil.ErrSync) of
+// this writer. On error the lock is released and the backend closed all
+// the same.
 func (s *Store[T]) Close() error {
 	return release(registryKey(s.opts), s, s.close)
 }

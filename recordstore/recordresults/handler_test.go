@@ -334,7 +334,8 @@ var _ = Describe("Handler with a status function", func() {
 		dec := json.NewDecoder(strings.NewReader(body))
 		dec.UseNumber()
 		Expect(dec.Decode(&st)).To(Succeed())
-		Expect(st).To(HaveLen(17))
+		Expect(st).To(HaveLen(18))
+		Expect(st).To(HaveKeyWithValue("refused", json.Number("0")))
 		Expect(st).To(HaveKeyWithValue("phase", "ready"))
 		Expect(st).To(HaveKeyWithValue("pid", json.Number(fmt.Sprint(os.Getpid()))))
 		Expect(st).To(HaveKeyWithValue("socketAlive", true))
@@ -373,14 +374,14 @@ var _ = Describe("Status", func() {
 	It("prints every field, times in the stored datetime form", func() {
 		at := time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
 		raw, err := json.Marshal(recordresults.NewStatus(owner.Status{
-			State:       owner.State{Instance: "i", PID: 7, Phase: owner.PhaseDraining, StartedAt: at, HeartbeatAt: at, Backlog: 2, LastError: "boom"},
+			State:       owner.State{Instance: "i", PID: 7, Phase: owner.PhaseDraining, StartedAt: at, HeartbeatAt: at, Backlog: 2, Refused: 3, LastError: "boom"},
 			SocketAlive: false, Stale: true, Role: owner.RoleOwner, HeartbeatAgeMS: 5,
 		}))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(raw).To(MatchJSON(`{"instance":"i","pid":7,"host":"","build":"","phase":"draining","epoch":0,
 			"startedAt":"2030-01-02T02:04:05.123456Z","heartbeatAt":"2030-01-02T02:04:05.123456Z","store":"",
 			"catalogVersion":0,"socket":"","spool":{"dir":"","manifestFormat":0,"formats":null},"backlog":2,"failed":0,
-			"lastError":"boom","socketAlive":false,"stale":true}`))
+			"refused":3,"lastError":"boom","socketAlive":false,"stale":true}`))
 	})
 })
 

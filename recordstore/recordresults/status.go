@@ -31,6 +31,7 @@ type Status struct {
 	Spool          owner.SpoolInfo `json:"spool"`
 	Backlog        int             `json:"backlog"`
 	Failed         int             `json:"failed"`
+	Refused        int             `json:"refused"`
 	LastError      string          `json:"lastError"`
 	// SocketAlive is true when the owner answered over its socket.
 	SocketAlive bool `json:"socketAlive"`
@@ -49,7 +50,7 @@ func NewStatus(st owner.Status) Status {
 		Phase: st.Phase, Epoch: st.Epoch,
 		StartedAt: datetime(st.StartedAt), HeartbeatAt: datetime(st.HeartbeatAt),
 		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
-		Backlog: st.Backlog, Failed: st.Failed, LastError: st.LastError,
+		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
 		SocketAlive: st.SocketAlive, Stale: st.Stale,
 	}
 }

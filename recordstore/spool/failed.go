@@ -30,6 +30,78 @@ const ErrorFile = "error.json"
 // MoveToFailed removes it.
 const RetryFile = "retry.json"
 
+// AttemptsFile is the owner's record, in a batch folder of incoming/, of
+// the internal errors it failed with so far (Attempts): it outlives the
+// owner that wrote it, so that a batch failing the same way under owner
+// after owner is given up all the same. Loading ignores it; MoveToFailed
+// removes it.
+const AttemptsFile = "attempts.json"
+
+// Attempts is the content of incoming/<batch>/attempts.json.
+type Attempts struct {
+	// Format is 1.
+	Format int `json:"format"`
+	// Batch is the batch folder name.
+	Batch string `json:"batch"`
+	// Error is the text of the last error.
+	Error string `json:"error"`
+	// Repeats is how many tries in a row failed with Error.
+	Repeats int `json:"repeats"`
+	// LastAt is when the last try failed.
+	LastAt time.Time `json:"lastAt"`
+}
+
+// ReadAttempts returns the attempts record (AttemptsFile) of batch name
+// of incoming/; an error wrapping fs.ErrNotExist when it has none.
+func (d *Dir) ReadAttempts(ctx context.Context, name string) (*Attempts, error) {
+	if err := checkEntryName(name); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a, err := readAttempts(filepath.Join(d.Path(StateIncoming, name), AttemptsFile))
+	if err != nil {
+		return nil, fmt.Errorf("read attempts of %s: %w", name, err)
+	}
+	return &a, nil
+}
+
+// WriteAttempts replaces the attempts record of batch a.Batch of
+// incoming/ with a (Format set to 1).
+//
+// On disk when it returns an error: the previous record, or none.
+func (d *Dir) WriteAttempts(ctx context.Context, a Attempts) error {
+	if err := checkEntryName(a.Batch); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	a.Format = 1
+	data, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(d.Path(StateIncoming, a.Batch), AttemptsFile)
+	if err := d.fs.WriteFile(path, append(data, '\n'), fsutil.FileMode); err != nil {
+		return fmt.Errorf("write attempts of %s: %w", a.Batch, err)
+	}
+	return nil
+}
+
+// readAttempts reads an attempts record, at most 1 MiB of it.
+func readAttempts(path string) (Attempts, error) {
+	var a Attempts
+	f, err := openPlain(path)
+	if err != nil {
+		return a, err
+	}
+	defer f.Close()
+	err = json.NewDecoder(&limitedReader{f, 1 << 20}).Decode(&a)
+	return a, err
+}
+
 // RetryMark is the content of incoming/<batch>/retry.json.
 type RetryMark struct {
 	// Format is 1.
@@ -62,12 +134,12 @@ type Failure struct {
 // failure of the same batch is moved to trash/ first. An entry that is not
 // a folder (a stray file) is moved as is, without error.json.
 //
-// A retry mark (RetryFile) in the folder is removed, after error.json is
-// written.
+// A retry mark (RetryFile) and an attempts record (AttemptsFile) in the
+// folder are removed, after error.json is written.
 //
 // On disk when it returns an error: the batch is still in incoming/
 // (perhaps with error.json written inside, which loading ignores, and its
-// retry mark removed), or — after an fsync error (fsutil.ErrSync) — in
+// retry mark and attempts record removed), or — after an fsync error (fsutil.ErrSync) — in
 // failed/ but perhaps not durably.
 func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error {
 	if err := checkEntryName(name); err != nil {
@@ -85,8 +157,10 @@ func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error
 		if err := d.writeFailure(src, name, reason); err != nil {
 			return fmt.Errorf("move batch %s to failed: %w", name, err)
 		}
-		if err := os.Remove(filepath.Join(src, RetryFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("move batch %s to failed: %w", name, err)
+		for _, mark := range []string{RetryFile, AttemptsFile} {
+			if err := os.Remove(filepath.Join(src, mark)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("move batch %s to failed: %w", name, err)
+			}
 		}
 	}
 	dst := d.Path(StateFailed, name)

@@ -20,6 +20,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	// The parquet codec, so that batches in that format can be published
 	// and inspected.
 	_ "github.com/fb46ecde/records/recordstore/spool/parquet"
@@ -69,12 +70,12 @@ type batchLine struct {
 }
 
 func (a *app) spoolLsCmd() *cobra.Command {
-	var failed bool
+	var failed, refused bool
 	cmd := &cobra.Command{
-		Use:   "ls [--failed]",
-		Short: "List the batches waiting in incoming/ (or refused, in failed/), oldest first",
+		Use:   "ls [--failed | --refused]",
+		Short: "List the batches waiting in incoming/ (or failed, or their refused entries), oldest first",
 		Long: `List the batches waiting in incoming/ — or, with --failed, those the owner
-refused — oldest first, one JSON object per line:
+failed (in failed/) — oldest first, one JSON object per line:
 
   {"batch","producer","seq","created","entries","rows","bytes","applied"}
 
@@ -83,9 +84,26 @@ and are null when it cannot be read; spool inspect says why. applied
 (incoming/ only) is the owner's word, asked over its socket: true for a
 batch it has committed whose folder leaves at its next WAL sync (within a
 quarter of a second while it is busy), false for one still to be applied,
-null when no owner answered.`,
+null when no owner answered.
+
+With --refused it lists, from the store's ledger, the entries the owner
+refused in batches it committed (rows into a sealed stream, a schema that
+conflicts with the catalog: the batch's other entries were applied and
+its folder went to trash/), oldest batch first, one JSON object per line:
+
+  {"batch","producer","seq","entry","op","stream","code","message","ingestedAt"}
+
+batch is the batch id, entry the entry's index in the batch (from 0). The
+ledger keeps a batch for the owner's ledger retention (7 days by default).
+It reads the live file read-only, without a lock.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if failed && refused {
+				return usagef("--failed and --refused cannot be used together")
+			}
+			if refused {
+				return a.spoolLsRefused(cmd.Context())
+			}
 			state := spool.StateIncoming
 			if failed {
 				state = spool.StateFailed
@@ -94,7 +112,45 @@ null when no owner answered.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&failed, "failed", false, "list failed/ instead of incoming/")
+	cmd.Flags().BoolVar(&refused, "refused", false, "list the entries refused in committed batches, from the ledger")
 	return cmd
+}
+
+// refusedLine is one line of spool ls --refused.
+type refusedLine struct {
+	Batch      string `json:"batch"`
+	Producer   string `json:"producer"`
+	Seq        int64  `json:"seq"`
+	Entry      int    `json:"entry"`
+	Op         string `json:"op"`
+	Stream     string `json:"stream"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	IngestedAt string `json:"ingestedAt"`
+}
+
+// spoolLsRefused prints the ledger's refused entries.
+func (a *app) spoolLsRefused(ctx context.Context) error {
+	return a.readCatalog(ctx, func(b recordstore.Backend) error {
+		sb, ok := b.(*sqlite.Backend)
+		if !ok {
+			return fmt.Errorf("spool ls --refused: the store's backend keeps no ledger")
+		}
+		refused, err := sb.RefusedEntries(ctx)
+		if err != nil {
+			return err
+		}
+		p := newPrinter(a.env.Stdout)
+		for _, r := range refused {
+			line := refusedLine{Batch: r.Batch, Producer: r.Producer, Seq: r.Seq, Entry: r.Entry,
+				Op: string(r.Op), Stream: r.Stream, Code: r.Error.Code, Message: r.Error.Message,
+				IngestedAt: r.IngestedAt.UTC().Format(recordstore.DatetimeLayout)}
+			if err := p.line(line); err != nil {
+				return err
+			}
+		}
+		return p.flush()
+	})
 }
 
 func (a *app) spoolLs(ctx context.Context, state spool.State) error {

@@ -18,10 +18,15 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Print who owns the store and whether it looks alive, without opening it",
 		Long: `Print one JSON object about the store's owner: the fields of its state
 file (instance, pid, host, build, phase, epoch, startedAt, heartbeatAt,
-store, catalogVersion, socket, spool, backlog, failed, lastError) plus
+store, catalogVersion, socket, spool, backlog, failed, refused, lastError) plus
 socketAlive (the owner answered over its socket) and stale (its heartbeat
 is older than three intervals, or the state says ready but its pid is
-gone). When no process owns the store it prints {"phase":"none"}.
+gone). backlog is counted in the spool's incoming/ folder when the status
+is taken (by the owner when it answers: the batches it has not applied),
+never taken from the state file's last heartbeat. When no process owns
+the store it prints {"phase":"none"}; when the state file is not a valid
+state (garbage) it prints {"phase":"unknown","backlog":N,"hint":"..."}
+and exits 0: the next process to own the store replaces the file.
 
 status neither opens the store nor takes its lock: it reads the state file
 and asks the owner over its socket, so it is safe to run at any time.`,
@@ -40,5 +45,16 @@ func (a *app) status(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if st.Phase == owner.PhaseUnknown {
+		return a.printOne(unknownStatus{Phase: st.Phase, Backlog: st.Backlog, Hint: st.Hint})
+	}
 	return a.printOne(recordresults.NewStatus(st))
+}
+
+// unknownStatus is the output of status when the state file cannot be
+// read: the phase, the batches waiting in incoming/ and what to do.
+type unknownStatus struct {
+	Phase   owner.Phase `json:"phase"`
+	Backlog int         `json:"backlog"`
+	Hint    string      `json:"hint"`
 }
