@@ -15,15 +15,9 @@ import (
 // streamOp is what a stream command does with the store's backend.
 type streamOp func(ctx context.Context, b recordstore.Backend, stream string) (any, error)
 
-// streamCmd builds a command that takes a required --stream, applies op to
-// the store and prints what op returns.
-func (a *app) streamCmd(use, short string, op streamOp) *cobra.Command {
-	return a.streamCmdWith(a.quietly, use, short, op)
-}
-
-// streamCmdWith is streamCmd opening the store with open (a.quietly, or
-// a.reading for a command that only reads).
-func (a *app) streamCmdWith(open func(context.Context, func(*recordresults.Store) error) error, use, short string, op streamOp) *cobra.Command {
+// readStreamCmd builds a command that takes a required --stream, opens the
+// store for reading, applies op to it and prints what op returns.
+func (a *app) readStreamCmd(use, short string, op streamOp) *cobra.Command {
 	stream := new(string)
 	cmd := &cobra.Command{
 		Use:   use,
@@ -34,7 +28,7 @@ func (a *app) streamCmdWith(open func(context.Context, func(*recordresults.Store
 			if err := recordstore.ValidateStreamID(*stream); err != nil {
 				return err
 			}
-			return open(ctx, func(st *recordresults.Store) error {
+			return a.reading(ctx, func(st *recordresults.Store) error {
 				out, err := op(ctx, st.Backend(), *stream)
 				if err != nil {
 					return err
@@ -49,7 +43,7 @@ func (a *app) streamCmdWith(open func(context.Context, func(*recordresults.Store
 }
 
 func (a *app) metaCmd() *cobra.Command {
-	return a.streamCmdWith(a.reading, "meta --stream S", "Print a stream's metadata",
+	return a.readStreamCmd("meta --stream S", "Print a stream's metadata",
 		func(ctx context.Context, b recordstore.Backend, stream string) (any, error) {
 			m, err := b.Meta(ctx, stream)
 			if err != nil {
