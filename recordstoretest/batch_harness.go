@@ -162,6 +162,18 @@ func normalized(k recordstore.Kind, rows ...recordstore.Row) []recordstore.Value
 	return out
 }
 
+// appendOf returns an entry's append result, which must be there.
+func appendOf(r recordstore.EntryResult) recordstore.AppendResult {
+	ExpectWithOffset(1, r.Append).NotTo(BeNil(), "the append result of a %s entry of %s (error %v)", r.Op, r.Stream, r.Err())
+	return *r.Append
+}
+
+// metaOf returns an entry's stream meta, which must be there.
+func metaOf(r recordstore.EntryResult) recordstore.Meta {
+	ExpectWithOffset(1, r.Meta).NotTo(BeNil(), "the meta of a %s entry of %s (error %v)", r.Op, r.Stream, r.Err())
+	return *r.Meta
+}
+
 // entryCodes lists the error code of every entry ("" when it applied).
 func entryCodes(res recordstore.BatchResult) []string {
 	out := make([]string, len(res.Entries))
@@ -171,8 +183,8 @@ func entryCodes(res recordstore.BatchResult) []string {
 	return out
 }
 
-// withoutResultTimes returns res with the fields two stores may differ in
-// (their epochs) cleared, to compare results of two stores.
+// withoutEpochs returns res with the one field two stores may differ in
+// (the epoch) cleared, to compare the results of two stores.
 func withoutEpochs(res []recordstore.BatchResult) []recordstore.BatchResult {
 	out := make([]recordstore.BatchResult, len(res))
 	for i, r := range res {

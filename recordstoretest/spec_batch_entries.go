@@ -60,18 +60,18 @@ func (s *batchSuite) describeBatchEntries() {
 				recordstore.OpExpire, recordstore.OpTrim, recordstore.OpSeal, recordstore.OpDelete, recordstore.OpAppend}))
 
 			Expect(res.Entries[0].Status).To(Equal(recordstore.KindUnchanged))
-			Expect(*res.Entries[1].Append).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 1, Appended: 1}))
-			Expect(res.Entries[1].Meta.Sealed).To(BeTrue(), "an append with Seal gives the sealed stream's meta too")
-			Expect(res.Entries[2].Meta.Sealed).To(BeFalse())
-			expectMeta(*res.Entries[3].Meta, s.meta("s"))
-			Expect(res.Entries[3].Meta.ExpiresAt).NotTo(BeNil())
-			Expect(res.Entries[4].Meta.Total).To(BeZero(), "trimmed")
-			expectMeta(*res.Entries[5].Meta, s.meta("t"))
+			Expect(appendOf(res.Entries[1])).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 1, Appended: 1}))
+			Expect(metaOf(res.Entries[1]).Sealed).To(BeTrue(), "an append with Seal gives the sealed stream's meta too")
+			Expect(metaOf(res.Entries[2]).Sealed).To(BeFalse())
+			expectMeta(metaOf(res.Entries[3]), s.meta("s"))
+			Expect(metaOf(res.Entries[3]).ExpiresAt).NotTo(BeNil())
+			Expect(metaOf(res.Entries[4]).Total).To(BeZero(), "trimmed")
+			expectMeta(metaOf(res.Entries[5]), s.meta("t"))
 			Expect(res.Entries[6].Meta).To(BeNil())
 			Expect(res.Entries[6].Stream).To(Equal("gone"))
 			_, err := s.b.Meta(s.ctx, "gone")
 			expectNotFound(err)
-			Expect(*res.Entries[7].Append).To(Equal(recordstore.AppendResult{Stream: "empty", Kind: "event", From: 1, To: 0}),
+			Expect(appendOf(res.Entries[7])).To(Equal(recordstore.AppendResult{Stream: "empty", Kind: "event", From: 1, To: 0}),
 				"a zero-row append creates the stream")
 			Expect(s.meta("empty").Total).To(BeZero())
 			Expect(s.outcome(res.ID)).To(Equal(res), "the ledger's record reads exactly as the result")
@@ -104,7 +104,7 @@ func (s *batchSuite) describeBatchEntries() {
 				Expect(res.Entries[1].Err()).To(MatchError(recordstore.SentinelForCode(code)))
 				Expect(res.Entries[1].Append).To(BeNil())
 				Expect(res.Entries[1].Meta).To(BeNil())
-				Expect(*res.Entries[2].Append).To(Equal(recordstore.AppendResult{Stream: "ok", Kind: "event", From: 2, To: 2, Appended: 1}))
+				Expect(appendOf(res.Entries[2])).To(Equal(recordstore.AppendResult{Stream: "ok", Kind: "event", From: 2, To: 2, Appended: 1}))
 				Expect(column(s.scan("ok"), "n")).To(Equal([]any{int64(1), int64(2)}))
 				Expect(withoutStream(s.snapshot(), "ok")).To(Equal(withoutStream(before, "ok")), "the refused entry changed nothing")
 				Expect(s.outcome(batch.ID)).To(Equal(res))
@@ -210,10 +210,11 @@ func changedItemKind(change func(k *recordstore.Kind)) recordstore.Kind {
 
 func (s *batchSuite) describeBatchFailures() {
 	Describe("failed batches", func() {
-		It("records a batch with Failure as failed with that error, and applies none of its entries", func() {
+		It("records a batch with Failure as failed with that error, and applies none of its entries nor its schemas", func() {
 			s.append("s", "event", events(1, 1)...)
 			before := s.snapshot()
 			batch := s.newBatch(eventEntry("s", 2, 1), recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: "s"})
+			batch.Schemas = append(batch.Schemas, allTypesKind())
 			batch.Failure = &recordstore.BatchError{Code: "invalid", Message: "e00001.ndjson: line 3: not JSON"}
 			res := s.applyOne(batch)
 			Expect(res.Outcome).To(Equal(recordstore.OutcomeFailed))
@@ -244,7 +245,7 @@ func (s *batchSuite) describeBatchFailures() {
 			s.clock.Advance(time.Minute)
 			res := s.applyOne(batch)
 			s.expectCommitted(res)
-			Expect(*res.Entries[0].Append).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 1, Appended: 1}))
+			Expect(appendOf(res.Entries[0])).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 1, Appended: 1}))
 			Expect(s.outcome(batch.ID)).To(Equal(res))
 
 			By("a committed batch is never applied again, Retry or not")

@@ -107,7 +107,7 @@ func (s *batchSuite) describeBatchGroups() {
 			By("the mix took every path")
 			Expect(entryCodes(together[2])).To(Equal([]string{"invalid"}))
 			Expect(entryCodes(together[4])).To(Equal([]string{"schema_conflict"}))
-			Expect(together[6].Entries[0].Append.Replaced).To(Equal(int64(1)))
+			Expect(appendOf(together[6].Entries[0]).Replaced).To(Equal(int64(1)))
 			Expect(entryCodes(together[9])).To(Equal([]string{"", "", "sealed"}))
 			Expect(entryCodes(together[11])).To(Equal([]string{"", "not_found"}))
 			Expect(together[13].Outcome).To(Equal(recordstore.OutcomeFailed))
@@ -152,7 +152,7 @@ func (s *batchSuite) describeBatchSources() {
 				Expect(res[1].Error.Code).To(Equal(code))
 				Expect(res[1].Err()).To(MatchError(recordstore.SentinelForCode(code)))
 				s.expectCommitted(res[2])
-				Expect(*res[2].Entries[0].Append).To(Equal(recordstore.AppendResult{Stream: "first", Kind: "event", From: 2, To: 2, Appended: 1}),
+				Expect(appendOf(res[2].Entries[0])).To(Equal(recordstore.AppendResult{Stream: "first", Kind: "event", From: 2, To: 2, Appended: 1}),
 					"the failed batch's first entry left no trace, not even in the stream's seqs")
 				Expect(column(s.scan("first"), "n")).To(Equal([]any{int64(1), int64(3)}))
 				Expect(s.scan("other")).To(HaveLen(1))
