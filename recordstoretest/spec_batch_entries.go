@@ -127,6 +127,10 @@ func (s *batchSuite) describeBatchEntries() {
 				func() recordstore.BatchEntry {
 					return recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "d", Generation: 2}
 				}),
+			Entry("an expire fenced to another generation", "not_found", func() { s.append("d", "event", events(1, 1)...) },
+				func() recordstore.BatchEntry {
+					return recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: "d", Generation: 2, TTL: time.Hour}
+				}),
 			Entry("a delete fenced to another generation", "not_found", func() { s.append("d", "event", events(1, 1)...) },
 				func() recordstore.BatchEntry {
 					return recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: "d", Generation: 3}
