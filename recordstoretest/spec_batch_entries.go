@@ -49,15 +49,16 @@ func (s *batchSuite) describeBatchEntries() {
 				recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "t"},
 				recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: "gone"},
 				recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "empty", Kind: "event"},
+				recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "empty-sealed", Kind: "event", Seal: true},
 			))
 			s.expectCommitted(res)
-			Expect(entryCodes(res)).To(Equal([]string{"", "", "", "", "", "", "", ""}))
+			Expect(entryCodes(res)).To(Equal([]string{"", "", "", "", "", "", "", "", ""}))
 			ops := make([]recordstore.BatchOp, len(res.Entries))
 			for i, e := range res.Entries {
 				ops[i] = e.Op
 			}
 			Expect(ops).To(Equal([]recordstore.BatchOp{recordstore.OpDeclare, recordstore.OpAppend, recordstore.OpReopen,
-				recordstore.OpExpire, recordstore.OpTrim, recordstore.OpSeal, recordstore.OpDelete, recordstore.OpAppend}))
+				recordstore.OpExpire, recordstore.OpTrim, recordstore.OpSeal, recordstore.OpDelete, recordstore.OpAppend, recordstore.OpAppend}))
 
 			Expect(res.Entries[0].Status).To(Equal(recordstore.KindUnchanged))
 			Expect(appendOf(res.Entries[1])).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 1, Appended: 1}))
@@ -73,7 +74,10 @@ func (s *batchSuite) describeBatchEntries() {
 			expectNotFound(err)
 			Expect(appendOf(res.Entries[7])).To(Equal(recordstore.AppendResult{Stream: "empty", Kind: "event", From: 1, To: 0}),
 				"a zero-row append creates the stream")
-			Expect(s.meta("empty").Total).To(BeZero())
+			m := s.meta("empty")
+			Expect([]int64{m.Generation, m.Total, m.HighSeq}).To(Equal([]int64{1, 0, 0}))
+			Expect(metaOf(res.Entries[8]).Sealed).To(BeTrue(), "a zero-row append with Seal creates the stream sealed")
+			Expect(s.meta("empty-sealed").Sealed).To(BeTrue())
 			Expect(s.outcome(res.ID)).To(Equal(res), "the ledger's record reads exactly as the result")
 		})
 
@@ -88,7 +92,48 @@ func (s *batchSuite) describeBatchEntries() {
 			batch = s.newBatch(recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: jobs.Name})
 			batch.Schemas = []recordstore.Kind{wider}
 			Expect(s.applyOne(batch).Entries[0].Status).To(Equal(recordstore.KindUpdated))
+			batch = s.newBatch(recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: jobs.Name})
+			batch.Schemas = []recordstore.Kind{wider}
+			Expect(s.applyOne(batch).Entries[0].Status).To(Equal(recordstore.KindUnchanged))
 			s.append("j", jobs.Name, recordstore.Row{"id": "a", "w": 1.5})
+
+			By("strictly: a declare that omits a stored column is a schema conflict, and the kind stays as it is")
+			before := s.snapshot()
+			batch = s.newBatch(recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: jobs.Name})
+			batch.Schemas = []recordstore.Kind{itemKind(recordstore.ConflictReplace)}
+			res := s.applyOne(batch)
+			s.expectCommitted(res)
+			Expect(res.Entries[0].Err()).To(MatchError(recordstore.ErrSchemaConflict))
+			s.expectUnchanged(before)
+		})
+
+		It("adds the columns a batch's schema adds, and reads its rows in that schema's column order", func() {
+			foreign := recordstore.Kind{Name: "event", Columns: []recordstore.Column{
+				{Name: "extra", Type: recordstore.TypeString},
+				{Name: "msg", Type: recordstore.TypeString},
+				{Name: "n", Type: recordstore.TypeInteger, Required: true},
+			}}
+			batch := s.newBatch(appendEntry("s", foreign, recordstore.Row{"n": 1, "msg": "m", "extra": "more"}))
+			batch.Schemas = []recordstore.Kind{foreign}
+			s.expectCommitted(s.applyOne(batch))
+			k, err := s.b.Kind(s.ctx, "event")
+			Expect(err).NotTo(HaveOccurred())
+			want := eventKind()
+			want.Columns = append(want.Columns, recordstore.Column{Name: "extra", Type: recordstore.TypeString})
+			Expect(k.Columns).To(Equal(want.Columns), "the stored columns first, then the added one")
+			Expect(s.scan("s")[0].Values).To(Equal(recordstore.Row{"n": int64(1), "msg": "m", "extra": "more"}))
+
+			By("a batch whose schema omits a stored column appends nulls for it")
+			older := s.newBatch(appendEntry("s", eventKind(), recordstore.Row{"n": 2}))
+			older.Schemas = []recordstore.Kind{eventKind()}
+			s.expectCommitted(s.applyOne(older))
+			By("a batch without a schema of the kind gives its rows in the stored kind's column order")
+			bare := s.newBatch(appendEntry("s", k, recordstore.Row{"n": 3, "extra": "x"}))
+			bare.Schemas = nil
+			s.expectCommitted(s.applyOne(bare))
+			Expect(column(s.scan("s"), "extra")).To(Equal([]any{"more", nil, "x"}))
+			Expect(column(s.scan("s"), "n")).To(Equal([]any{int64(1), int64(2), int64(3)}))
+			s.append("s", "event", recordstore.Row{"n": 4, "extra": "direct"})
 		})
 
 		DescribeTable("rolls back an entry refused on its own, with its code, and commits the others around it",
