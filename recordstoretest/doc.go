@@ -19,10 +19,17 @@
 // persistence across a reopen when the harness can reopen, and a randomized
 // test comparing the backend step by step with an in-memory model.
 //
+// A backend that also implements recordstore.BatchAppender registers the
+// batch suite the same way, DescribeBatchAppender with a BatchHarness: it
+// states the exactly-once contract — the ledger and its replays, entry
+// results and isolation, Failure and Retry, group commit, row sources,
+// producer seqs, sweeps.
+//
 // The model (model.go) is a deliberately small implementation of the
 // Backend contract that favours obviousness over speed; the package's own
 // tests run the whole suite against it, which keeps the suite and the model
-// honest with each other.
+// honest with each other. modelBatches (model_batch.go) adds an in-memory
+// ledger for the batch suite.
 //
 // The package also holds the multi-process harness: a test binary whose
 // TestMain calls RunChild re-executes itself as child processes
@@ -32,7 +39,7 @@
 // wire an owner.Store into it. docs/testing.md, "The multi-process
 // harness", describes the steps, lines and failpoints.
 //
-// Concurrency: a Clock is safe for concurrent use. DescribeBackend must be
-// called while the ginkgo tree is built (at package level or inside a
-// container), never from inside a running spec.
+// Concurrency: a Clock is safe for concurrent use. DescribeBackend and
+// DescribeBatchAppender must be called while the ginkgo tree is built (at
+// package level or inside a container), never from inside a running spec.
 package recordstoretest

@@ -1,5 +1,6 @@
-// Runs the conformance suite against the reference model, which proves that
-// the suite and the model agree with each other.
+// Runs the conformance suites (Backend and BatchAppender) against the
+// reference model, which proves that the suites and the model agree with
+// each other.
 
 package recordstoretest
 
@@ -76,4 +77,11 @@ var _ = DescribeBackend("a reference model without replace and lww, with a row l
 		},
 	},
 	ModelRuns: 1,
+})
+
+var _ = DescribeBatchAppender("the reference model's batches", BatchHarness{
+	Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
+		return newModelBatches(clock), nil
+	},
+	Epoch: func(recordstore.Backend) int64 { return modelEpoch },
 })

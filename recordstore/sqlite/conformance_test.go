@@ -1,6 +1,7 @@
-// Runs the shared conformance suite (recordstoretest) against the SQLite
-// backend: a fresh store in a temporary folder per spec, driven by the
-// suite's fake clock, with the background sweeper off.
+// Runs the shared conformance suites of recordstoretest (the Backend
+// contract and the BatchAppender contract) against the SQLite backend: a
+// fresh store in a temporary folder per spec, driven by the suite's fake
+// clock, with the background sweeper off.
 
 package sqlite_test
 
@@ -27,18 +28,30 @@ func conformanceOptions(clock *recordstoretest.Clock) sqlite.Options {
 }
 
 var _ = recordstoretest.DescribeBackend("sqlite.Backend conformance", recordstoretest.Harness{
-	Open: func(ctx context.Context, clock *recordstoretest.Clock) (recordstore.Backend, error) {
-		path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-		return sqlite.Open(ctx, path, conformanceOptions(clock))
-	},
-	Reopen: func(ctx context.Context, clock *recordstoretest.Clock, b recordstore.Backend) (recordstore.Backend, error) {
-		sb, ok := b.(*sqlite.Backend)
-		if !ok {
-			return nil, fmt.Errorf("reopen: not a *sqlite.Backend but %T", b)
-		}
-		if err := sb.Close(); err != nil {
-			return nil, fmt.Errorf("reopen: close: %w", err)
-		}
-		return sqlite.Open(ctx, sb.Path(), conformanceOptions(clock))
-	},
+	Open:   openConformance,
+	Reopen: reopenConformance,
 })
+
+var _ = recordstoretest.DescribeBatchAppender("sqlite.Backend batch conformance", recordstoretest.BatchHarness{
+	Open:   openConformance,
+	Reopen: reopenConformance,
+	Epoch:  func(b recordstore.Backend) int64 { return b.(*sqlite.Backend).Epoch() },
+})
+
+// reopenConformance closes a conformance store and opens it again.
+func reopenConformance(ctx context.Context, clock *recordstoretest.Clock, b recordstore.Backend) (recordstore.Backend, error) {
+	sb, ok := b.(*sqlite.Backend)
+	if !ok {
+		return nil, fmt.Errorf("reopen: not a *sqlite.Backend but %T", b)
+	}
+	if err := sb.Close(); err != nil {
+		return nil, fmt.Errorf("reopen: close: %w", err)
+	}
+	return sqlite.Open(ctx, sb.Path(), conformanceOptions(clock))
+}
+
+// openConformance opens a fresh conformance store in a temporary folder.
+func openConformance(ctx context.Context, clock *recordstoretest.Clock) (recordstore.Backend, error) {
+	path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
+	return sqlite.Open(ctx, path, conformanceOptions(clock))
+}
