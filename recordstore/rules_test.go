@@ -46,6 +46,9 @@ var _ = Describe("the value rules", func() {
 		Entry("a name twice, once escaped", recordstore.Row{"j": json.RawMessage(`{"a":1,"\u0061":2}`)}, "appears twice"),
 		Entry("a name twice deep down", recordstore.Row{"j": json.RawMessage(`[{"a":{"b":[{"c":1,"c":2}]}}]`)}, `name "c" appears twice`),
 		Entry("a name twice among many", recordstore.Row{"j": json.RawMessage(manyNames(100) + `,"k7":0}`)}, `name "k7" appears twice`),
+		Entry("a Go string that is not UTF-8", recordstore.Row{"j": "a\xffb"}, "not valid UTF-8"),
+		Entry("a Go map with a string that is not UTF-8 deep down", recordstore.Row{"j": map[string]any{"a": []any{1, map[string]any{"b": "\xff"}}}}, "not valid UTF-8"),
+		Entry("a Go map with a key that is not UTF-8", recordstore.Row{"j": map[string]string{"\xff": "x"}}, "not valid UTF-8"),
 		Entry("a name twice inside a Go value's raw part", recordstore.Row{"j": map[string]any{"x": json.RawMessage(`{"a":1,"a":2}`)}}, "appears twice"),
 	)
 

@@ -345,6 +345,9 @@ func normJSON(v any) (any, error) {
 	case json.RawMessage:
 		raw = j
 	default:
+		if !utf8Strings(v) {
+			return nil, Invalidf("a string in the value is not valid UTF-8")
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, Invalidf("value is not JSON-encodable: %v", err)
@@ -352,6 +355,44 @@ func normJSON(v any) (any, error) {
 		raw = b
 	}
 	return CompactJSON(raw)
+}
+
+// utf8Strings reports whether the strings of v, a Go value of the shapes
+// encoding/json decodes into (string, map[string]any, []any and their
+// string-typed cousins), and its map keys are all UTF-8: json.Marshal
+// would turn the bytes of one that is not into U+FFFD, and the store
+// refuses them instead, as it does in JSON text. Other types are left to
+// json.Marshal.
+func utf8Strings(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return utf8.ValidString(x)
+	case []string:
+		for _, s := range x {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	case map[string]string:
+		for k, s := range x {
+			if !utf8.ValidString(k) || !utf8.ValidString(s) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !utf8Strings(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || !utf8Strings(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // CompactJSON checks raw as one JSON value (see CheckJSON) and returns its
