@@ -89,16 +89,6 @@ func Space(b []byte, i int) int {
 	return i
 }
 
-// End returns the index just after the JSON value that starts at b[i], or
-// -1 when no well-formed value starts there (see Scan).
-func End(b []byte, i int) int {
-	end, err := Scan(b, i)
-	if err != nil {
-		return -1
-	}
-	return end
-}
-
 // Scan checks the JSON value that starts at b[i] and returns the index
 // just after it, or a *SyntaxError: not well-formed, nested deeper than
 // MaxNesting, a string that is not UTF-8 or holds a lone surrogate escape,

@@ -59,7 +59,7 @@ func TestQuoteCutsLongInput(t *testing.T) {
 	}
 }
 
-func TestEndStopsAfterTheValue(t *testing.T) {
+func TestScanStopsAfterTheValue(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		from int
@@ -73,8 +73,12 @@ func TestEndStopsAfterTheValue(t *testing.T) {
 		{`[1,2`, 0, -1},
 		{`{"a":}`, 0, -1},
 	} {
-		if got := jsonx.End([]byte(c.in), c.from); got != c.end {
-			t.Errorf("End(%q, %d) = %d, want %d", c.in, c.from, got, c.end)
+		got, err := jsonx.Scan([]byte(c.in), c.from)
+		if err != nil {
+			got = -1
+		}
+		if got != c.end {
+			t.Errorf("Scan(%q, %d) = %d (%v), want %d", c.in, c.from, got, err, c.end)
 		}
 	}
 }
@@ -88,12 +92,16 @@ func FuzzEnd(f *testing.F) {
 			t.Fatalf("Valid(%q) = %v, the reference says %v", b, got, want)
 		}
 		start := jsonx.Space(b, 0)
-		end := jsonx.End(b, start)
-		if end < 0 {
+		end, err := jsonx.Scan(b, start)
+		if err != nil {
+			var se *jsonx.SyntaxError
+			if !errors.As(err, &se) || se.Offset < start || se.Offset > len(b) {
+				t.Fatalf("Scan(%q) error %v is no SyntaxError within the input", b, err)
+			}
 			return
 		}
 		if !jsonxref.Valid(b[start:end]) {
-			t.Fatalf("End(%q) = %d, but %q is not one JSON value", b, end, b[start:end])
+			t.Fatalf("Scan(%q) = %d, but %q is not one JSON value", b, end, b[start:end])
 		}
 		var want bytes.Buffer
 		if err := json.Compact(&want, b[start:end]); err != nil || string(jsonx.AppendCompact(nil, b[start:end])) != want.String() {
