@@ -159,7 +159,7 @@ var (
 // name (^[A-Za-z][A-Za-z0-9_]{0,62}$).
 func ValidateKindName(name string) error {
 	if !kindNameRE.MatchString(name) {
-		return Invalidf("kind name %q: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", name)
+		return Invalidf("kind name %s: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", Quote(name))
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func ValidateKindName(name string) error {
 // id (^[A-Za-z0-9._:-]{1,200}$, and not "." or "..").
 func ValidateStreamID(id string) error {
 	if !streamIDRE.MatchString(id) || id == "." || id == ".." {
-		return Invalidf("stream id %q: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", id)
+		return Invalidf("stream id %s: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", Quote(id))
 	}
 	return nil
 }
@@ -220,7 +220,7 @@ func (k *Kind) Validate() error {
 	seen := map[string]bool{}
 	for _, c := range k.Columns {
 		if !columnNameRE.MatchString(c.Name) || reservedColumn(c.Name) {
-			return Invalidf("kind %s: column name %q: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, c.Name)
+			return Invalidf("kind %s: column name %s: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, Quote(c.Name))
 		}
 		low := lower(c.Name)
 		if seen[low] {

@@ -125,6 +125,17 @@ var _ = Describe("the value rules", func() {
 		_, err = k.Normalize(recordstore.Row{"r": "x", "t": strings.Repeat("9", 1<<20)})
 		Expect(err.Error()).To(ContainSubstring("(1048576 bytes)"))
 		Expect(len(err.Error())).To(BeNumerically("<", 400))
+
+		long := strings.Repeat("c", 1<<20)
+		for _, err := range []error{
+			recordstore.ValidateStreamID(long),
+			recordstore.ValidateKindName(long),
+			(&recordstore.Kind{Name: "k", Columns: []recordstore.Column{{Name: long, Type: recordstore.TypeString}}}).Validate(),
+		} {
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err.Error()).To(ContainSubstring("(1048576 bytes)"))
+			Expect(len(err.Error())).To(BeNumerically("<", 400))
+		}
 	})
 })
 
