@@ -8,6 +8,13 @@
 // again starts a new generation at seq 1. A kind is a schema: typed columns,
 // an optional key with a conflict policy (skip, replace, lww), retention.
 //
+// Values: Kind.Normalize is the one place a row's values are checked and
+// put in stored form, whatever path the row takes (value.go). JSON text
+// follows one strict grammar (internal/jsonx: UTF-8, no lone surrogate
+// escape, no name twice in one object), datetimes RFC 3339 §5.6
+// (datetime.go), and two rows have the same key exactly when
+// Kind.AppendRowKey says so (rowkey.go).
+//
 // This package imports only the standard library. Backends live in
 // sub-packages (recordstore/sqlite); the conformance suite every backend
 // runs is recordstoretest.

@@ -97,7 +97,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err == nil {
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return Invalidf("duration %s: want Go duration text like \"24h\" or \"90s\"", Clip(s))
+			return Invalidf("duration %s: want Go duration text like \"24h\" or \"90s\"", Quote(s))
 		}
 		*d = Duration(v)
 		return nil
@@ -161,7 +161,7 @@ var (
 // name (^[A-Za-z][A-Za-z0-9_]{0,62}$).
 func ValidateKindName(name string) error {
 	if !kindNameRE.MatchString(name) {
-		return Invalidf("kind name %s: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", Clip(name))
+		return Invalidf("kind name %s: want ^[A-Za-z][A-Za-z0-9_]{0,62}$", Quote(name))
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func ValidateKindName(name string) error {
 // id (^[A-Za-z0-9._:-]{1,200}$, and not "." or "..").
 func ValidateStreamID(id string) error {
 	if !streamIDRE.MatchString(id) || id == "." || id == ".." {
-		return Invalidf("stream id %s: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", Clip(id))
+		return Invalidf("stream id %s: want ^[A-Za-z0-9._:-]{1,200}$, not . or ..", Quote(id))
 	}
 	return nil
 }
@@ -251,7 +251,7 @@ func (k *Kind) validateStored() error {
 	seen := map[string]bool{}
 	for _, c := range k.Columns {
 		if !columnNameRE.MatchString(c.Name) || reservedColumn(c.Name) {
-			return Invalidf("kind %s: column name %s: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, Clip(c.Name))
+			return Invalidf("kind %s: column name %s: want ^[A-Za-z_][A-Za-z0-9_]{0,62}$, not starting with _seq", k.Name, Quote(c.Name))
 		}
 		low := lower(c.Name)
 		if seen[low] {
@@ -259,7 +259,7 @@ func (k *Kind) validateStored() error {
 		}
 		seen[low] = true
 		if !c.Type.valid() {
-			return Invalidf("kind %s: column %s: unknown type %s", k.Name, c.Name, Clip(string(c.Type)))
+			return Invalidf("kind %s: column %s: unknown type %s", k.Name, c.Name, Quote(string(c.Type)))
 		}
 	}
 	if err := k.validateKey(); err != nil {
@@ -274,7 +274,7 @@ func (k *Kind) validateStored() error {
 	if k.TimeColumn != "" {
 		c, ok := k.Column(k.TimeColumn)
 		if !ok || c.Type != TypeDatetime {
-			return Invalidf("kind %s: timeColumn %s must name a datetime column", k.Name, Clip(k.TimeColumn))
+			return Invalidf("kind %s: timeColumn %s must name a datetime column", k.Name, Quote(k.TimeColumn))
 		}
 	}
 	for _, idx := range k.Indexes {
@@ -283,7 +283,7 @@ func (k *Kind) validateStored() error {
 		}
 		for _, name := range idx {
 			if k.ColumnIndex(name) < 0 {
-				return Invalidf("kind %s: index names unknown column %s", k.Name, Clip(name))
+				return Invalidf("kind %s: index names unknown column %s", k.Name, Quote(name))
 			}
 		}
 	}
@@ -294,7 +294,7 @@ func (k *Kind) validateKey() error {
 	seen := map[string]bool{}
 	for _, name := range k.Key {
 		if k.ColumnIndex(name) < 0 {
-			return Invalidf("kind %s: key names unknown column %s", k.Name, Clip(name))
+			return Invalidf("kind %s: key names unknown column %s", k.Name, Quote(name))
 		}
 		if seen[name] {
 			return Invalidf("kind %s: key names column %q twice", k.Name, name)
@@ -317,16 +317,16 @@ func (k *Kind) validatePolicy() error {
 		}
 		v, ok := k.Column(k.LWW.Version)
 		if !ok || v.Type == TypeJSON || v.Type == TypeBool {
-			return Invalidf("kind %s: lww.version %s must name a string, integer, number or datetime column", k.Name, Clip(k.LWW.Version))
+			return Invalidf("kind %s: lww.version %s must name a string, integer, number or datetime column", k.Name, Quote(k.LWW.Version))
 		}
 		if t := k.LWW.Tiebreak; t != "" {
 			if c, ok := k.Column(t); !ok || c.Type != TypeString {
-				return Invalidf("kind %s: lww.tiebreak %s must name a string column", k.Name, Clip(t))
+				return Invalidf("kind %s: lww.tiebreak %s must name a string column", k.Name, Quote(t))
 			}
 		}
 		return nil
 	default:
-		return Invalidf("kind %s: onConflict %s: want skip, replace or lww", k.Name, Clip(string(k.OnConflict)))
+		return Invalidf("kind %s: onConflict %s: want skip, replace or lww", k.Name, Quote(string(k.OnConflict)))
 	}
 	if k.LWW != nil {
 		return Invalidf("kind %s: lww is only allowed with onConflict lww", k.Name)
@@ -340,7 +340,7 @@ func (k *Kind) validateRetention() error {
 		return nil
 	}
 	if r.Mode != RetainStream && r.Mode != RetainRows {
-		return Invalidf("kind %s: retention.mode %s: want stream or rows", k.Name, Clip(string(r.Mode)))
+		return Invalidf("kind %s: retention.mode %s: want stream or rows", k.Name, Quote(string(r.Mode)))
 	}
 	if r.TTL <= 0 {
 		return Invalidf("kind %s: retention.ttl must be positive", k.Name)

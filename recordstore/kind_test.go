@@ -126,7 +126,7 @@ var _ = Describe("Kind", func() {
 		Entry("an index naming a column twice", func(k *recordstore.Kind) { k.Indexes = [][]string{{"n"}, {"n", "at", "n"}} }, "index 2 names column n twice"),
 		Entry("a huge column name, quoted only in part", func(k *recordstore.Kind) {
 			k.Columns[1].Name = string(repeat('x', 1<<20))
-		}, `"`+string(repeat('x', 200))+`"… (1048576 bytes)`),
+		}, `"`+string(repeat('x', 200))+`"... (1048576 bytes)`),
 	)
 
 	It("accepts a kind at every limit", func() {
@@ -178,8 +178,8 @@ var _ = Describe("Kind", func() {
 		Entry("text", `{"mode":"stream","ttl":"24h"}`, 24*time.Hour, ""),
 		Entry("a bare number, which would be nanoseconds", `{"mode":"stream","ttl":86400}`, time.Duration(0), `ttl 86400: want text like "24h"`),
 		Entry("a fraction", `{"mode":"rows","ttl":1.5}`, time.Duration(0), `ttl 1.5: want text like "24h"`),
-		Entry("a huge number, quoted only in part", `{"mode":"rows","ttl":`+string(repeat('9', 5000))+`}`, time.Duration(0), "… (5000 bytes)"),
-		Entry("huge duration text, quoted only in part", `{"mode":"rows","ttl":"`+string(repeat('9', 5000))+`"}`, time.Duration(0), "… (5000 bytes)"),
+		Entry("a huge number, quoted only in part", `{"mode":"rows","ttl":`+string(repeat('9', 5000))+`}`, time.Duration(0), "... (5000 bytes)"),
+		Entry("huge duration text, quoted only in part", `{"mode":"rows","ttl":"`+string(repeat('9', 5000))+`"}`, time.Duration(0), "... (5000 bytes)"),
 	)
 
 	It("refuses a duration that is not duration text", func() {

@@ -8,11 +8,8 @@ package recordstore
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
-	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // The limits of a kind declaration. They are the limits of the SQLite
@@ -144,28 +141,10 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(ttl, &r.TTL)
 }
 
-// clipLen is how many bytes of a quoted input an error message shows.
-const clipLen = 200
-
-// Clip returns s quoted (as %q does) for an error message; when s is longer
-// than 200 bytes, only its first 200 are quoted (cut at a character
-// boundary), followed by its length, so that a huge input never makes a
-// huge message.
-func Clip(s string) string {
-	if len(s) <= clipLen {
-		return strconv.Quote(s)
-	}
-	cut := clipLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
-
-// clipBytes is Clip for raw JSON text, shown unquoted when short.
+// clipBytes is Quote for raw JSON text, shown unquoted when short.
 func clipBytes(b []byte) string {
-	if len(b) <= clipLen {
+	if len(b) <= MaxQuote {
 		return string(b)
 	}
-	return Clip(string(b))
+	return Quote(string(b))
 }

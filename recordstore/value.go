@@ -5,18 +5,17 @@
 package recordstore
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// DatetimeLayout is the stored form of a datetime: fixed-width UTC text with
-// microseconds, so that text order is time order.
-const DatetimeLayout = "2006-01-02T15:04:05.000000Z"
+	"github.com/fb46ecde/records/recordstore/internal/jsonx"
+)
 
 // Row is one row as callers pass it in: column name to value. Absent and nil
 // mean null.
@@ -27,87 +26,6 @@ type Row map[string]any
 // the SQLite backend binds (bool as int64 0/1, datetime as DatetimeLayout
 // text, json as compact JSON text).
 type Values []any
-
-// FormatDatetime renders t in the stored datetime form (UTC, microseconds).
-func FormatDatetime(t time.Time) string {
-	secs := t.Unix()
-	if secs < firstSecondYear1 || secs >= firstSecondYear10000 {
-		return t.UTC().Truncate(time.Microsecond).Format(DatetimeLayout)
-	}
-	// DatetimeLayout by hand, the date from the day number in one go:
-	// time.Format interprets the layout, and Date and Clock each start
-	// over from the instant.
-	days, sod := secs/86400, secs%86400
-	if sod < 0 {
-		days, sod = days-1, sod+86400
-	}
-	year, month, day := civilDate(days)
-	var b [len(DatetimeLayout)]byte
-	put := func(i, n, digits int) {
-		for j := i + digits - 1; j >= i; j-- {
-			b[j] = byte('0' + n%10)
-			n /= 10
-		}
-	}
-	put(0, year, 4)
-	b[4] = '-'
-	put(5, month, 2)
-	b[7] = '-'
-	put(8, day, 2)
-	b[10] = 'T'
-	put(11, int(sod/3600), 2)
-	b[13] = ':'
-	put(14, int(sod/60%60), 2)
-	b[16] = ':'
-	put(17, int(sod%60), 2)
-	b[19] = '.'
-	put(20, t.Nanosecond()/1000, 6)
-	b[26] = 'Z'
-	return string(b[:])
-}
-
-// Unix seconds of the first instants of years 0, 1 and 10000 (UTC).
-const (
-	firstSecondYear0     = -62167219200
-	firstSecondYear1     = -62135596800
-	firstSecondYear10000 = 253402300800
-)
-
-// civilDate returns the proleptic Gregorian date of the day days after
-// 1970-01-01, for days from year 1 on (days counted in 400-year eras from
-// March 1 of year 0, so that the leap day ends a year).
-func civilDate(days int64) (year, month, day int) {
-	z := days + 719468 // days since 0000-03-01; positive from year 1 on
-	era := z / 146097
-	doe := z - era*146097                                  // day of the era, 0..146096
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of the era, 0..399
-	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of the year from March 1, 0..365
-	mp := (5*doy + 2) / 153                                // month from March, 0..11
-	day = int(doy - (153*mp+2)/5 + 1)
-	month = int(mp + 3)
-	if month > 12 {
-		month -= 12
-	}
-	year = int(yoe + era*400)
-	if month <= 2 {
-		year++
-	}
-	return year, month, day
-}
-
-// ParseDatetime parses RFC 3339 text (with or without fractional seconds)
-// and returns it as UTC truncated to microseconds.
-func ParseDatetime(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, Invalidf("datetime %q is not RFC 3339", s)
-	}
-	t = t.UTC().Truncate(time.Microsecond)
-	if t.Year() < 0 || t.Year() > 9999 {
-		return time.Time{}, Invalidf("datetime %q is outside years 0000-9999", s)
-	}
-	return t, nil
-}
 
 // Normalize turns a caller's row into the stored values of kind k. It
 // refuses, with ErrInvalid, an unknown column, a value of the wrong type, a
@@ -129,7 +47,7 @@ func (k *Kind) Normalize(row Row) (Values, error) {
 	if found != len(row) {
 		for name := range row {
 			if k.ColumnIndex(name) < 0 {
-				return nil, Invalidf("kind %s: unknown column %q", k.Name, name)
+				return nil, Invalidf("kind %s: unknown column %s", k.Name, Quote(name))
 			}
 		}
 	}
@@ -140,7 +58,7 @@ func (k *Kind) Normalize(row Row) (Values, error) {
 }
 
 func (k *Kind) columnErr(c Column, err error) error {
-	return Invalidf("kind %s: column %s (%s): %s", k.Name, c.Name, c.Type, trimInvalid(err))
+	return Invalidf("kind %s: column %s (%s): %s", k.Name, c.Name, c.Type, InvalidText(err))
 }
 
 // CheckRequired returns an ErrInvalid error when a required or key column of
@@ -161,15 +79,6 @@ func (k *Kind) isKey(name string) bool {
 		}
 	}
 	return false
-}
-
-func trimInvalid(err error) string {
-	s := err.Error()
-	const p = "invalid: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
 
 // maxExactFloat is the largest magnitude up to which every integer is
@@ -263,16 +172,100 @@ func normInteger(v any) (any, error) {
 
 // ParseIntegerText parses a JSON number literal as an exact int64. It
 // accepts integral literals written with a fraction or exponent ("2.0",
-// "1e3") only when they are exactly representable; "1.5" is refused.
+// "1e3", "-0") when their exact decimal value is an integer in int64;
+// "1.5" and "1e-400" are refused as not integers, "9223372036854775808"
+// and "1e19" as outside int64.
 func ParseIntegerText(s string) (any, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil, Invalidf("%s is not an integer", s)
+	d, ok := integerDigits(s)
+	switch {
+	case !ok:
+		return nil, Invalidf("%s is not an integer", Quote(s))
+	case d == "":
+		return nil, Invalidf("%s is outside int64 (-9223372036854775808 to 9223372036854775807)", Quote(s))
 	}
-	return integralFloat(f)
+	n, err := strconv.ParseInt(d, 10, 64)
+	if err != nil {
+		return nil, Invalidf("%s is outside int64 (-9223372036854775808 to 9223372036854775807)", Quote(s))
+	}
+	return n, nil
+}
+
+// integerDigits returns the exact value of the number literal s as
+// decimal integer text ("-12", "0"), ok false when s is not a number
+// literal or its value is not an integer; the text is "" when the value
+// has more than 20 digits (outside int64 for sure). It works on the
+// digits, never through a float: 1e-400 is not 0.
+func integerDigits(s string) (string, bool) {
+	neg := strings.HasPrefix(s, "-")
+	body := strings.TrimPrefix(s, "-")
+	mant, exp := body, 0
+	if i := strings.IndexAny(body, "eE"); i >= 0 {
+		mant = body[:i]
+		if !numberShape(mant, body[i+1:]) {
+			return "", false
+		}
+		// An exponent larger than the literal is long decides alone:
+		// the mantissa has too few digits to make up for it.
+		e, err := strconv.Atoi(body[i+1:])
+		if err != nil || e > len(body)+25 || e < -len(body)-25 {
+			switch {
+			case strings.Trim(mant, "0.") == "":
+				return "0", true
+			case body[i+1] == '-':
+				return "", false // a fraction for sure
+			}
+			return "", true // far outside int64
+		}
+		exp = e
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if !numberShape(mant, "0") || intPart == "" {
+		return "", false
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= len(frac)
+	if digits == "" {
+		return "0", true // -0, 0.000, 0e5
+	}
+	// the value is digits × 10^exp
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	if exp < 0 {
+		return "", false // a fraction remains
+	}
+	if len(trimmed)+exp > 20 {
+		return "", true
+	}
+	out := trimmed + strings.Repeat("0", exp)
+	if neg {
+		out = "-" + out
+	}
+	return out, true
+}
+
+// numberShape reports whether mant is digits with at most one '.' between
+// digits and exp an optionally signed run of digits.
+func numberShape(mant, exp string) bool {
+	intPart, frac, hasDot := strings.Cut(mant, ".")
+	if intPart == "" || !allDigits(intPart) || hasDot && (frac == "" || !allDigits(frac)) {
+		return false
+	}
+	if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+		exp = exp[1:]
+	}
+	return exp != "" && allDigits(exp)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func integralFloat(f float64) (any, error) {
@@ -303,8 +296,8 @@ func normNumber(v any) (any, error) {
 		f = float64(i.(int64))
 	case json.Number:
 		var err error
-		if f, err = strconv.ParseFloat(string(n), 64); err != nil {
-			return nil, Invalidf("%s is not a number", n)
+		if f, err = ParseNumberText(string(n)); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, Invalidf("want a number, got %s", describe(v))
@@ -313,6 +306,20 @@ func normNumber(v any) (any, error) {
 		return nil, Invalidf("%v is not a finite number", f)
 	}
 	return f, nil
+}
+
+// ParseNumberText parses a JSON number literal as the nearest float64. A
+// literal beyond the float64 range ("1e400") is refused; one too small to
+// tell from 0 ("1e-400") is 0, as rounding to the nearest float64 makes it.
+func ParseNumberText(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil {
+		return f, nil
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, Invalidf("%s is outside the float64 range", Quote(s))
+	}
+	return 0, Invalidf("%s is not a number", Quote(s))
 }
 
 func normDatetime(v any) (any, error) {
@@ -338,6 +345,9 @@ func normJSON(v any) (any, error) {
 	case json.RawMessage:
 		raw = j
 	default:
+		if !utf8Strings(v) {
+			return nil, Invalidf("a string in the value is not valid UTF-8")
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, Invalidf("value is not JSON-encodable: %v", err)
@@ -347,34 +357,55 @@ func normJSON(v any) (any, error) {
 	return CompactJSON(raw)
 }
 
-// CompactJSON validates raw as one JSON value and returns its compact text.
-func CompactJSON(raw []byte) (string, error) {
-	if len(raw) > 0 && !hasJSONSpace(raw) {
-		// Nothing to remove: compact already, if it is valid at all.
-		if validJSON(raw) {
-			return string(raw), nil
+// utf8Strings reports whether the strings of v, a Go value of the shapes
+// encoding/json decodes into (string, map[string]any, []any and their
+// string-typed cousins), and its map keys are all UTF-8: json.Marshal
+// would turn the bytes of one that is not into U+FFFD, and the store
+// refuses them instead, as it does in JSON text. Other types are left to
+// json.Marshal.
+func utf8Strings(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return utf8.ValidString(x)
+	case []string:
+		for _, s := range x {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	case map[string]string:
+		for k, s := range x {
+			if !utf8.ValidString(k) || !utf8.ValidString(s) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !utf8Strings(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || !utf8Strings(e) {
+				return false
+			}
 		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(raw))
-	if err := json.Compact(&buf, raw); err != nil {
-		return "", Invalidf("malformed JSON value: %v", err)
-	}
-	if buf.Len() == 0 {
-		return "", Invalidf("empty JSON value")
-	}
-	return buf.String(), nil
+	return true
 }
 
-// hasJSONSpace reports whether raw holds a byte that JSON counts as
-// white space (inside strings too: then Compact decides).
-func hasJSONSpace(raw []byte) bool {
-	for _, c := range raw {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			return true
-		}
+// CompactJSON checks raw as one JSON value (see CheckJSON) and returns its
+// compact text: white space outside strings removed, nothing else changed.
+func CompactJSON(raw []byte) (string, error) {
+	if err := CheckJSON(raw); err != nil {
+		return "", err
 	}
-	return false
+	if !jsonx.HasSpace(raw) {
+		return string(raw), nil // compact already
+	}
+	b := raw[jsonx.Space(raw, 0):]
+	return string(jsonx.AppendCompact(make([]byte, 0, len(b)), b)), nil
 }
 
 // describe names a caller's value in an error message: its JSON kind, or
@@ -439,8 +470,11 @@ func DecodeValue(t ColumnType, v any) any {
 		}
 	case TypeDatetime:
 		if s, ok := asString(v); ok {
-			if tm, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				return tm.UTC()
+			if tm, ok := ParseStoredDatetime(s); ok {
+				return tm
+			}
+			if tm, err := ParseDatetime(s); err == nil {
+				return tm
 			}
 			return s
 		}

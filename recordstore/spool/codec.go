@@ -81,7 +81,7 @@ func Lookup(name string) (Codec, error) {
 	defer registry.RUnlock()
 	c, ok := registry.codecs[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownCodec, name)
+		return nil, fmt.Errorf("%w %s", ErrUnknownCodec, recordstore.Quote(name))
 	}
 	return c, nil
 }

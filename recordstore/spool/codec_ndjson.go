@@ -5,6 +5,7 @@ package spool
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -149,7 +150,7 @@ func (a *rowAppender) appendRow(buf []byte, vals recordstore.Values) ([]byte, er
 		buf = append(buf, a.keys[i]...)
 		var err error
 		if buf, err = appendValue(buf, a.kind.Columns[i].Type, v); err != nil {
-			return buf[:mark], recordstore.Invalidf("kind %s: column %s: %s", a.kind.Name, a.kind.Columns[i].Name, trimInvalid(err))
+			return buf[:mark], recordstore.Invalidf("kind %s: column %s: %s", a.kind.Name, a.kind.Columns[i].Name, recordstore.InvalidText(err))
 		}
 	}
 	return append(buf, '}', '\n'), nil
@@ -218,8 +219,8 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 		}
 	case recordstore.TypeDatetime:
 		if s, ok := v.(string); ok {
-			if !storedDatetime(s) {
-				return buf, recordstore.Invalidf("datetime %q is not in the stored form %s", s, recordstore.DatetimeLayout)
+			if !recordstore.IsStoredDatetime(s) {
+				return buf, recordstore.Invalidf("datetime %s is not in the stored form %s", recordstore.Quote(s), recordstore.DatetimeLayout)
 			}
 			// Digits and punctuation only: nothing to escape.
 			buf = append(buf, '"')
@@ -251,10 +252,13 @@ func appendValue(buf []byte, t recordstore.ColumnType, v any) ([]byte, error) {
 	case recordstore.TypeJSON:
 		if s, ok := v.(string); ok {
 			b := readOnlyBytes(s)
-			if !jsonx.Valid(b) {
-				return buf, recordstore.Invalidf("stored json value is not one JSON value")
+			if err := recordstore.CheckJSON(b); err != nil {
+				return buf, err
 			}
-			return appendCompact(buf, b[jsonx.Space(b, 0):]), nil
+			if !jsonx.HasSpace(b) {
+				return append(buf, b...), nil // compact already, as stored values are
+			}
+			return jsonx.AppendCompact(buf, b[jsonx.Space(b, 0):]), nil
 		}
 	}
 	return buf, recordstore.Invalidf("%T is not a stored %s value", v, t)
@@ -310,45 +314,6 @@ func appendShortDecimal(buf []byte, f float64) ([]byte, bool) {
 		buf = append(buf, byte('0'+frac))
 	}
 	return buf, true
-}
-
-// storedDatetime reports whether s is a datetime in the stored form
-// (recordstore.DatetimeLayout, a real calendar instant): exactly the
-// strings that recordstore.ParseDatetime parses and Format reproduces.
-func storedDatetime(s string) bool {
-	const pattern = "dddd-dd-ddTdd:dd:dd.ddddddZ"
-	if len(s) != len(pattern) {
-		return false
-	}
-	for i := 0; i < len(pattern); i++ {
-		if p := pattern[i]; p == 'd' {
-			if s[i]-'0' > 9 {
-				return false
-			}
-		} else if s[i] != p {
-			return false
-		}
-	}
-	d2 := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
-	year := d2(0)*100 + d2(2)
-	month, day := d2(5), d2(8)
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
-		return false
-	}
-	return d2(11) < 24 && d2(14) < 60 && d2(17) < 60
-}
-
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
 
 // appendString appends s as a JSON string, escaping only what JSON
@@ -409,17 +374,10 @@ func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), 
 
 const hexDigit = "0123456789abcdef"
 
-func trimInvalid(err error) string {
-	s := err.Error()
-	const p = "invalid: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
-
 // lineDecoder reads JSON lines. Lines holding only whitespace are skipped;
-// the last line may lack its newline.
+// the last line may lack its newline. A UTF-8 byte order mark (EF BB BF)
+// at the very start of the stream is skipped, as editors on some systems
+// write one; anywhere else it is data (and no JSON).
 type lineDecoder struct {
 	r     *bufio.Reader
 	gz    *gzip.Reader
@@ -446,6 +404,9 @@ func (d *lineDecoder) Next() (recordstore.Values, error) {
 			d.err = err
 			return nil, err
 		}
+		if d.line == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		if skipWS(line, 0) == len(line) {
 			continue
 		}
@@ -462,6 +423,9 @@ func (d *lineDecoder) Next() (recordstore.Values, error) {
 		return vals, nil
 	}
 }
+
+// utf8BOM is the byte order mark, U+FEFF, in UTF-8.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // readLine returns the next line without its newline, io.EOF at the end.
 func (d *lineDecoder) readLine() ([]byte, error) {

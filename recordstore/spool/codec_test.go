@@ -218,7 +218,7 @@ var _ = Describe("the encoder's datetime check", func() {
 	}
 
 	DescribeTable("agrees with ParseDatetime + Format",
-		func(s string) { Expect(spool.StoredDatetime(s)).To(Equal(reference(s)), s) },
+		func(s string) { Expect(recordstore.IsStoredDatetime(s)).To(Equal(reference(s)), s) },
 		Entry("a plain instant", "2024-01-02T03:04:05.123456Z"),
 		Entry("year 0000", "0000-01-01T00:00:00.000000Z"),
 		Entry("year 9999 end", "9999-12-31T23:59:59.999999Z"),
@@ -247,7 +247,7 @@ var _ = Describe("the encoder's datetime check", func() {
 			t := start.AddDate(0, 0, d)
 			for _, day := range []int{t.Day(), 29, 30, 31} {
 				s := fmt.Sprintf("%04d-%02d-%02dT12:34:56.000001Z", t.Year(), int(t.Month()), day)
-				Expect(spool.StoredDatetime(s)).To(Equal(reference(s)), s)
+				Expect(recordstore.IsStoredDatetime(s)).To(Equal(reference(s)), s)
 			}
 		}
 	})

@@ -68,11 +68,11 @@
 // The fuzz targets of this package (also listed, one "pkg FuzzName" per
 // line, in FUZZ_TARGETS for the Makefile):
 //
-//	FuzzScanLine        the scanner against encoding/json + Normalize
+//	FuzzScanLine        the scanner against the JSON rules + encoding/json + Normalize
 //	FuzzNDJSONDecode    whole ndjson files: clean errors, stable round trip
 //	FuzzNDJSONGzDecode  whole ndjson.gz files under a byte cap
 //	FuzzManifest        manifest decode + validate, stable round trip
-//	FuzzEncodeValue     the value encoder against encoding/json and strconv
+//	FuzzEncodeValue     the value encoder against encoding/json, the JSON rules and strconv
 //	FuzzBatchName       batch folder names against the documented form
 //
 // Seed corpora are committed under testdata/fuzz/<FuzzName>/.

@@ -191,7 +191,7 @@ var _ = Describe("publish encoding", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(got)).To(Equal(`{"a":[1,2],"b":"x y"}`))
 		_, err = spool.AppendValue(recordstore.TypeJSON, `{"a":[1,2}`)
-		Expect(err).To(MatchError(ContainSubstring("not one JSON value")))
+		Expect(err).To(MatchError(ContainSubstring("malformed JSON value")))
 	})
 })
 

@@ -13,9 +13,6 @@ func ScanLine(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
 	return newRowScanner(kind).scan(line)
 }
 
-// StoredDatetime is the encoder's check of the stored datetime form.
-func StoredDatetime(s string) bool { return storedDatetime(s) }
-
 // WaitPrepared waits for the preparation of the next batch folder, if one
 // is being made.
 func (d *Dir) WaitPrepared() { d.prep.wg.Wait() }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Lengths of the hex ids in batch names and manifests.
@@ -87,7 +89,7 @@ func IDOf(s string) (string, error) {
 	if n, err := ParseBatchName(s); err == nil {
 		return n.ID, nil
 	}
-	return "", fmt.Errorf("%w: %q is neither a batch id (%d lowercase hex digits) nor a batch name", ErrBadBatchName, s, IDLen)
+	return "", fmt.Errorf("%w: %s is neither a batch id (%d lowercase hex digits) nor a batch name", ErrBadBatchName, recordstore.Quote(s), IDLen)
 }
 
 func isLowerHex(s string, n int) bool {

@@ -6,19 +6,12 @@ package spool
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"strconv"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/jsonx"
 )
-
-// maxJSONDepth is encoding/json's nesting limit; json columns deeper than
-// this are refused, as json.Compact refuses them.
-const maxJSONDepth = 10000
 
 // rowScanner parses lines of one kind. It is not safe for concurrent use.
 type rowScanner struct {
@@ -139,13 +132,13 @@ func (s *rowScanner) key(line []byte, i, next int) (int, int, error) {
 		// the key ends at the closing quote the prefix holds.
 		idx, end = next, i+len(q)
 	} else {
-		raw, e, plain, err := scanString(line, i)
+		e, escaped, err := jsonx.String(line, i)
 		if err != nil {
-			return 0, i, err
+			return 0, i, syntaxErr(err)
 		}
-		name := raw
-		if !plain {
-			s.buf = unquoteInto(s.buf[:0], raw)
+		name := line[i+1 : e-1]
+		if escaped {
+			s.buf = jsonx.AppendUnquoted(s.buf[:0], name)
 			name = s.buf
 		}
 		if c, ok := s.cols[string(name)]; ok {
@@ -153,11 +146,11 @@ func (s *rowScanner) key(line []byte, i, next int) (int, int, error) {
 		}
 		end = e
 		if idx < 0 {
-			return 0, i, recordstore.Invalidf("kind %s: unknown column %q", s.kind.Name, name)
+			return 0, i, recordstore.Invalidf("kind %s: unknown column %s", s.kind.Name, recordstore.Quote(string(name)))
 		}
 	}
 	if s.seen[idx] {
-		return 0, i, recordstore.Invalidf("kind %s: column %q appears twice in one object", s.kind.Name, s.kind.Columns[idx].Name)
+		return 0, i, recordstore.Invalidf("kind %s: column %s appears twice in one object", s.kind.Name, recordstore.Quote(s.kind.Columns[idx].Name))
 	}
 	s.seen[idx] = true
 	return idx, end, nil
@@ -173,28 +166,31 @@ func (s *rowScanner) value(c recordstore.Column, line []byte, i int) (any, int, 
 	}
 	switch ch := line[i]; {
 	case ch == 'n':
-		end, err := literal(line, i, "null")
-		return nil, end, err
-	case ch == '"':
-		raw, end, plain, err := scanString(line, i)
+		end, err := jsonx.Literal(line, i, "null")
 		if err != nil {
-			return nil, i, err
+			return nil, i, syntaxErr(err)
+		}
+		return nil, end, nil
+	case ch == '"':
+		end, escaped, err := jsonx.String(line, i)
+		if err != nil {
+			return nil, i, syntaxErr(err)
 		}
 		var str string
-		if plain {
+		if !escaped {
 			if s.text == "" {
 				s.text = string(line)
 			}
 			str = s.text[i+1 : end-1]
 		} else {
-			str = string(unquoteInto(nil, raw))
+			str = string(jsonx.AppendUnquoted(nil, line[i+1:end-1]))
 		}
 		v, err := s.typed(c, str)
 		return v, end, err
 	case ch == '-' || '0' <= ch && ch <= '9':
-		end, isInt, err := scanNumber(line, i)
+		end, isInt, err := jsonx.Number(line, i)
 		if err != nil {
-			return nil, i, err
+			return nil, i, syntaxErr(err)
 		}
 		v, err := s.number(c, line[i:end], isInt)
 		return v, end, err
@@ -203,15 +199,15 @@ func (s *rowScanner) value(c recordstore.Column, line []byte, i int) (any, int, 
 		if ch == 'f' {
 			word = "false"
 		}
-		end, err := literal(line, i, word)
+		end, err := jsonx.Literal(line, i, word)
 		if err != nil {
-			return nil, i, err
+			return nil, i, syntaxErr(err)
 		}
 		v, err := s.boolean(c, ch == 't')
 		return v, end, err
 	case ch == '{' || ch == '[':
-		if _, err := skipComposite(line, i); err != nil {
-			return nil, i, err
+		if _, err := jsonx.Scan(line, i); err != nil {
+			return nil, i, syntaxErr(err)
 		}
 		return nil, i, s.columnErr(c, "want %s, got %s", c.Type, map[byte]string{'{': "an object", '[': "an array"}[ch])
 	}
@@ -229,12 +225,12 @@ func (s *rowScanner) typed(c recordstore.Column, str string) (any, error) {
 	case recordstore.TypeString:
 		return str, nil
 	case recordstore.TypeDatetime:
-		if storedDatetime(str) {
+		if recordstore.IsStoredDatetime(str) {
 			return str, nil // already what Format would make of it
 		}
 		t, err := recordstore.ParseDatetime(str)
 		if err != nil {
-			return nil, s.columnErr(c, "datetime %q is not RFC 3339 in years 0000-9999", str)
+			return nil, s.columnErr(c, "%s", recordstore.InvalidText(err))
 		}
 		return t.Format(recordstore.DatetimeLayout), nil
 	}
@@ -252,20 +248,20 @@ func (s *rowScanner) number(c recordstore.Column, lit []byte, isInt bool) (any, 
 		}
 		v, err := recordstore.ParseIntegerText(string(lit))
 		if err != nil {
-			return nil, s.columnErr(c, "%s is not an exact int64", lit)
+			return nil, s.columnErr(c, "%s", recordstore.InvalidText(err))
 		}
 		return v, nil
 	case recordstore.TypeNumber:
 		if f, ok := parseShortFloat(lit); ok {
 			return f, nil
 		}
-		f, err := strconv.ParseFloat(string(lit), 64)
+		f, err := recordstore.ParseNumberText(string(lit))
 		if err != nil {
-			return nil, s.columnErr(c, "%s is not a finite float64", lit)
+			return nil, s.columnErr(c, "%s", recordstore.InvalidText(err))
 		}
 		return f, nil
 	}
-	return nil, s.columnErr(c, "want %s, got the number %s", c.Type, lit)
+	return nil, s.columnErr(c, "want %s, got the number %s", c.Type, recordstore.Quote(string(lit)))
 }
 
 func (s *rowScanner) boolean(c recordstore.Column, b bool) (any, error) {
@@ -281,23 +277,18 @@ func (s *rowScanner) boolean(c recordstore.Column, b bool) (any, error) {
 // jsonValue captures any JSON value as compact text. A JSON null is the
 // text "null"; only an absent key is a null column.
 func (s *rowScanner) jsonValue(c recordstore.Column, line []byte, i int) (any, int, error) {
-	end := jsonx.End(line, i)
-	if end < 0 {
-		// Not one value: the slower scanner says where and why.
-		_, err := skipValue(line, i)
-		if err == nil {
-			err = scanError(i, "not a JSON value")
-		}
-		return nil, i, err
+	end, err := jsonx.Scan(line, i)
+	if err != nil {
+		return nil, i, syntaxErr(err)
 	}
-	if !hasSpaceOrControl(line[i:end]) {
+	if !jsonx.HasSpace(line[i:end]) {
 		// Compact already: a slice of the row's one string.
 		if s.text == "" {
 			s.text = string(line)
 		}
 		return s.text[i:end], end, nil
 	}
-	s.buf = appendCompact(s.buf[:0], line[i:end])
+	s.buf = jsonx.AppendCompact(s.buf[:0], line[i:end])
 	return string(s.buf), end, nil
 }
 
@@ -367,358 +358,14 @@ func parseShortFloat(lit []byte) (float64, bool) {
 	return f, true
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+func skipWS(b []byte, i int) int { return jsonx.Space(b, i) }
 
-func literal(b []byte, i int, word string) (int, error) {
-	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
-		return i, scanError(i, "invalid literal (want %s)", word)
+// syntaxErr turns an error of the JSON grammar (jsonx) into the scanner's
+// ErrInvalid error at the same byte.
+func syntaxErr(err error) error {
+	var se *jsonx.SyntaxError
+	if errors.As(err, &se) {
+		return scanError(se.Offset, "%s", se.Msg)
 	}
-	return i + len(word), nil
-}
-
-// scanNumber checks the JSON number grammar at b[i] and returns its end and
-// whether it is a plain integer (no fraction, no exponent).
-func scanNumber(b []byte, i int) (int, bool, error) {
-	start := i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		i = digits(b, i)
-	default:
-		return start, false, scanError(i, "invalid number")
-	}
-	isInt := true
-	if i < len(b) && b[i] == '.' {
-		isInt = false
-		j := digits(b, i+1)
-		if j == i+1 {
-			return start, false, scanError(j, "invalid number: no digits after '.'")
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		isInt = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(b, i)
-		if j == i {
-			return start, false, scanError(j, "invalid number: no exponent digits")
-		}
-		i = j
-	}
-	return i, isInt, nil
-}
-
-func digits(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// scanString checks the string starting at the quote b[i]. It returns the
-// raw bytes between the quotes, the index after the closing quote, and
-// whether the raw bytes are already the unescaped value (no escapes, valid
-// UTF-8).
-func scanString(b []byte, i int) (raw []byte, end int, plain bool, err error) {
-	plain = true
-	j := i + 1
-	for j < len(b) {
-		if plainASCII[b[j]] { // most bytes: nothing to check
-			j++
-			continue
-		}
-		ch := b[j]
-		switch {
-		case ch == '"':
-			return b[i+1 : j], j + 1, plain, nil
-		case ch == '\\':
-			plain = false
-			n, err := escapeLen(b, j)
-			if err != nil {
-				return nil, j, false, err
-			}
-			j += n
-		case ch < 0x20:
-			return nil, j, false, scanError(j, "control character in a string")
-		case ch < utf8.RuneSelf:
-			j++
-		default:
-			r, size := utf8.DecodeRune(b[j:])
-			if r == utf8.RuneError && size == 1 {
-				plain = false
-			}
-			j += size
-		}
-	}
-	return nil, j, false, scanError(j, "unterminated string")
-}
-
-// escapeLen returns the length of the valid escape sequence at b[j].
-func escapeLen(b []byte, j int) (int, error) {
-	if j+1 >= len(b) {
-		return 0, scanError(j, "unterminated escape")
-	}
-	switch b[j+1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2, nil
-	case 'u':
-		if hex4(b, j+2) < 0 {
-			return 0, scanError(j, "invalid \\u escape")
-		}
-		return 6, nil
-	}
-	return 0, scanError(j, "invalid escape \\%c", b[j+1])
-}
-
-func hex4(b []byte, i int) rune {
-	if i+4 > len(b) {
-		return -1
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}
-
-// unquoteInto appends the unescaped form of raw (checked by scanString) to
-// dst, with encoding/json's rules: invalid UTF-8 bytes and unpaired
-// surrogates become U+FFFD.
-func unquoteInto(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		ch := raw[i]
-		switch {
-		case ch == '\\':
-			var n int
-			dst, n = unescape(dst, raw, i)
-			i += n
-		case ch < utf8.RuneSelf:
-			dst = append(dst, ch)
-			i++
-		default:
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, unicode.ReplacementChar)
-			} else {
-				dst = append(dst, raw[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return dst
-}
-
-// unescape appends the escape at raw[i] and returns how many bytes it used.
-func unescape(dst, raw []byte, i int) ([]byte, int) {
-	switch raw[i+1] {
-	case 'b':
-		return append(dst, '\b'), 2
-	case 'f':
-		return append(dst, '\f'), 2
-	case 'n':
-		return append(dst, '\n'), 2
-	case 'r':
-		return append(dst, '\r'), 2
-	case 't':
-		return append(dst, '\t'), 2
-	case 'u':
-		r := hex4(raw, i+2)
-		if utf16.IsSurrogate(r) {
-			if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-				if r2 := hex4(raw, i+8); r2 >= 0 {
-					if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
-						return utf8.AppendRune(dst, dec), 12
-					}
-				}
-			}
-			r = unicode.ReplacementChar
-		}
-		return utf8.AppendRune(dst, r), 6
-	}
-	return append(dst, raw[i+1]), 2 // '"', '\\', '/'
-}
-
-// skipValue checks the JSON value at b[i] and returns the index after it.
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return i, scanError(i, "want a value")
-	}
-	switch ch := b[i]; {
-	case ch == '"':
-		_, end, _, err := scanString(b, i)
-		return end, err
-	case ch == '{' || ch == '[':
-		return skipComposite(b, i)
-	case ch == '-' || '0' <= ch && ch <= '9':
-		end, _, err := scanNumber(b, i)
-		return end, err
-	case ch == 't':
-		return literal(b, i, "true")
-	case ch == 'f':
-		return literal(b, i, "false")
-	case ch == 'n':
-		return literal(b, i, "null")
-	}
-	return i, scanError(i, "want a value, got %q", b[i])
-}
-
-// hasSpaceOrControl reports whether b holds a byte at or below ' ': JSON
-// whitespace, or a space or control byte of a string.
-func hasSpaceOrControl(b []byte) bool {
-	for _, c := range b {
-		if c <= ' ' {
-			return true
-		}
-	}
-	return false
-}
-
-// skipComposite checks the object or array at b[i] without recursion and
-// returns the index after it. Nesting deeper than maxJSONDepth is refused.
-func skipComposite(b []byte, i int) (int, error) {
-	var shallow [32]byte
-	stack := shallow[:0] // the open brackets
-	for {
-		// b[i] is a value start or a closing bracket is expected
-		switch b[i] {
-		case '{', '[':
-			if len(stack) >= maxJSONDepth {
-				return i, scanError(i, "nesting deeper than %d", maxJSONDepth)
-			}
-			open := b[i]
-			stack = append(stack, open)
-			i = skipWS(b, i+1)
-			if i < len(b) && b[i] == closer(open) {
-				stack = stack[:len(stack)-1]
-				i++
-				break
-			}
-			if open == '{' {
-				var err error
-				if i, err = objectKey(b, i); err != nil {
-					return i, err
-				}
-			}
-			if i >= len(b) {
-				return i, scanError(i, "unterminated value")
-			}
-			continue // b[i] starts a member value
-		default:
-			end, err := skipValue(b, i)
-			if err != nil {
-				return end, err
-			}
-			i = end
-		}
-		// after a complete value: ',' or the closing bracket, repeatedly
-		for {
-			if len(stack) == 0 {
-				return i, nil
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return i, scanError(i, "unterminated value")
-			}
-			top := stack[len(stack)-1]
-			if b[i] == closer(top) {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			if b[i] != ',' {
-				return i, scanError(i, "want ',' or '%c'", closer(top))
-			}
-			i = skipWS(b, i+1)
-			if top == '{' {
-				var err error
-				if i, err = objectKey(b, i); err != nil {
-					return i, err
-				}
-			}
-			if i >= len(b) {
-				return i, scanError(i, "unterminated value")
-			}
-			break
-		}
-	}
-}
-
-// objectKey checks `"key" :` at b[i] and returns the index of the value.
-func objectKey(b []byte, i int) (int, error) {
-	if i >= len(b) || b[i] != '"' {
-		return i, scanError(i, "want a quoted key")
-	}
-	_, end, _, err := scanString(b, i)
-	if err != nil {
-		return end, err
-	}
-	end = skipWS(b, end)
-	if end >= len(b) || b[end] != ':' {
-		return end, scanError(end, "want ':' after a key")
-	}
-	return skipWS(b, end+1), nil
-}
-
-func closer(open byte) byte {
-	if open == '{' {
-		return '}'
-	}
-	return ']'
-}
-
-// appendCompact appends src (one valid JSON value) without insignificant
-// whitespace, as json.Compact does.
-func appendCompact(dst, src []byte) []byte {
-	if !hasSpaceOrControl(src) {
-		return append(dst, src...) // compact already, as stored values mostly are
-	}
-	inString := false
-	start := 0
-	for i := 0; i < len(src); i++ {
-		ch := src[i]
-		if inString {
-			switch ch {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch ch {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, src[start:]...)
+	return recordstore.Invalidf("%v", err)
 }

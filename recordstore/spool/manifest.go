@@ -275,7 +275,7 @@ func (m *Manifest) validate(schemasChecked bool) error {
 		return fmt.Errorf("%w %d (this build reads format %d)", ErrManifestFormat, m.Format, ManifestFormat)
 	}
 	if !ValidID(m.ID) {
-		return badManifest("id %q is not 32 lowercase hex characters", m.ID)
+		return badManifest("id %s is not 32 lowercase hex characters", recordstore.Quote(m.ID))
 	}
 	if err := m.validateProducer(); err != nil {
 		return err
@@ -307,7 +307,7 @@ func badManifest(format string, args ...any) error {
 func (m *Manifest) validateProducer() error {
 	p := m.Producer
 	if !ValidInstance(p.Instance) {
-		return badManifest("producer.instance %q is not 16 lowercase hex characters", p.Instance)
+		return badManifest("producer.instance %s is not 16 lowercase hex characters", recordstore.Quote(p.Instance))
 	}
 	if p.Seq < 1 || p.Seq > MaxSeq {
 		return badManifest("producer.seq %d is outside 1..%d", p.Seq, int64(MaxSeq))
@@ -339,7 +339,7 @@ func (m *Manifest) validateSchemas() error {
 
 func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
 	if !e.Op.valid() {
-		return badManifest("unknown op %q", e.Op)
+		return badManifest("unknown op %s", recordstore.Quote(string(e.Op)))
 	}
 	if e.Op == OpDeclare {
 		return m.validateDeclare(e)
@@ -373,7 +373,7 @@ func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
 
 func (m *Manifest) validateDeclare(e *Entry) error {
 	if m.Schema(e.Kind) == nil {
-		return badManifest("kind %q is not among the schemas", e.Kind)
+		return badManifest("kind %s is not among the schemas", recordstore.Quote(e.Kind))
 	}
 	if e.Stream != "" || e.File != "" || e.Format != "" || e.Rows != 0 || e.Bytes != 0 || e.SHA256 != "" ||
 		e.Seal || e.Generation != 0 || e.TTL != 0 || e.Before != nil {
@@ -386,7 +386,7 @@ var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (m *Manifest) validateAppend(e *Entry, files map[string]bool) error {
 	if m.Schema(e.Kind) == nil {
-		return badManifest("kind %q is not among the schemas", e.Kind)
+		return badManifest("kind %s is not among the schemas", recordstore.Quote(e.Kind))
 	}
 	if e.TTL != 0 || e.Before != nil {
 		return badManifest("append entry carries ttl or before")
@@ -404,7 +404,7 @@ func (m *Manifest) validateAppend(e *Entry, files map[string]bool) error {
 		return err
 	}
 	if files[e.File] {
-		return badManifest("file %q is named by two entries", e.File)
+		return badManifest("file %s is named by two entries", recordstore.Quote(e.File))
 	}
 	files[e.File] = true
 	c, err := Lookup(e.Format)
@@ -412,10 +412,10 @@ func (m *Manifest) validateAppend(e *Entry, files map[string]bool) error {
 		return err
 	}
 	if !strings.HasSuffix(e.File, c.Extension()) {
-		return badManifest("file %q does not end in %s (format %s)", e.File, c.Extension(), e.Format)
+		return badManifest("file %s does not end in %s (format %s)", recordstore.Quote(e.File), c.Extension(), e.Format)
 	}
 	if !sha256RE.MatchString(e.SHA256) {
-		return badManifest("sha256 %q is not 64 lowercase hex characters", e.SHA256)
+		return badManifest("sha256 %s is not 64 lowercase hex characters", recordstore.Quote(e.SHA256))
 	}
 	return nil
 }
@@ -426,7 +426,7 @@ var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 // plain name inside the batch folder.
 func checkFileName(name string) error {
 	if !fileNameRE.MatchString(name) || strings.Contains(name, "..") || name == ManifestFile || name == ErrorFile {
-		return fmt.Errorf("%w: file name %q: want ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ without \"..\"", ErrUnsafePath, name)
+		return fmt.Errorf("%w: file name %s: want ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ without \"..\"", ErrUnsafePath, recordstore.Quote(name))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // BatchName is a parsed batch folder name.
@@ -82,7 +84,7 @@ const (
 // widths and none holds a dash, so the dashes' places split the name.
 func ParseBatchName(s string) (BatchName, error) {
 	bad := func(why string) (BatchName, error) {
-		return BatchName{}, fmt.Errorf("%w %q: %s", ErrBadBatchName, s, why)
+		return BatchName{}, fmt.Errorf("%w %s: %s", ErrBadBatchName, recordstore.Quote(s), why)
 	}
 	if len(s) != nameLen {
 		return bad(fmt.Sprintf("want %d characters", nameLen))

@@ -282,9 +282,9 @@ func checkRows(del *Delivery, m *Manifest) error {
 			continue
 		}
 		kind := m.Schema(e.Kind)
-		keyIdx := kind.KeyIndexes()
 		var seen map[string]int
-		if len(keyIdx) > 0 {
+		var buf []byte
+		if len(kind.Key) > 0 {
 			seen = make(map[string]int, len(e.Values))
 		}
 		for j, v := range e.Values {
@@ -298,12 +298,12 @@ func checkRows(del *Delivery, m *Manifest) error {
 			if seen == nil {
 				continue
 			}
-			key := keyText(v, keyIdx)
-			if first, dup := seen[key]; dup {
+			buf = kind.AppendRowKey(buf[:0], v)
+			if first, dup := seen[string(buf)]; dup {
 				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i,
 					recordstore.Invalidf("kind %s: rows %d and %d have the same key", kind.Name, first+1, j+1))
 			}
-			seen[key] = j
+			seen[string(buf)] = j
 		}
 	}
 	return nil

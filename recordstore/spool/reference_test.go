@@ -1,6 +1,8 @@
-// The reference decoder the scanner is checked against: encoding/json
-// (UseNumber, json columns as RawMessage) followed by
-// recordstore.NormalizeValue, with duplicate keys and trailing data refused.
+// The reference decoder the scanner is checked against: the store's JSON
+// rules as the reference of package jsonxref checks them (no bytes that
+// are not UTF-8, no lone surrogate escape, no name twice in one object),
+// then encoding/json (UseNumber, json columns as RawMessage) followed by
+// recordstore.NormalizeValue, with trailing data refused.
 
 package spool_test
 
@@ -11,10 +13,14 @@ import (
 	"io"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/jsonx/jsonxref"
 )
 
 // referenceDecode decodes one line the slow, obviously correct way.
 func referenceDecode(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {
+	if !jsonxref.Rules(line) {
+		return nil, errors.New("not one JSON value by the store's rules")
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	tok, err := dec.Token()

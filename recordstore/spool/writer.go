@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -375,8 +373,8 @@ func normalizeRows(k *recordstore.Kind, rows []recordstore.Row) ([]recordstore.V
 	vals := make([]recordstore.Values, len(rows))
 	var keys []string
 	var seen map[string]int
-	keyIdx := k.KeyIndexes()
-	if len(keyIdx) > 0 {
+	var buf []byte
+	if len(k.Key) > 0 {
 		keys = make([]string, len(rows))
 		seen = make(map[string]int, len(rows))
 	}
@@ -393,10 +391,11 @@ func normalizeRows(k *recordstore.Kind, rows []recordstore.Row) ([]recordstore.V
 		size += n
 		vals[i] = v
 		if keys != nil {
-			keys[i] = keyText(v, keyIdx)
-			if j, dup := seen[keys[i]]; dup {
+			buf = k.AppendRowKey(buf[:0], v)
+			if j, dup := seen[string(buf)]; dup {
 				return nil, nil, 0, recordstore.Invalidf("kind %s: rows %d and %d have the same key", k.Name, j+1, i+1)
 			}
+			keys[i] = string(buf)
 			seen[keys[i]] = i
 		}
 	}
@@ -433,22 +432,4 @@ func estimateRow(k *recordstore.Kind, v recordstore.Values) int64 {
 		}
 	}
 	return n
-}
-
-// keyText renders the key values of a row as one comparable string.
-func keyText(v recordstore.Values, idx []int) string {
-	var b []byte
-	for _, i := range idx {
-		switch x := v[i].(type) {
-		case string:
-			b = strconv.AppendInt(append(b, 's'), int64(len(x)), 10)
-			b = append(append(b, ':'), x...)
-		case int64:
-			b = strconv.AppendInt(append(b, 'i'), x, 10)
-		case float64:
-			b = strconv.AppendUint(append(b, 'f'), math.Float64bits(x), 16)
-		}
-		b = append(b, ';')
-	}
-	return string(b)
 }

@@ -7,9 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -74,24 +72,21 @@ func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) 
 	return f.vals, nil
 }
 
-// keySet finds a key repeated among the rows of one append.
+// keySet finds a key repeated among the rows of one append, by the
+// kind's key identity (recordstore.Kind.AppendRowKey).
 type keySet struct {
-	t     *table
-	one   map[any]int    // single-column keys: value to row
-	multi map[string]int // composite keys: encoding to row
-	buf   []byte
+	t    *table
+	seen map[string]int // key identity to row
+	buf  []byte
 }
 
 // newKeySet returns the key set of an append of n rows; nil for a kind
 // without a key (add accepts every row).
 func (t *table) newKeySet(n int) *keySet {
-	switch len(t.keyIdx) {
-	case 0:
+	if len(t.keyIdx) == 0 {
 		return nil
-	case 1:
-		return &keySet{t: t, one: make(map[any]int, n)}
 	}
-	return &keySet{t: t, multi: make(map[string]int, n)}
+	return &keySet{t: t, seen: make(map[string]int, n)}
 }
 
 // add records row i's key and refuses (ErrInvalid) a key seen before.
@@ -99,22 +94,11 @@ func (k *keySet) add(i int, v recordstore.Values) error {
 	if k == nil {
 		return nil
 	}
-	if k.one != nil {
-		key := v[k.t.keyIdx[0]]
-		if j, dup := k.one[key]; dup {
-			return k.t.dupKey(j, i)
-		}
-		k.one[key] = i
-		return nil
-	}
-	k.buf = k.buf[:0]
-	for _, at := range k.t.keyIdx {
-		k.buf = appendKeyPart(k.buf, v[at])
-	}
-	if j, dup := k.multi[string(k.buf)]; dup {
+	k.buf = k.t.kind.AppendRowKey(k.buf[:0], v)
+	if j, dup := k.seen[string(k.buf)]; dup {
 		return k.t.dupKey(j, i)
 	}
-	k.multi[string(k.buf)] = i
+	k.seen[string(k.buf)] = i
 	return nil
 }
 
@@ -122,25 +106,6 @@ func (k *keySet) add(i int, v recordstore.Values) error {
 // same key; the message counts rows from 1, as every row error does.
 func (t *table) dupKey(first, second int) error {
 	return recordstore.Invalidf("kind %s: rows %d and %d have the same key", t.kind.Name, first+1, second+1)
-}
-
-// appendKeyPart encodes one stored key value unambiguously: a type byte,
-// then a fixed-width number or a length-prefixed string.
-func appendKeyPart(buf []byte, v any) []byte {
-	switch x := v.(type) {
-	case string:
-		buf = append(buf, 's')
-		buf = binary.AppendUvarint(buf, uint64(len(x)))
-		return append(buf, x...)
-	case int64:
-		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(x))
-	case float64:
-		if x == 0 {
-			x = 0 // -0 and +0 are the same key, as in SQLite
-		}
-		return binary.BigEndian.AppendUint64(append(buf, 'f'), math.Float64bits(x))
-	}
-	return append(buf, 'n')
 }
 
 // appendTx is the body of an append inside tx. It refuses a stream of

@@ -276,7 +276,7 @@ func (b *Backend) entryTx(ctx context.Context, tx *sql.Tx, cache *streamCache, p
 		_, changed, err = b.deleteTx(ctx, tx, e.Stream, now)
 		return changed, err
 	default:
-		return false, recordstore.Invalidf("unknown operation %q", e.Op)
+		return false, recordstore.Invalidf("unknown operation %s", recordstore.Quote(string(e.Op)))
 	}
 	if err != nil {
 		return false, err

@@ -173,7 +173,7 @@ func (b *Backend) resolveSchema(ctx context.Context, k recordstore.Kind, strict 
 		return kindPlan{err: err}, nil
 	}
 	if reservedTable(k.Name) {
-		return kindPlan{err: recordstore.Invalidf("kind name %q: the prefixes record_ and sqlite_ are reserved", k.Name)}, nil
+		return kindPlan{err: recordstore.Invalidf("kind name %s: the prefixes record_ and sqlite_ are reserved", recordstore.Quote(k.Name))}, nil
 	}
 	t, err := b.table(ctx, k.Name)
 	switch {
@@ -208,7 +208,7 @@ func (b *Backend) planEntry(ctx context.Context, e *recordstore.BatchEntry, kind
 	case recordstore.OpDeclare:
 		kp, ok := kinds[e.Kind]
 		if !ok {
-			p.err = recordstore.Invalidf("declare: the batch has no schema of kind %q", e.Kind)
+			p.err = recordstore.Invalidf("declare: the batch has no schema of kind %s", recordstore.Quote(e.Kind))
 			return p, nil
 		}
 		p.status, p.err = kp.status, kp.err
@@ -222,7 +222,7 @@ func (b *Backend) planEntry(ctx context.Context, e *recordstore.BatchEntry, kind
 	case recordstore.OpAppend:
 		return b.planAppend(ctx, p, kinds)
 	default:
-		p.err = recordstore.Invalidf("unknown operation %q", e.Op)
+		p.err = recordstore.Invalidf("unknown operation %s", recordstore.Quote(string(e.Op)))
 		return p, nil
 	}
 	p.err = recordstore.ValidateStreamID(e.Stream)

@@ -30,7 +30,7 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 		return "", err
 	}
 	if reservedTable(k.Name) {
-		return "", recordstore.Invalidf("kind name %q: the prefixes record_ and sqlite_ are reserved", k.Name)
+		return "", recordstore.Invalidf("kind name %s: the prefixes record_ and sqlite_ are reserved", recordstore.Quote(k.Name))
 	}
 	if err := b.enter(); err != nil {
 		return "", err

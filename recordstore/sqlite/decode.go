@@ -142,36 +142,4 @@ func decodeValue(typ recordstore.ColumnType, v any) any {
 // parseDatetime parses exactly the stored form
 // (recordstore.DatetimeLayout, "2006-01-02T15:04:05.000000Z"); ok is false
 // for any other text, which the caller then parses the general way.
-func parseDatetime(s string) (time.Time, bool) {
-	if len(s) != len(recordstore.DatetimeLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' || s[19] != '.' || s[26] != 'Z' {
-		return time.Time{}, false
-	}
-	num := func(from, to int) (int, bool) {
-		n := 0
-		for i := from; i < to; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	y, ok1 := num(0, 4)
-	mo, ok2 := num(5, 7)
-	d, ok3 := num(8, 10)
-	h, ok4 := num(11, 13)
-	mi, ok5 := num(14, 16)
-	sec, ok6 := num(17, 19)
-	us, ok7 := num(20, 26)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) ||
-		mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, us*1000, time.UTC)
-	if t.Day() != d { // 31 February and the like: let time.Parse refuse it
-		return time.Time{}, false
-	}
-	return t, true
-}
+func parseDatetime(s string) (time.Time, bool) { return recordstore.ParseStoredDatetime(s) }

@@ -1,11 +1,14 @@
 package jsonx_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/fb46ecde/records/recordstore/internal/jsonx"
+	"github.com/fb46ecde/records/recordstore/internal/jsonx/jsonxref"
 )
 
 var samples = []string{
@@ -14,17 +17,49 @@ var samples = []string{
 	`{"k":1,}`, `[1,]`, `{"k" 1}`, `{1:2}`, `[1 2]`, `01`, `-`, `1.`, `.5`, `1e`, `tru`, `nul`,
 	`"\x"`, `"\u12g4"`, "\"a\x01b\"", `{"a":1}}`, `[`, `]`, `{`, `"`, ``, ` `, `{"a":[}`, `[}`, `{]`,
 	"\"\xff\xfe\"", `[1,[2,[3,{"x":null}]]]`,
+	`"\ud800"`, `"\udc00"`, `"\ud83d\ude00"`, `"\ud83d\u0041"`, `"\ud83d"`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`,
+	`{"a":{"b":1},"b":{"a":1,"b":2,"a":3}}`, `[{"a":1},{"a":1}]`, `{"é":1,"\u00e9":2}`, `{"x":{"y":1},"x":2}`,
+	"\"\xed\xa0\x80\"", `{"k1":1,"k2":1,"k3":1,"k4":1,"k5":1,"k6":1,"k7":1,"k8":1,"k9":1,"k10":1,"k11":1,"k12":1,"k13":1,"k14":1,"k15":1,"k16":1,"k17":1,"k1":2}`,
 }
 
-func TestValidAgreesWithEncodingJSON(t *testing.T) {
+func TestValidAgreesWithTheReference(t *testing.T) {
 	for _, s := range append(samples, strings.Repeat("[", 10001)+strings.Repeat("]", 10001), strings.Repeat("[", 10000)+strings.Repeat("]", 10000)) {
-		if got, want := jsonx.Valid([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("Valid(%.40q) = %v, json.Valid says %v", s, got, want)
+		if got, want := jsonx.Valid([]byte(s)), jsonxref.Valid([]byte(s)); got != want {
+			t.Errorf("Valid(%.40q) = %v, the reference says %v", s, got, want)
 		}
 	}
 }
 
-func TestEndStopsAfterTheValue(t *testing.T) {
+func TestCheckSaysWhereAndWhy(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1,"a":2}`, `byte 8: name "a" appears twice in one object`},
+		{`{"a":1,"\u0061":2}`, `byte 8: name "\\u0061" appears twice in one object`},
+		{`["x\ud800"]`, `byte 4: \ud800 is a lone UTF-16 surrogate`},
+		{`"\udfff\ud800"`, `byte 2: \udfff is a lone UTF-16 surrogate`},
+		{"[\"a\xff\"]", `byte 4: string is not valid UTF-8`},
+		{`[1,]`, `byte 4: want a value, got ']'`},
+		{`{"a":1} 2`, `byte 9: data after the value`},
+	} {
+		err := jsonx.Check([]byte(c.in))
+		var se *jsonx.SyntaxError
+		if !errors.As(err, &se) || err.Error() != c.want {
+			t.Errorf("Check(%q) = %v, want %s", c.in, err, c.want)
+		}
+	}
+}
+
+func TestQuoteCutsLongInput(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1200 bytes
+	got := jsonx.Quote(long)
+	if want := `"` + strings.Repeat("é", 100) + `"... (1200 bytes)`; got != want {
+		t.Errorf("Quote of 1200 bytes = %s", got)
+	}
+	if got := jsonx.Quote("a\x00b"); got != `"a\x00b"` {
+		t.Errorf("Quote of a short string = %s", got)
+	}
+}
+
+func TestScanStopsAfterTheValue(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		from int
@@ -38,8 +73,12 @@ func TestEndStopsAfterTheValue(t *testing.T) {
 		{`[1,2`, 0, -1},
 		{`{"a":}`, 0, -1},
 	} {
-		if got := jsonx.End([]byte(c.in), c.from); got != c.end {
-			t.Errorf("End(%q, %d) = %d, want %d", c.in, c.from, got, c.end)
+		got, err := jsonx.Scan([]byte(c.in), c.from)
+		if err != nil {
+			got = -1
+		}
+		if got != c.end {
+			t.Errorf("Scan(%q, %d) = %d (%v), want %d", c.in, c.from, got, err, c.end)
 		}
 	}
 }
@@ -49,12 +88,24 @@ func FuzzEnd(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := jsonx.Valid(b), json.Valid(b); got != want {
-			t.Fatalf("Valid(%q) = %v, json.Valid says %v", b, got, want)
+		if got, want := jsonx.Valid(b), jsonxref.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, the reference says %v", b, got, want)
 		}
 		start := jsonx.Space(b, 0)
-		if end := jsonx.End(b, start); end >= 0 && !json.Valid(b[start:end]) {
-			t.Fatalf("End(%q) = %d, but %q is not one JSON value", b, end, b[start:end])
+		end, err := jsonx.Scan(b, start)
+		if err != nil {
+			var se *jsonx.SyntaxError
+			if !errors.As(err, &se) || se.Offset < start || se.Offset > len(b) {
+				t.Fatalf("Scan(%q) error %v is no SyntaxError within the input", b, err)
+			}
+			return
+		}
+		if !jsonxref.Valid(b[start:end]) {
+			t.Fatalf("Scan(%q) = %d, but %q is not one JSON value", b, end, b[start:end])
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, b[start:end]); err != nil || string(jsonx.AppendCompact(nil, b[start:end])) != want.String() {
+			t.Fatalf("AppendCompact(%q) = %q, json.Compact gives %q (%v)", b[start:end], jsonx.AppendCompact(nil, b[start:end]), want.String(), err)
 		}
 	})
 }

@@ -6,7 +6,6 @@ package parquet
 import (
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -95,9 +94,23 @@ func newColumnBuffer(c recordstore.Column, required bool) columnBuffer {
 		return &buffer[bool]{required: required, conv: encBool}
 	case recordstore.TypeDatetime:
 		return &buffer[int64]{required: required, conv: encDatetime}
+	case recordstore.TypeJSON:
+		return &buffer[parquet.ByteArray]{required: required, conv: encJSON}
 	}
-	// string and json: both are text.
-	return &buffer[parquet.ByteArray]{required: required, conv: encText}
+	return &buffer[parquet.ByteArray]{required: required, conv: encText} // string
+}
+
+// encJSON is encText for a json column: the text must be one JSON value
+// by the store's rules (recordstore.CheckJSON), as the decoder requires.
+func encJSON(v any) (parquet.ByteArray, int64, error) {
+	b, n, err := encText(v)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := recordstore.CheckJSON(b); err != nil {
+		return nil, 0, errors.New(recordstore.InvalidText(err))
+	}
+	return b, n, nil
 }
 
 func encText(v any) (parquet.ByteArray, int64, error) {
@@ -142,9 +155,12 @@ func encDatetime(v any) (int64, int64, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("want stored datetime text, got %T", v)
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, 0, fmt.Errorf("datetime %q is not RFC 3339", s)
+	t, ok := recordstore.ParseStoredDatetime(s)
+	if !ok {
+		var err error
+		if t, err = recordstore.ParseDatetime(s); err != nil {
+			return 0, 0, errors.New(recordstore.InvalidText(err))
+		}
 	}
 	return t.UnixMicro(), 8, nil
 }

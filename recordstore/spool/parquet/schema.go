@@ -110,16 +110,16 @@ func bindColumns(sc *schema.Schema, kind *recordstore.Kind) ([]binding, error) {
 	}
 	for j := 0; j < sc.NumColumns(); j++ {
 		if root.Field(j).Type() != schema.Primitive {
-			return nil, mismatchf("kind %s: column %q is a group; only flat columns are read", kind.Name, root.Field(j).Name())
+			return nil, mismatchf("kind %s: column %s is a group; only flat columns are read", kind.Name, recordstore.Quote(root.Field(j).Name()))
 		}
 		descr := sc.Column(j)
 		name := descr.Name()
 		ki := kind.ColumnIndex(name)
 		if ki < 0 {
-			return nil, mismatchf("kind %s: the file has column %q, which the kind does not declare", kind.Name, name)
+			return nil, mismatchf("kind %s: the file has column %s, which the kind does not declare", kind.Name, recordstore.Quote(name))
 		}
 		if out[ki].File >= 0 {
-			return nil, mismatchf("kind %s: the file has column %q twice", kind.Name, name)
+			return nil, mismatchf("kind %s: the file has column %s twice", kind.Name, recordstore.Quote(name))
 		}
 		if descr.MaxRepetitionLevel() != 0 || descr.MaxDefinitionLevel() > 1 {
 			return nil, mismatchf("kind %s: column %s is repeated; only flat columns are read", kind.Name, name)

@@ -62,7 +62,7 @@ func decodeKindFile(data []byte) ([]recordstore.Kind, error) {
 		}
 		name := kinds[i].Name
 		if j, ok := first[name]; ok {
-			return nil, fmt.Errorf("kinds %d and %d are both named %s", j+1, i+1, recordstore.Clip(name))
+			return nil, fmt.Errorf("kinds %d and %d are both named %s", j+1, i+1, recordstore.Quote(name))
 		}
 		first[name] = i
 	}
@@ -131,7 +131,7 @@ func nameLabel(raw json.RawMessage) string {
 		return ""
 	}
 	if s, ok := probe.Name.(string); ok {
-		return " (" + recordstore.Clip(s) + ")"
+		return " (" + recordstore.Quote(s) + ")"
 	}
 	return ""
 }
@@ -175,9 +175,9 @@ func describeJSONError(err error, part string) error {
 	if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
 		name = strings.TrimSuffix(name, `"`)
 		if part != "" {
-			return fmt.Errorf("%s: unknown field %s", part, recordstore.Clip(name))
+			return fmt.Errorf("%s: unknown field %s", part, recordstore.Quote(name))
 		}
-		return fmt.Errorf("unknown field %s", recordstore.Clip(name))
+		return fmt.Errorf("unknown field %s", recordstore.Quote(name))
 	}
 	return errors.New(clipWord(strings.TrimPrefix(msg, "json: ")))
 }
@@ -207,5 +207,5 @@ func clipWord(s string) string {
 	if len(s) <= 200 {
 		return s
 	}
-	return recordstore.Clip(s)
+	return recordstore.Quote(s)
 }

@@ -58,7 +58,7 @@ var _ = Describe("decodeKindFile", func() {
 		_, err := decodeKindFile([]byte(`{"kinds":[{"name":"` + huge + `","columns":[],"extra":1}]}`))
 		Expect(err).To(HaveOccurred())
 		Expect(len(err.Error())).To(BeNumerically("<", 400))
-		Expect(err.Error()).To(ContainSubstring("… (1048576 bytes)"))
+		Expect(err.Error()).To(ContainSubstring("... (1048576 bytes)"))
 		_, err = decodeKindFile([]byte(`{"kinds":[{"name":"b","columns":[],"` + huge + `":1}]}`))
 		Expect(err).To(HaveOccurred())
 		Expect(len(err.Error())).To(BeNumerically("<", 400))

@@ -44,6 +44,9 @@ func (r *rowReader) Next() (recordstore.Row, int, error) {
 			break // the last line ended in a newline: nothing more to count
 		}
 		r.line++
+		if r.line == 1 { // a byte order mark starts the input: skip it (docs/cli.md)
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -74,6 +77,9 @@ func decodeRow(line []byte) (recordstore.Row, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(line, &fields); err != nil {
 		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	if err := recordstore.CheckJSON(line); err != nil { // UTF-8, surrogates, a name twice
+		return nil, errors.New(recordstore.InvalidText(err))
 	}
 	row := make(recordstore.Row, len(fields))
 	for name, raw := range fields {

@@ -79,5 +79,17 @@ var _ = Describe("rowReader", func() {
 		Entry("two objects on a line", `{"a":1} {"a":2}`, "line 1: malformed JSON: invalid character '{' after top-level value"),
 		Entry("garbage after the object", `{"a":1},`, "line 1: malformed JSON: invalid character ','"),
 		Entry("a bad literal inside", `{"a":tru}`, "line 1: malformed JSON"),
+		Entry("a name twice in the row", `{"i":1,"i":2}`, `line 1: malformed JSON value: byte 8: name "i" appears twice in one object`),
+		Entry("a name twice inside a value", `{"j":{"a":[{"b":1,"b":2}]}}`, `name "b" appears twice`),
+		Entry("a string that is not UTF-8", "{\"s\":\"a\xffb\"}", "line 1: malformed JSON value: byte 8: string is not valid UTF-8"),
+		Entry("a lone surrogate escape", `{"s":"\ud800"}`, `\ud800 is a lone UTF-16 surrogate`),
+		Entry("a byte order mark past the start", "{\"a\":1}\n\ufeff{\"a\":2}", "line 2: want a JSON object"),
 	)
+
+	It("skips a byte order mark at the start of the input", func() {
+		rows, lines, err := readAll("\ufeff{\"a\":1}\n{\"a\":2}", "stdin")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lines).To(Equal([]int{1, 2}))
+		Expect(rows).To(Equal([]recordstore.Row{{"a": json.Number("1")}, {"a": json.Number("2")}}))
+	})
 })
