@@ -26,7 +26,9 @@ type RowReader interface {
 type BulkOptions struct {
 	// BatchRows is how many rows each batch holds, the last one fewer
 	// (0 means spool.DefaultMaxBatchRows). A batch is one append, so the
-	// rows of a batch are held in memory together.
+	// rows of a batch are held in memory together. More than the spool's
+	// Limits.MaxRows is refused (ErrCapacity) in either role, before any
+	// row is read: such a batch could not be published.
 	BatchRows int64
 	// Declare declares the kind (strictly, as DeclareKind does) before
 	// the first batch.
@@ -109,6 +111,9 @@ func (s *Store[T]) AppendFrom(ctx context.Context, stream string, kind *recordst
 	n := opts.BatchRows
 	if n <= 0 {
 		n = spool.DefaultMaxBatchRows
+	}
+	if max := s.spool.Limits().MaxRows; max > 0 && n > max {
+		return BulkAppended{}, fmt.Errorf("append to %s: %w: batches of %d rows, the limit of one batch is %d", stream, spool.ErrTooManyRows, n, max)
 	}
 	b := bulk[T]{s: s, ctx: ctx, stream: stream, kind: kind, w: s.NewWriter(spool.WriterOptions{MaxRows: n})}
 	b.done.Stream, b.done.Kind = stream, kind.Name

@@ -116,3 +116,40 @@ func bufferOfJobs(ids ...int64) *recordstore.RowBuffer {
 	}
 	return &b
 }
+
+var _ = Describe("the limits of one batch of a Writer and of AppendFrom", func() {
+	limits := spool.Limits{MaxRows: 3}
+
+	DescribeTable("are the same for the owner and for a process writing through the spool",
+		func(role owner.Role) {
+			ctx := context.Background()
+			path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
+			if role == owner.RoleNonOwner {
+				startPlainOwner(path)
+			}
+			opts := mpOptions()
+			opts.Spool.Limits = limits
+			st, err := mpOpenAs(ctx, path, opts, role)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(st.Close)
+			_, err = st.DeclareKinds(ctx, []recordstore.Kind{jobsKind}, owner.WriteOptions{})
+			Expect(err).NotTo(HaveOccurred())
+
+			w := st.NewWriter(spool.WriterOptions{})
+			err = w.Append(ctx, "j", &jobsKind, jobRows(1, 2, 3, 4))
+			Expect(err).To(MatchError(spool.ErrTooManyRows), "one append of four rows")
+			Expect(w.Append(ctx, "j", &jobsKind, jobRows(1, 2))).To(Succeed())
+			Expect(w.Append(ctx, "j", &jobsKind, jobRows(3, 4))).To(Succeed(), "cut into another batch")
+			results, err := w.Close(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(results).To(HaveLen(2))
+
+			_, err = st.AppendFrom(ctx, "k", &jobsKind, &rowSlice{rows: jobRows(1)}, owner.BulkOptions{BatchRows: 4})
+			Expect(err).To(MatchError(spool.ErrTooManyRows))
+			_, err = st.Backend().Meta(ctx, "k")
+			Expect(err).To(MatchError(recordstore.ErrNotFound))
+		},
+		Entry("as the owner", owner.RoleOwner),
+		Entry("through the spool, a child process owning the store", owner.RoleNonOwner),
+	)
+})
