@@ -103,17 +103,17 @@ func (s *Store[T]) AppendFrom(ctx context.Context, stream string, kind *recordst
 	if kind == nil {
 		return BulkAppended{}, recordstore.Invalidf("append to %s: no kind", stream)
 	}
-	if opts.Declare {
-		if _, err := s.backend.DeclareKind(ctx, *kind); err != nil {
-			return BulkAppended{}, err
-		}
-	}
 	n := opts.BatchRows
 	if n <= 0 {
 		n = spool.DefaultMaxBatchRows
 	}
 	if max := s.spool.Limits().MaxRows; max > 0 && n > max {
 		return BulkAppended{}, fmt.Errorf("append to %s: %w: batches of %d rows, the limit of one batch is %d", stream, spool.ErrTooManyRows, n, max)
+	}
+	if opts.Declare {
+		if _, err := s.backend.DeclareKind(ctx, *kind); err != nil {
+			return BulkAppended{}, err
+		}
 	}
 	b := bulk[T]{s: s, ctx: ctx, stream: stream, kind: kind, w: s.NewWriter(spool.WriterOptions{MaxRows: n})}
 	b.done.Stream, b.done.Kind = stream, kind.Name

@@ -144,10 +144,13 @@ var _ = Describe("the limits of one batch of a Writer and of AppendFrom", func()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(results).To(HaveLen(2))
 
-			_, err = st.AppendFrom(ctx, "k", &jobsKind, &rowSlice{rows: jobRows(1)}, owner.BulkOptions{BatchRows: 4})
+			fresh := recordstore.Kind{Name: "fresh", Columns: jobsKind.Columns}
+			_, err = st.AppendFrom(ctx, "k", &fresh, &rowSlice{rows: jobRows(1)}, owner.BulkOptions{BatchRows: 4, Declare: true})
 			Expect(err).To(MatchError(spool.ErrTooManyRows))
 			_, err = st.Backend().Meta(ctx, "k")
 			Expect(err).To(MatchError(recordstore.ErrNotFound))
+			_, err = st.Backend().Kind(ctx, "fresh")
+			Expect(err).To(MatchError(recordstore.ErrNotFound), "nothing declared either")
 		},
 		Entry("as the owner", owner.RoleOwner),
 		Entry("through the spool, a child process owning the store", owner.RoleNonOwner),
