@@ -26,7 +26,9 @@ type RowReader interface {
 type BulkOptions struct {
 	// BatchRows is how many rows each batch holds, the last one fewer
 	// (0 means spool.DefaultMaxBatchRows). A batch is one append, so the
-	// rows of a batch are held in memory together.
+	// rows of a batch are held in memory together. More than the spool's
+	// Limits.MaxRows is refused (ErrCapacity) in either role, before any
+	// row is read: such a batch could not be published.
 	BatchRows int64
 	// Declare declares the kind (strictly, as DeclareKind does) before
 	// the first batch.
@@ -101,14 +103,17 @@ func (s *Store[T]) AppendFrom(ctx context.Context, stream string, kind *recordst
 	if kind == nil {
 		return BulkAppended{}, recordstore.Invalidf("append to %s: no kind", stream)
 	}
+	n := opts.BatchRows
+	if n <= 0 {
+		n = spool.DefaultMaxBatchRows
+	}
+	if max := s.spool.Limits().MaxRows; max > 0 && n > max {
+		return BulkAppended{}, fmt.Errorf("append to %s: %w: batches of %d rows, the limit of one batch is %d", stream, spool.ErrTooManyRows, n, max)
+	}
 	if opts.Declare {
 		if _, err := s.backend.DeclareKind(ctx, *kind); err != nil {
 			return BulkAppended{}, err
 		}
-	}
-	n := opts.BatchRows
-	if n <= 0 {
-		n = spool.DefaultMaxBatchRows
 	}
 	b := bulk[T]{s: s, ctx: ctx, stream: stream, kind: kind, w: s.NewWriter(spool.WriterOptions{MaxRows: n})}
 	b.done.Stream, b.done.Kind = stream, kind.Name

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 // Preparer is the optional capability of a target that checks a write
@@ -98,13 +99,20 @@ type Declared struct {
 // nothing is published) and sends it as one spool batch, then waits for
 // the owner's outcome until ctx ends (a *PendingError naming the batch:
 // the batch stays in the spool and is applied once) or, with NoWait,
-// returns as soon as the batch is published. An error the owner recorded
-// is returned wrapped ("append to stream: ..."), errors.Is finding its
-// sentinel. On an error before the publish nothing was published or
-// applied.
+// returns as soon as the batch is published. In either role an append of
+// more rows than the spool's Limits.MaxRows is refused (ErrCapacity,
+// spool.ErrTooManyRows) before anything is done: one spool batch could not
+// carry it. (Its bytes are checked against Limits.MaxBytes when it is
+// published; AppendBuffer checks them in either role.) An error the owner
+// recorded is returned wrapped ("append to stream: ..."), errors.Is
+// finding its sentinel. On an error before the publish nothing was
+// published or applied.
 func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (Appended, error) {
 	if err := s.usable(); err != nil {
 		return Appended{}, err
+	}
+	if max := s.spool.Limits().MaxRows; max > 0 && int64(len(rows)) > max {
+		return Appended{}, fmt.Errorf("append to %s: %w: %d rows, the limit of one append is %d", stream, spool.ErrTooManyRows, len(rows), max)
 	}
 	if s.Role() == RoleOwner {
 		return s.appendOwned(ctx, stream, kind, rows, opts.Declare)

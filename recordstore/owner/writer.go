@@ -53,10 +53,15 @@ type spooledBatch struct {
 }
 
 // NewWriter returns a Writer of this store. opts.Identity nil means a new
-// identity, with the store's build; the other options are spool.Writer's.
+// identity, with the store's build; opts.Limits zero means the spool's
+// Limits, in either role, so that an append the spool could not carry is
+// refused by the owner too; the other options are spool.Writer's.
 func (s *Store[T]) NewWriter(opts spool.WriterOptions) *Writer[T] {
 	if opts.Identity == nil {
 		opts.Identity = spool.NewIdentity(s.opts.Build)
+	}
+	if opts.Limits == (spool.Limits{}) {
+		opts.Limits = s.spool.Limits() // in either role: see spool.WriterOptions.Limits
 	}
 	wr := &Writer[T]{s: s}
 	wr.w = spool.NewWriter(spool.SinkFunc(wr.deliver), opts)

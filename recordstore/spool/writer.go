@@ -36,6 +36,14 @@ type WriterOptions struct {
 	MaxRows    int64
 	MaxBytes   int64
 	MaxEntries int
+	// Limits are what one batch may hold once published (a Dir's
+	// Limits; zero fields: no limit). The caps above are lowered to them,
+	// and an Append whose rows alone pass them — more than MaxRows rows,
+	// more than MaxBytes bytes as NDJSON lines — is refused with
+	// ErrTooManyRows or ErrTooLarge (ErrCapacity), nothing buffered,
+	// whatever the sink: a batch holding it could not be published.
+	// Dir.NewWriter sets them to the Dir's Limits when left zero.
+	Limits Limits
 	// Now is the clock stamping batches; nil means time.Now.
 	Now func() time.Time
 	// OnDeliver, when set, is called after each successful delivery (the
@@ -87,6 +95,12 @@ func NewWriter(sink Sink, opts WriterOptions) *Writer {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBatchBytes
 	}
+	if l := opts.Limits.MaxRows; l > 0 && opts.MaxRows > l {
+		opts.MaxRows = l
+	}
+	if l := opts.Limits.MaxBytes; l > 0 && opts.MaxBytes > l {
+		opts.MaxBytes = l // the estimate bounds the exact size from above
+	}
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultMaxBatchEntries
 	}
@@ -104,6 +118,9 @@ func (d *Dir) NewWriter(format string, opts WriterOptions) (*Writer, error) {
 	sink, err := d.Sink(format)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Limits == (Limits{}) {
+		opts.Limits = d.limits
 	}
 	return NewWriter(sink, opts), nil
 }
@@ -127,6 +144,9 @@ func (w *Writer) Append(ctx context.Context, stream string, kind *recordstore.Ki
 	if err != nil {
 		return err
 	}
+	if err := w.checkLimits(stream, k, vals, size); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {
@@ -143,6 +163,27 @@ func (w *Writer) Append(ctx context.Context, stream string, kind *recordstore.Ki
 		return err
 	}
 	w.addAppendLocked(stream, k, vals, keys, size)
+	return nil
+}
+
+// checkLimits refuses an append that no batch could carry (see
+// WriterOptions.Limits). size, the estimate of its NDJSON size, bounds the
+// exact one from above: only an append whose estimate passes the byte
+// limit is measured exactly.
+func (w *Writer) checkLimits(stream string, k *recordstore.Kind, vals []recordstore.Values, size int64) error {
+	lim := w.opts.Limits
+	if lim.MaxRows > 0 && int64(len(vals)) > lim.MaxRows {
+		return fmt.Errorf("append to %s: %w: %d rows, the limit of one batch is %d", stream, ErrTooManyRows, len(vals), lim.MaxRows)
+	}
+	if lim.MaxBytes <= 0 || size <= lim.MaxBytes {
+		return nil
+	}
+	m := NewMeter(k, Limits{MaxBytes: lim.MaxBytes})
+	for i, v := range vals {
+		if err := m.Add(v); err != nil {
+			return fmt.Errorf("append to %s: row %d: %w", stream, i+1, err)
+		}
+	}
 	return nil
 }
 

@@ -61,6 +61,23 @@ var _ = Describe("the Writer", func() {
 		w = spool.NewWriter(sink, spool.WriterOptions{Identity: id, MaxRows: 100})
 	})
 
+	It("refuses, buffering nothing, an append no batch within its Limits could carry, and cuts within them", func() {
+		w := spool.NewWriter(sink, spool.WriterOptions{Identity: id, Limits: spool.Limits{MaxRows: 3, MaxBytes: 200}})
+		Expect(w.Append(ctx, "s", keyed(), rowsOf(4, 0))).To(MatchError(spool.ErrTooManyRows))
+		// A row of blob with a string of n bytes is a line of n+9 bytes.
+		blob := &recordstore.Kind{Name: "blob", Columns: []recordstore.Column{{Name: "b", Type: recordstore.TypeString}}}
+		Expect(w.Append(ctx, "b", blob, []recordstore.Row{{"b": strings.Repeat("x", 190)}})).To(Succeed(), "a line of 199 bytes")
+		Expect(w.Append(ctx, "b", blob, []recordstore.Row{{"b": strings.Repeat("x", 192)}})).To(MatchError(spool.ErrTooLarge), "a line of 201 bytes")
+		Expect(w.Append(ctx, "s", keyed(), rowsOf(2, 0))).To(Succeed())
+		Expect(w.Append(ctx, "s", keyed(), rowsOf(2, 2))).To(Succeed())
+		Expect(w.Flush(ctx)).To(Succeed())
+		var rows []int64
+		for _, d := range sink.delivered {
+			rows = append(rows, d.Rows())
+		}
+		Expect(rows).To(Equal([]int64{1, 2, 2}), "batches cut at three rows and 200 bytes")
+	})
+
 	It("cuts at the default caps when none are set: 50,000 rows, 64 MiB", func() {
 		w := spool.NewWriter(sink, spool.WriterOptions{Identity: id})
 		for i := range 51 {

@@ -23,7 +23,8 @@ const feedAsyncMin = 4 * feedChunk
 
 // rowFeed holds the normalized rows of one append. A feed built by
 // normalizeAsync fills in the background; the insert loop waits for the
-// rows it needs. vals[:ready] are final.
+// rows it needs, and releases each once it is inserted. vals[:ready] are
+// final.
 type rowFeed struct {
 	vals     []recordstore.Values
 	ready    int      // rows the consumer knows to be final
@@ -155,6 +156,13 @@ func (f *rowFeed) wait(n int) error {
 		f.ready = got
 	}
 	return nil
+}
+
+// release lets go of rows from..to-1 once they are inserted, so that a
+// large append holds only the rows not inserted yet (and, for a source,
+// not read yet). A released row reads as nil.
+func (f *rowFeed) release(from, to int) {
+	clear(f.vals[from:to])
 }
 
 // settle decides which error an append reports when it failed with err:

@@ -58,11 +58,13 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 		}
 		if c == nil {
 			res.Appended++
+			feed.release(i, i+1)
 			continue
 		}
 		if err := c.settle(bg, r, ins, args, v, res); err != nil {
 			return fmt.Errorf("insert row %d: %w", i+1, err)
 		}
+		feed.release(i, i+1)
 	}
 	return nil
 }
@@ -109,6 +111,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s
 			if _, err := st.ExecContext(bg, a...); err != nil {
 				return done, fmt.Errorf("insert rows %d-%d: %w", done, done+b.rows-1, err)
 			}
+			feed.release(done, done+b.rows)
 			done += b.rows
 		}
 	}
@@ -172,6 +175,7 @@ func (t *table) insertBulk(ctx context.Context, conn *sql.Conn, s *streamRow, fe
 			if _, err := ex.ExecContext(bg, args); err != nil {
 				return fmt.Errorf("insert rows %d-%d: %w", done, done+b.rows-1, err)
 			}
+			feed.release(done, done+b.rows)
 			done += b.rows
 		}
 		return nil

@@ -1,8 +1,9 @@
 // query append: appending NDJSON rows to a stream in one all-or-nothing
 // append, directly when this process owns the store and through the spool
 // otherwise. The input is read a line at a time and every row is checked
-// against the kind — the catalog's, or the one --schema declares — as it is
-// read; only the decoded rows are kept for the append itself.
+// against the kind — the catalog's, or the one --schema declares — and the
+// limits of one append as it is read; only its stored values are kept, in
+// a compact recordstore.RowBuffer, for the append itself.
 
 package cli
 
@@ -14,6 +15,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/spf13/cobra"
 )
 
@@ -63,6 +65,12 @@ apply would) before the rows are appended. Without it K must be declared
 already, and its declaration is read from the store's catalog. A build whose
 catalog version differs from the store owner's cannot read the catalog
 (code catalog_version): it can append only with --schema.
+
+One append carries at most what one spool batch may: 1 000 000 rows and
+256 MiB of rows written as NDJSON lines. The limits are the same whether
+this process applies the rows or the spool carries them: past them the
+command fails with code capacity, naming the line, and writes nothing;
+--batch-rows appends a larger input.
 
 Prints {"stream","kind","from","to","appended","skipped","replaced","role"};
 role is "owner" or "spooled".
@@ -145,26 +153,34 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 			}
 			return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
 		}
-		var maxRows int64
-		if st.Role() != owner.RoleOwner && st.Spool() != nil { // none when opened --read-only: the append fails read_only
-			maxRows = st.Spool().Limits().MaxRows // one spool batch holds them all
+		limits := spool.DefaultLimits // a store opened --read-only has no spool: its append fails read_only
+		if sp := st.Spool(); sp != nil {
+			limits = sp.Limits()
 		}
-		var rows []recordstore.Row
-		err = readRows(newRowReader(r, name), k, maxRows, func(row recordstore.Row, _ recordstore.Values) { rows = append(rows, row) })
-		if err != nil {
-			return err
+		var rows recordstore.RowBuffer // compact: not a map nor a Values slice per row
+		if err := readRows(newRowReader(r, name), k, limits, rows.Add); err != nil {
+			return suggestBatches(err)
 		}
 		actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 		defer cancel()
-		res, err := st.Append(actx, p.stream, p.kind, rows, owner.AppendOptions{Declare: declared, WriteOptions: p.wait.options()})
+		res, err := st.AppendBuffer(actx, p.stream, k, &rows, owner.AppendOptions{Declare: declared, WriteOptions: p.wait.options()})
 		if err != nil {
-			return err
+			return suggestBatches(err)
 		}
 		if res.Pending {
 			return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
 		}
 		return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
 	})
+}
+
+// suggestBatches adds to a capacity error (an input too large for one
+// append) how to append it anyway.
+func suggestBatches(err error) error {
+	if errors.Is(err, recordstore.ErrCapacity) {
+		return fmt.Errorf("%w; pass --batch-rows N to append it in batches of N rows", err)
+	}
+	return err
 }
 
 // role is the role append reports for a write that went through the spool

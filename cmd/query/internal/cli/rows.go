@@ -28,11 +28,15 @@ func (a *app) openInput(src string) (io.Reader, string, func(), error) {
 	return f, src, func() { _ = f.Close() }, nil
 }
 
-// readRows reads every row of in as a row of kind and hands each, with its
-// normalized values, to keep. It stops at the first bad line (ErrInvalid
-// naming it) and, when maxRows > 0, at the row past maxRows (ErrCapacity).
-func readRows(in *rowReader, kind *recordstore.Kind, maxRows int64, keep func(recordstore.Row, recordstore.Values)) error {
-	var n int64
+// readRows reads every row of in as a row of kind and hands each row's
+// normalized values to keep; the row itself is let go at once. It stops at
+// the first bad line (ErrInvalid naming it) and at the row that takes the
+// rows past lim (ErrCapacity naming its line: more than lim.MaxRows rows,
+// or more than lim.MaxBytes bytes as the spool's NDJSON lines, see
+// spool.Meter), so that an input is refused by the same limits whether it
+// is applied here or through the spool.
+func readRows(in *rowReader, kind *recordstore.Kind, lim spool.Limits, keep func(recordstore.Values) error) error {
+	meter := spool.NewMeter(kind, lim)
 	for {
 		row, line, err := in.Next()
 		if errors.Is(err, io.EOF) {
@@ -41,14 +45,16 @@ func readRows(in *rowReader, kind *recordstore.Kind, maxRows int64, keep func(re
 		if err != nil {
 			return err
 		}
-		if n++; maxRows > 0 && n > maxRows {
-			return fmt.Errorf("%w: %s line %d: more than %d rows", recordstore.ErrCapacity, in.name, line, maxRows)
-		}
 		vals, err := spool.Normalize(kind, row)
+		if err == nil {
+			err = meter.Add(vals)
+		}
+		if err == nil {
+			err = keep(vals)
+		}
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", in.name, line, err)
 		}
-		keep(row, vals)
 	}
 }
 

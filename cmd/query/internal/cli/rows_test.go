@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -30,8 +31,8 @@ var _ = Describe("readRows", func() {
 	// collect reads in with readRows and returns the kept values.
 	collect := func(in string, maxRows int64) ([]recordstore.Values, error) {
 		var got []recordstore.Values
-		err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), maxRows,
-			func(_ recordstore.Row, v recordstore.Values) { got = append(got, v) })
+		err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxRows: maxRows},
+			func(v recordstore.Values) error { got = append(got, v); return nil })
 		return got, err
 	}
 
@@ -42,16 +43,31 @@ var _ = Describe("readRows", func() {
 	})
 
 	DescribeTable("refuses, naming the input line",
-		func(in string, maxRows int64, sentinel error, says string) {
+		func(in string, maxRows int64, sentinel error, says ...string) {
 			_, err := collect(in, maxRows)
 			Expect(errors.Is(err, sentinel)).To(BeTrue(), "got %v", err)
-			Expect(err.Error()).To(ContainSubstring(says))
+			for _, part := range says {
+				Expect(err.Error()).To(ContainSubstring(part))
+			}
 		},
 		Entry("a row that does not fit", `{"id": 1}`+"\n"+`{"id": "x"}`, int64(0), recordstore.ErrInvalid, "in.ndjson line 2: "),
 		Entry("an unknown column", "\n"+`{"id": 1, "colour": 2}`, int64(0), recordstore.ErrInvalid, "in.ndjson line 2: "),
-		Entry("more rows than the cap", `{"id": 1}`+"\n"+`{"id": 2}`+"\n\n"+`{"id": 3}`, int64(2), recordstore.ErrCapacity, "in.ndjson line 4: more than 2 rows"),
+		Entry("more rows than the cap", `{"id": 1}`+"\n"+`{"id": 2}`+"\n\n"+`{"id": 3}`, int64(2), recordstore.ErrCapacity, "in.ndjson line 4: ", "more than 2 rows in one append"),
 		Entry("empty input", "\n\n", int64(0), recordstore.ErrInvalid, "in.ndjson: no rows"),
 	)
+
+	It("refuses the row that takes the rows past the byte limit as NDJSON lines, naming its line", func() {
+		// {"id":1,"state":"ab"}\n is 22 bytes: two such lines fit 44 bytes, not 43.
+		in := `{"id": 1, "state": "ab"}` + "\n" + `{"id": 2, "state": "ab"}` + "\n"
+		var got []recordstore.Values
+		keep := func(v recordstore.Values) error { got = append(got, v); return nil }
+		Expect(readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 44}, keep)).To(Succeed())
+		got = nil
+		err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 43}, keep)
+		Expect(errors.Is(err, spool.ErrTooLarge)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(ContainSubstring("in.ndjson line 2: "))
+		Expect(got).To(HaveLen(1))
+	})
 
 	It("hands over a key given twice: the library refuses it when the rows are written", func() {
 		got, err := collect(`{"id": 1}`+"\n"+`{"id": 1}`, 0)
@@ -61,7 +77,7 @@ var _ = Describe("readRows", func() {
 
 	It("stops at the first bad line without reading further", func() {
 		in := io.MultiReader(strings.NewReader(`{"id": 1}`+"\n"+`{"id": "x"}`+"\n"), brokenReader{})
-		err := readRows(newRowReader(in, "stdin"), keyedKind(), 0, func(recordstore.Row, recordstore.Values) {})
+		err := readRows(newRowReader(in, "stdin"), keyedKind(), spool.Limits{}, func(recordstore.Values) error { return nil })
 		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring("stdin line 2: "))
 	})

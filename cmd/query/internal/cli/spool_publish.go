@@ -93,8 +93,8 @@ func (a *app) spoolPublish(ctx context.Context, p publishArgs) error {
 	}
 	defer closeInput()
 	var vals []recordstore.Values
-	keep := func(_ recordstore.Row, v recordstore.Values) { vals = append(vals, v) }
-	if err := readRows(newRowReader(r, name), kind, dir.Limits().MaxRows, keep); err != nil {
+	keep := func(v recordstore.Values) error { vals = append(vals, v); return nil }
+	if err := readRows(newRowReader(r, name), kind, dir.Limits(), keep); err != nil {
 		return err
 	}
 	id := spool.NewIdentity("query " + buildVersion().Version)

@@ -1,0 +1,65 @@
+// The memory a user sees: the peak resident size of a query append child
+// process, as owner, against its input's size.
+
+package main_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/onsi/gomega/gexec"
+)
+
+// BenchmarkAppendRSS runs the query binary's append as the owner of a
+// fresh store, the input on stdin, and reports rss_per_input_byte: the
+// child's peak resident size (rusage Maxrss) over the input's size. It is
+// reported, not asserted: the resident size includes the runtime, SQLite's
+// page cache and garbage the collector has not returned yet. With
+// $QUERY_BENCH_BIN set it runs that binary instead of building this one
+// (to compare with another build in the same session).
+func BenchmarkAppendRSS(b *testing.B) {
+	bin := os.Getenv("QUERY_BENCH_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = gexec.Build("github.com/fb46ecde/records/cmd/query"); err != nil {
+			b.Fatal(err)
+		}
+		defer gexec.CleanupBuildArtifacts()
+	}
+	cases := []struct {
+		name, kinds, kind string
+		input             []byte
+	}{
+		{"rows=1000000_tiny", `{"kinds":[{"name":"tiny","columns":[{"name":"i","type":"integer"}]}]}`, "tiny", []byte(tinyRows(1_000_000))},
+		{"rows=1_string=50MB", `{"kinds":[{"name":"big","columns":[{"name":"s","type":"string"}]}]}`, "big",
+			[]byte(`{"s":"` + strings.Repeat("x", 50_000_000) + "\"}\n")},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var peak int64
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				schema := filepath.Join(dir, "kinds.json")
+				if err := os.WriteFile(schema, []byte(c.kinds), 0o600); err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command(bin, "--store", filepath.Join(dir, "records.sqlite"), "append", "--stream", "s1", "--kind", c.kind, "--schema", schema)
+				cmd.Env = withoutStoreEnv()
+				cmd.Stdin = bytes.NewReader(c.input)
+				var errb bytes.Buffer
+				cmd.Stderr = &errb
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("append: %v: %s", err, errb.String())
+				}
+				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss*1024)
+			}
+			b.ReportMetric(float64(peak)/float64(len(c.input)), "rss_per_input_byte")
+			b.ReportMetric(float64(peak)/(1<<20), "peak_rss_MiB")
+		})
+	}
+}

@@ -1,0 +1,115 @@
+// Memory of a large one-call append: the peak heap of query append run as
+// the store's owner, against the size of its input.
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkAppendMemory runs query append in this process, as the owner
+// of a fresh store, and reports bytes_per_input_byte: the high-water mark
+// of the heap's object bytes (sampled while the append runs, less what was
+// in use before it) over the input's size. The input is read from stdin.
+func BenchmarkAppendMemory(b *testing.B) {
+	cases := []struct {
+		name, kind, schema string
+		input              func() []byte
+	}{
+		{"rows=1000000_tiny", "t", `{"kinds":[{"name":"t","columns":[{"name":"i","type":"integer"}]}]}`, tinyRows},
+		{"rows=1_string=50MB", "s", `{"kinds":[{"name":"s","columns":[{"name":"s","type":"string"}]}]}`, bigString},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			in := c.input()
+			var peak uint64
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				schema := filepath.Join(dir, "kinds.json")
+				if err := writeTestFile(schema, c.schema); err != nil {
+					b.Fatal(err)
+				}
+				args := []string{"--store", filepath.Join(dir, "records.sqlite"), "append", "--stream", "s1", "--kind", c.kind, "--schema", schema}
+				var out, errb bytes.Buffer
+				env := Env{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+				got := heapPeak(func() {
+					if code := Run(context.Background(), args, env); code != 0 {
+						b.Fatalf("append exited %d: %s", code, errb.String())
+					}
+				})
+				peak = max(peak, got)
+			}
+			b.ReportMetric(float64(peak)/float64(len(in)), "bytes_per_input_byte")
+			b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MiB")
+			b.ReportMetric(float64(len(in))/(1<<20), "input_MiB")
+		})
+	}
+}
+
+// tinyRows is 1 000 000 rows of {"i":N}.
+func tinyRows() []byte {
+	var buf bytes.Buffer
+	for i := 0; i < 1_000_000; i++ {
+		fmt.Fprintf(&buf, "{\"i\":%d}\n", i)
+	}
+	return buf.Bytes()
+}
+
+// bigString is one row holding a 50 MB string.
+func bigString() []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"s":"`)
+	buf.WriteString(strings.Repeat("x", 50_000_000))
+	buf.WriteString("\"}\n")
+	return buf.Bytes()
+}
+
+// heapPeak runs fn and returns the most heap object bytes seen in use
+// while it ran (sampled every 200µs, and once at its end) beyond those in
+// use before it started.
+func heapPeak(fn func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := read()
+	var peak uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, read())
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	wg.Wait()
+	peak = max(peak, read())
+	if peak < base {
+		return 0
+	}
+	return peak - base
+}
+
+// writeTestFile writes content to path.
+func writeTestFile(path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o600)
+}

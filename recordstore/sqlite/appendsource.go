@@ -1,0 +1,171 @@
+// Appending rows of stored values read from a RowSource: the rows are
+// remapped into the catalog's column order and inserted as they are read,
+// so that a large append is never held as one Values slice per row.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+// AppendSource appends the rows of src to stream in one all-or-nothing
+// append, as Append does with caller rows. The rows are stored values of
+// kind (see recordstore.Values: what kind.Normalize returns), kind being
+// the caller's declaration of a kind of the catalog; they are remapped into
+// the catalog's column order (a column the catalog lacks, or of another
+// type, is ErrSchemaConflict) and read from src while earlier rows are
+// inserted; each row is let go once it is inserted. A key repeated among
+// the rows, or a row src cannot give, is ErrInvalid ("row N", counted
+// from 1). On any error nothing of the append is stored. A read-only
+// backend checks the append as PrepareAppendSource does and submits it
+// (see Options.Submit). src is read at most once and not closed.
+func (b *Backend) AppendSource(ctx context.Context, stream string, kind recordstore.Kind, src recordstore.RowSource) (recordstore.AppendResult, error) {
+	if err := checkAppendSource(stream, kind, src); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if err := b.enter(); err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if b.readOnly {
+		b.leave()
+		return b.appendSourceReadOnly(ctx, stream, kind, src)
+	}
+	defer b.leave()
+	what := "append to " + stream
+	t, err := b.table(ctx, kind.Name)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := recordstore.NewRemapper(&kind, &t.kind)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	feed, err := t.feedSource(src, m)
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	var res recordstore.AppendResult
+	err = b.writeTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		res, err = b.appendTx(ctx, tx, t, stream, feed, now)
+		return err
+	})
+	if err != nil {
+		return recordstore.AppendResult{}, fmt.Errorf("%s: %w", what, feed.settle(err))
+	}
+	b.notifier.Notify(stream)
+	return res, nil
+}
+
+// appendSourceReadOnly is AppendSource in a read-only backend: checked
+// locally, then submitted.
+func (b *Backend) appendSourceReadOnly(ctx context.Context, stream string, kind recordstore.Kind, src recordstore.RowSource) (recordstore.AppendResult, error) {
+	batch, err := b.PrepareAppendSource(ctx, stream, kind, false, src)
+	if err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	r, err := b.submit(ctx, "append to "+stream, batch.Schemas, batch.Entries[0])
+	if err != nil {
+		return recordstore.AppendResult{}, err
+	}
+	if r.Append == nil {
+		return recordstore.AppendResult{}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
+	}
+	b.notifier.Notify(stream)
+	return *r.Append, nil
+}
+
+// PrepareAppendSource checks an append of the rows of src (stored values
+// of kind, as AppendSource takes them) to stream as the store's owner
+// would apply it, and returns the one batch that carries it, as
+// PrepareAppend does for caller rows; it reads src to its end and holds
+// the rows in the batch. With declare, kind is checked as DeclareKind
+// would check it and the batch declares it ahead of the rows; without,
+// the rows are remapped into the catalog's declaration of kind (a process
+// detached from the catalog: the one it declared itself). It writes
+// nothing, in either mode.
+func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error) {
+	if err := checkAppendSource(stream, kind, src); err != nil {
+		return recordstore.Batch{}, err
+	}
+	what := "append to " + stream
+	t, err := b.sourceTable(ctx, kind, declare)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := recordstore.NewRemapper(&kind, &t.kind)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	feed, err := t.feedSource(src, m)
+	if err == nil {
+		err = feed.wait(len(feed.vals))
+	}
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if b.det == nil {
+		if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
+			return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	batch := recordstore.Batch{Schemas: []recordstore.Kind{t.kind}}
+	if declare {
+		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
+	}
+	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: feed.vals})
+	return batch, nil
+}
+
+// sourceTable is the table PrepareAppendSource checks rows against: kind
+// itself when it is declared with them, else the catalog's (read again
+// once when kind has columns this process does not know of yet), or in a
+// detached process the kind it declared itself.
+func (b *Backend) sourceTable(ctx context.Context, kind recordstore.Kind, declare bool) (*table, error) {
+	if declare {
+		if _, err := b.CheckDeclare(ctx, kind); err != nil {
+			return nil, err
+		}
+		return newTable(ctx, nil, nil, kind, kind.Name) // no statements: nothing is prepared
+	}
+	if b.det != nil {
+		if t := b.det.kind(kind.Name); t != nil {
+			return t, nil
+		}
+		return nil, fmt.Errorf("%w: kind %s was not declared in this process, which is detached from the store's catalog (%w): declare it first",
+			recordstore.ErrNotFound, kind.Name, b.det.cause)
+	}
+	if err := b.enter(); err != nil {
+		return nil, err
+	}
+	defer b.leave()
+	t, err := b.table(ctx, kind.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, rerr := recordstore.NewRemapper(&kind, &t.kind); rerr != nil {
+		if fresh, err := b.reloadTable(ctx, kind.Name); err == nil {
+			return fresh, nil
+		}
+	}
+	return t, nil
+}
+
+// checkAppendSource checks what AppendSource and PrepareAppendSource are
+// given, before anything is read.
+func checkAppendSource(stream string, kind recordstore.Kind, src recordstore.RowSource) error {
+	if err := recordstore.ValidateStreamID(stream); err != nil {
+		return err
+	}
+	if err := recordstore.ValidateKindName(kind.Name); err != nil {
+		return err
+	}
+	if src == nil || src.Len() == 0 {
+		return recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	return nil
+}
