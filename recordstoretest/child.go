@@ -216,7 +216,7 @@ func (c *child) runStep(i int, st Step) bool {
 	c.step.Store(int64(i))
 	start := time.Now()
 	res, err := c.do(i, st)
-	l := Line{Step: i, Op: st.Op, OK: err == nil, Role: c.role(),
+	l := Line{Step: i, Op: st.Op, Name: st.Name, OK: err == nil, Role: c.role(),
 		MS: float64(time.Since(start).Microseconds()) / 1000}
 	if err != nil {
 		l.Code, l.Error = lineCode(err), err.Error()

@@ -175,7 +175,7 @@ func (c *child) schema(ctx context.Context, batch *recordstore.Batch, e PublishE
 	return &batch.Schemas[len(batch.Schemas)-1], nil
 }
 
-// doAwait waits for one batch (ID, Ref) or every publication not awaited
+// doAwait waits for one batch (ID, Ref or RefName) or every publication not awaited
 // yet. A batch whose result carries an error fails the step with that
 // error; the result is printed all the same.
 func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
@@ -186,9 +186,17 @@ func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
 		}
 		return res, res.Err()
 	}
-	if st.Ref != nil {
+	ref := st.Ref
+	if st.RefName != "" {
+		i, ok := c.script.StepIndex(st.RefName)
+		if !ok {
+			return nil, fmt.Errorf("%w: the script has no step named %q", recordstore.ErrInvalid, st.RefName)
+		}
+		ref = &i
+	}
+	if ref != nil {
 		for j := range c.published {
-			if p := &c.published[j]; p.step == *st.Ref {
+			if p := &c.published[j]; p.step == *ref {
 				p.awaited = true
 				res, err := c.store.Await(ctx, p.id)
 				if err != nil {
@@ -197,7 +205,7 @@ func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
 				return res, res.Err()
 			}
 		}
-		return nil, fmt.Errorf("%w: step %d published nothing", recordstore.ErrInvalid, *st.Ref)
+		return nil, fmt.Errorf("%w: step %d published nothing", recordstore.ErrInvalid, *ref)
 	}
 	var out []recordstore.BatchResult
 	var firstErr error

@@ -35,9 +35,11 @@
 // TestMain calls RunChild re-executes itself as child processes
 // (StartChild, MustStartChild) that run a JSON Script of steps against the
 // caller's store, print one JSON Line per step, and SIGKILL, stop, exit or
-// block at named failpoints (FailpointRule). OwnerOptions and OwnerChild
-// wire an owner.Store into it. docs/testing.md, "The multi-process
-// harness", describes the steps, lines and failpoints.
+// block at named failpoints (FailpointRule). The parent reads a step's line
+// by the step's Name (Child.StepNamed), unique in its script. OwnerOptions
+// and OwnerChild wire an owner.Store into it. docs/testing.md, "The
+// multi-process harness", describes the steps, lines and failpoints, and
+// lists the crash and multi-process matrix.
 //
 // Concurrency: a Clock is safe for concurrent use. DescribeBackend and
 // DescribeBatchAppender must be called while the ginkgo tree is built (at

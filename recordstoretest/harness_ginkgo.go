@@ -58,8 +58,19 @@ func (c *Child) stateText() string {
 	return c.state.String()
 }
 
+// MustStepNamed returns the line of the step named name (see StepNamed),
+// which must arrive within timeout and report success.
+func (c *Child) MustStepNamed(name string, timeout time.Duration) Line {
+	GinkgoHelper()
+	l, err := c.StepNamed(name, timeout)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(l.OK).To(BeTrue(), "child %d step %q failed: %s", c.Pid(), name, l)
+	return l
+}
+
 // MustStep returns the line of step i, which must arrive within timeout
-// and report success.
+// and report success. It is kept for compatibility, like Step: new specs
+// name their steps and use MustStepNamed.
 func (c *Child) MustStep(i int, timeout time.Duration) Line {
 	GinkgoHelper()
 	l, err := c.Step(i, timeout)

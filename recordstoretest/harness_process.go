@@ -26,7 +26,7 @@ const maxEnvScript = 64 << 10
 
 // Child is a running child process. Its methods are safe for concurrent
 // use. Next, Event and Until share one cursor over the lines received;
-// Step and Lines look at every line.
+// StepNamed, Step and Lines look at every line.
 type Child struct {
 	// Script is what the child runs.
 	Script Script
@@ -47,7 +47,9 @@ type Child struct {
 }
 
 // StartChild starts the current test binary as a child running s. The
-// binary must call RunChild first thing in its TestMain. The child runs no
+// binary must call RunChild first thing in its TestMain. A script that
+// fails Script.Validate (two steps with one Name, a RefName naming no step)
+// is refused with its recordstore.ErrInvalid error and starts nothing. The child runs no
 // tests (-test.run='^$'); its standard output is read as Lines, its
 // standard error kept for Stderr. Kill it (or let it finish) before the
 // test ends: DeferCleanup(child.Kill).
@@ -55,6 +57,9 @@ func StartChild(s Script) (*Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find test binary: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
 	payload, err := json.Marshal(s)
 	if err != nil {
@@ -166,14 +171,35 @@ func (c *Child) Next(timeout time.Duration) (Line, error) {
 	return c.Until(func(Line) bool { return true }, timeout)
 }
 
-// Step returns the line of step i, waiting up to timeout. Every step prints
-// exactly one line, so Step finds it wherever it is: it neither needs nor
-// moves the cursor of Next, Event and Until.
+// StepNamed returns the line of the step whose Step.Name is name, waiting
+// up to timeout. Every step prints exactly one line, so StepNamed finds it
+// wherever it is: it neither needs nor moves the cursor of Next, Event and
+// Until. It fails at once when the script names no step name.
+func (c *Child) StepNamed(name string, timeout time.Duration) (Line, error) {
+	i, ok := c.Script.StepIndex(name)
+	if !ok {
+		return Line{}, fmt.Errorf("the script has no step named %q", name)
+	}
+	return c.stepLine(i, timeout)
+}
+
+// Step returns the line of step i (its index in Script.Steps), waiting up
+// to timeout, like StepNamed. It is kept for compatibility with scripts
+// whose steps have no names; new specs name the steps they read and use
+// StepNamed, which does not break when a step is inserted.
 func (c *Child) Step(i int, timeout time.Duration) (Line, error) {
 	if i < 0 || i >= len(c.Script.Steps) {
 		return Line{}, fmt.Errorf("the script has no step %d", i)
 	}
-	op := c.Script.Steps[i].Op
+	return c.stepLine(i, timeout)
+}
+
+// stepLine waits up to timeout for the line of step i, which exists.
+func (c *Child) stepLine(i int, timeout time.Duration) (Line, error) {
+	op, what := c.Script.Steps[i].Op, fmt.Sprintf("step %d", i)
+	if name := c.Script.Steps[i].Name; name != "" {
+		what = fmt.Sprintf("step %d %q", i, name)
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	seen := 0
@@ -188,12 +214,12 @@ func (c *Child) Step(i int, timeout time.Duration) (Line, error) {
 		exited, changed := c.exited, c.changed
 		c.mu.Unlock()
 		if exited {
-			return Line{}, fmt.Errorf("step %d (%s): %w", i, op, c.exitError("the child exited"))
+			return Line{}, fmt.Errorf("%s (%s): %w", what, op, c.exitError("the child exited"))
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			return Line{}, fmt.Errorf("step %d (%s): %w", i, op, c.exitError(fmt.Sprintf("no such line within %s", timeout)))
+			return Line{}, fmt.Errorf("%s (%s): %w", what, op, c.exitError(fmt.Sprintf("no such line within %s", timeout)))
 		}
 	}
 }

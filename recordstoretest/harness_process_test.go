@@ -36,14 +36,14 @@ func hit(name string) Step {
 var _ = Describe("the multi-process harness", Label("integration"), func() {
 	It("runs a script and prints one line per step, with results, events and a clean exit", func() {
 		c := MustStartChild(Script{Path: "unused", Steps: []Step{
-			{Op: OpOpen},
-			{Op: OpDeclare, Schema: noteKind()},
-			{Op: OpAppend, Stream: "s", Kind: "note", Rows: []recordstore.Row{{"k": "a", "n": 1}, {"k": "b", "n": 9007199254740993}}},
-			{Op: OpAppend, Stream: "s", Kind: "note", Gen: &Gen{Prefix: "g", From: 7, Count: 3, Extra: map[string]any{"msg": "hi"}}},
-			{Op: OpScan, Stream: "s", After: 1},
-			{Op: OpMeta, Stream: "s"},
-			{Op: OpStatus},
-			{Op: OpClose},
+			{Op: OpOpen, Name: "open"},
+			{Op: OpDeclare, Name: "declare", Schema: noteKind()},
+			{Op: OpAppend, Name: "append-rows", Stream: "s", Kind: "note", Rows: []recordstore.Row{{"k": "a", "n": 1}, {"k": "b", "n": 9007199254740993}}},
+			{Op: OpAppend, Name: "append-gen", Stream: "s", Kind: "note", Gen: &Gen{Prefix: "g", From: 7, Count: 3, Extra: map[string]any{"msg": "hi"}}},
+			{Op: OpScan, Name: "scan", Stream: "s", After: 1},
+			{Op: OpMeta, Name: "meta", Stream: "s"},
+			{Op: OpStatus, Name: "status"},
+			{Op: OpClose, Name: "close"},
 		}})
 		start, err := c.Next(wait)
 		Expect(err).NotTo(HaveOccurred())
@@ -55,16 +55,17 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 		role := c.MustEvent(EventRole, wait)
 		Expect(role.Role).To(Equal("owner"))
 		Expect(role.Step).To(Equal(0))
-		open := c.MustStep(0, wait)
+		open := c.MustStepNamed("open", wait)
 		Expect(open.Role).To(Equal("owner"))
-		Expect(string(c.MustStep(1, wait).Result)).To(Equal(`"created"`))
+		Expect(open.Name).To(Equal("open"))
+		Expect(string(c.MustStepNamed("declare", wait).Result)).To(Equal(`"created"`))
 
 		var first, second recordstore.AppendResult
-		Expect(c.MustStep(2, wait).Decode(&first)).To(Succeed())
-		Expect(c.MustStep(3, wait).Decode(&second)).To(Succeed())
+		Expect(c.MustStepNamed("append-rows", wait).Decode(&first)).To(Succeed())
+		Expect(c.MustStepNamed("append-gen", wait).Decode(&second)).To(Succeed())
 		Expect([]int64{first.From, first.To, second.From, second.To}).To(Equal([]int64{1, 2, 3, 5}))
 
-		recs, err := c.MustStep(4, wait).Records()
+		recs, err := c.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(4))
 		Expect(recs[0]).To(Equal(map[string]any{"_seq": json.Number("2"), "k": "b", "n": json.Number("9007199254740993"), "msg": nil}))
@@ -72,12 +73,12 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 		Expect(recs[3]["k"]).To(Equal("g-00000009"))
 
 		var meta recordstore.Meta
-		Expect(c.MustStep(5, wait).Decode(&meta)).To(Succeed())
+		Expect(c.MustStepNamed("meta", wait).Decode(&meta)).To(Succeed())
 		Expect([]int64{meta.Total, meta.LowSeq, meta.HighSeq}).To(Equal([]int64{5, 1, 5}))
 		var status map[string]int
-		Expect(c.MustStep(6, wait).Decode(&status)).To(Succeed())
+		Expect(c.MustStepNamed("status", wait).Decode(&status)).To(Succeed())
 		Expect(status["pid"]).To(Equal(c.Pid()))
-		Expect(c.MustStep(7, wait).Role).To(Equal("closed"))
+		Expect(c.MustStepNamed("close", wait).Role).To(Equal("closed"))
 		c.MustFinish(wait)
 		Expect(c.Killed()).To(BeFalse())
 	})
@@ -106,14 +107,62 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 		c.MustFinish(wait)
 	})
 
+	Describe("named steps", func() {
+		It("reads a step's line by its name, which the line carries, and by its index for compatibility", func() {
+			c := MustStartChild(Script{Path: "unused", Steps: []Step{
+				{Op: OpOpen, Name: "open"},
+				{Op: OpStatus},
+				{Op: OpMeta, Name: "meta-missing", Stream: "missing"},
+			}})
+			byName, err := c.StepNamed("meta-missing", wait)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(byName.Name).To(Equal("meta-missing"))
+			Expect(byName.Step).To(Equal(2))
+			Expect(byName.Code).To(Equal("not_found"))
+			byIndex, err := c.Step(2, wait)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(byIndex).To(Equal(byName))
+			Expect(c.MustStep(1, wait).Name).To(BeEmpty(), "an unnamed step's line has no name")
+			Expect(c.MustStepNamed("open", wait).Role).To(Equal("owner"))
+			c.MustFinish(wait)
+		})
+
+		It("fails at once to read a name the script does not give", func() {
+			c := MustStartChild(Script{Path: "unused", Steps: []Step{{Op: OpOpen, Name: "open"}, {Op: OpHold}}})
+			_, err := c.StepNamed("opne", time.Hour)
+			Expect(err).To(MatchError(ContainSubstring(`the script has no step named "opne"`)))
+			_, err = c.StepNamed("", time.Hour)
+			Expect(err).To(MatchError(ContainSubstring(`no step named ""`)))
+		})
+
+		DescribeTable("refuses a script whose names cannot be told apart, starting no child",
+			func(steps []Step, msg string) {
+				c, err := StartChild(Script{Path: "unused", Steps: steps})
+				Expect(err).To(MatchError(recordstore.ErrInvalid))
+				Expect(recordstore.Code(err)).To(Equal("invalid"))
+				Expect(err.Error()).To(ContainSubstring(msg))
+				Expect(c).To(BeNil())
+			},
+			Entry("two steps with one name",
+				[]Step{{Op: OpOpen, Name: "open"}, {Op: OpStatus, Name: "status"}, {Op: OpOpen, Name: "open"}},
+				`steps 0 and 2 are both named "open"`),
+			Entry("an await referring to a name no step has",
+				[]Step{{Op: OpOpen}, {Op: OpPublish, Name: "publish"}, {Op: OpAwait, RefName: "pubilsh"}},
+				`step 2 refers to step "pubilsh", which the script does not name`),
+			Entry("an await with both Ref and RefName",
+				[]Step{{Op: OpPublish, Name: "publish"}, {Op: OpAwait, Ref: Ref(0), RefName: "publish"}},
+				"step 1 sets both Ref and RefName"),
+		)
+	})
+
 	It("stops at the first failed step with StopOnError, exit status 1", func() {
 		c := MustStartChild(Script{Path: "unused", StopOnError: true, Steps: []Step{
-			{Op: OpOpen},
-			{Op: OpMeta, Stream: "missing"},
-			{Op: OpStatus},
+			{Op: OpOpen, Name: "open"},
+			{Op: OpMeta, Name: "meta-missing", Stream: "missing"},
+			{Op: OpStatus, Name: "status"},
 		}})
-		c.MustStep(0, wait)
-		l, err := c.Step(1, wait)
+		c.MustStepNamed("open", wait)
+		l, err := c.StepNamed("meta-missing", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("not_found"))
 		_, err = c.Wait(wait)
@@ -134,14 +183,14 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 					hit("x"),
 					hit("x"),
 					{Op: OpArm, Failpoint: &FailpointRule{Name: "x", Action: ActKill, Hit: 2}},
-					hit("x"),
-					hit("x"),
+					hit("x").Named("first-armed-hit"),
+					hit("x").Named("killing-hit"),
 					{Op: OpStatus},
 				}})
 			fp := c.MustEvent(EventFailpoint, wait)
 			Expect(fp.Name).To(Equal("model-open"))
 			Expect(fp.Step).To(Equal(0))
-			c.MustStep(4, wait)
+			c.MustStepNamed("first-armed-hit", wait)
 			fp = c.MustEvent(EventFailpoint, wait)
 			Expect(fp.Name).To(Equal("x"))
 			Expect(fp.Step).To(Equal(5))
@@ -173,28 +222,28 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 				Skip("reads the process state from /proc")
 			}
 			c := MustStartChild(Script{Path: "unused", Steps: []Step{
-				{Op: OpHit, Failpoint: &FailpointRule{Name: "p", Action: ActPause}},
-				{Op: OpSleep, Duration: time.Millisecond},
+				{Op: OpHit, Name: "pause", Failpoint: &FailpointRule{Name: "p", Action: ActPause}},
+				{Op: OpSleep, Name: "sleep", Duration: time.Millisecond},
 			}})
 			c.MustEvent(EventFailpoint, wait)
 			Eventually(func() string { return procState(c.Pid()) }, wait, 10*time.Millisecond).Should(Equal("T"))
 			Expect(c.Lines()).NotTo(ContainElement(HaveField("Op", OpHit)))
 			Expect(c.Cont()).To(Succeed())
-			c.MustStep(0, wait)
-			c.MustStep(1, wait)
+			c.MustStepNamed("pause", wait)
+			c.MustStepNamed("sleep", wait)
 			c.MustFinish(wait)
 		})
 
 		It("blocks the goroutine at a block failpoint until released", func() {
 			c := MustStartChild(Script{Path: "unused", Steps: []Step{
-				{Op: OpHit, Failpoint: &FailpointRule{Name: "b", Action: ActBlock}},
-				{Op: OpSleep, Duration: time.Millisecond},
+				{Op: OpHit, Name: "block", Failpoint: &FailpointRule{Name: "b", Action: ActBlock}},
+				{Op: OpSleep, Name: "sleep", Duration: time.Millisecond},
 			}})
 			c.MustEvent(EventFailpoint, wait)
-			_, err := c.Step(0, 300*time.Millisecond)
+			_, err := c.StepNamed("block", 300*time.Millisecond)
 			Expect(err).To(HaveOccurred(), "the step ran on through a block failpoint")
 			Expect(c.Release()).To(Succeed())
-			c.MustStep(1, wait)
+			c.MustStepNamed("sleep", wait)
 			c.MustFinish(wait)
 		})
 
@@ -215,14 +264,14 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 
 	It("holds until released, and a hold with a timeout times out", func() {
 		c := MustStartChild(Script{Path: "unused", Steps: []Step{
-			{Op: OpHold},
-			{Op: OpHold, Timeout: 20 * time.Millisecond},
+			{Op: OpHold, Name: "hold"},
+			{Op: OpHold, Name: "hold-with-timeout", Timeout: 20 * time.Millisecond},
 		}})
-		_, err := c.Step(0, 300*time.Millisecond)
+		_, err := c.StepNamed("hold", 300*time.Millisecond)
 		Expect(err).To(HaveOccurred(), "hold returned without a release")
 		Expect(c.Release()).To(Succeed())
-		c.MustStep(0, wait)
-		l, err := c.Step(1, wait)
+		c.MustStepNamed("hold", wait)
+		l, err := c.StepNamed("hold-with-timeout", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("timeout"))
 		c.MustFinish(wait)
@@ -234,10 +283,10 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 			{Op: OpOpen},
 			{Op: OpDeclare, Schema: noteKind()},
 			{Op: OpAppend, Stream: "s", Kind: "note", Rows: []recordstore.Row{{"k": "big", "msg": big}}},
-			{Op: OpScan, Stream: "s"},
+			{Op: OpScan, Name: "scan", Stream: "s"},
 		}})
 		Expect(c.file).NotTo(BeEmpty())
-		recs, err := c.MustStep(3, wait).Records()
+		recs, err := c.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(1))
 		Expect(recs[0]["msg"]).To(Equal(big))
@@ -246,8 +295,8 @@ var _ = Describe("the multi-process harness", Label("integration"), func() {
 	})
 
 	It("kills itself when its parent goes away (its stdin closes)", func() {
-		c := MustStartChild(Script{Path: "unused", Steps: []Step{{Op: OpOpen}, {Op: OpHold}}})
-		c.MustStep(0, wait)
+		c := MustStartChild(Script{Path: "unused", Steps: []Step{{Op: OpOpen, Name: "open"}, {Op: OpHold}}})
+		c.MustStepNamed("open", wait)
 		Expect(c.stdin.Close()).To(Succeed())
 		_, err := c.Wait(wait)
 		Expect(err).NotTo(HaveOccurred())

@@ -123,7 +123,12 @@ const (
 // Step is one thing a child does. Which fields matter depends on Op (see
 // the Op constants).
 type Step struct {
-	Op     string            `json:"op"`
+	Op string `json:"op"`
+	// Name, optional, names the step for the parent: Child.StepNamed reads
+	// its line by this name, and the child prints it in the line's "name".
+	// A name must be unique in its script (StartChild refuses a repeated
+	// one); steps without a name are read by index.
+	Name   string            `json:"name,omitempty"`
 	Stream string            `json:"stream,omitempty"`
 	Kind   string            `json:"kind,omitempty"`
 	Schema *recordstore.Kind `json:"schema,omitempty"`
@@ -141,6 +146,9 @@ type Step struct {
 	Count int `json:"count,omitempty"`
 	// Ref is the index of the OpPublish step OpAwait waits for.
 	Ref *int `json:"ref,omitempty"`
+	// RefName is the Name of the OpPublish step OpAwait waits for (the
+	// same as Ref, by name; set one of them).
+	RefName string `json:"refName,omitempty"`
 	// ID is the batch id OpAwait waits for.
 	ID string `json:"id,omitempty"`
 	// Role is what OpWaitRole waits for ("owner", "non-owner").
@@ -299,7 +307,8 @@ type Line struct {
 	Role string `json:"role,omitempty"`
 	// MS is how long the step took, in milliseconds.
 	MS float64 `json:"ms"`
-	// Name is the failpoint's name on EventFailpoint lines.
+	// Name is the step's Name on step lines ("" for a step without one),
+	// and the failpoint's name on EventFailpoint lines.
 	Name string `json:"name,omitempty"`
 }
 
@@ -336,3 +345,52 @@ func (l Line) Records() ([]map[string]any, error) {
 
 // Ref returns a pointer to i, for Step.Ref.
 func Ref(i int) *int { return &i }
+
+// Named returns the step with its Name set to name, for scripts written as
+// lists of step shorthands: open(opts).Named("open").
+func (s Step) Named(name string) Step {
+	s.Name = name
+	return s
+}
+
+// Validate checks what the parent can check of a script before a child
+// runs it: every step Name is unique, and every RefName names a step of
+// the script. Its errors are recordstore.ErrInvalid.
+func (s Script) Validate() error {
+	index := make(map[string]int, len(s.Steps))
+	for i, st := range s.Steps {
+		if st.Name == "" {
+			continue
+		}
+		if j, dup := index[st.Name]; dup {
+			return recordstore.Invalidf("script: steps %d and %d are both named %q: a step name must be unique in its script", j, i, st.Name)
+		}
+		index[st.Name] = i
+	}
+	for i, st := range s.Steps {
+		if st.RefName == "" {
+			continue
+		}
+		if st.Ref != nil {
+			return recordstore.Invalidf("script: step %d sets both Ref and RefName", i)
+		}
+		if _, ok := index[st.RefName]; !ok {
+			return recordstore.Invalidf("script: step %d refers to step %q, which the script does not name", i, st.RefName)
+		}
+	}
+	return nil
+}
+
+// StepIndex returns the index of the step named name, or false when no
+// step has that name.
+func (s Script) StepIndex(name string) (int, bool) {
+	if name == "" {
+		return 0, false
+	}
+	for i, st := range s.Steps {
+		if st.Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -241,7 +241,7 @@ var _ = Describe("a non-owner of another catalog version", Label("integration"),
 		Expect(err).NotTo(HaveOccurred(), "the killed owner's state is still there")
 
 		next := startProducer(path, fast(), nil, hold(), closeStore())
-		Expect(next.MustStep(0, wait).Role).To(Equal(string(owner.RoleOwner)))
+		Expect(next.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleOwner)))
 		Eventually(func() []spool.BatchName { return incoming(path) }, wait, 20*time.Millisecond).Should(BeEmpty())
 		r := readerHere(path)
 		out, err := r.BatchOutcome(ctx, pe.BatchID)

@@ -82,27 +82,26 @@ func failpoint(name, action string) rt.FailpointRule {
 	return rt.FailpointRule{Name: name, Action: action}
 }
 
-// ownerSteps are the first steps of an owner child: open, make sure it is
-// the owner, declare the event kind (step 2), hold (step 3).
-const ownerReady, ownerHold = 2, 3
-
-// startOwner starts a child that becomes the owner of the store at path,
-// declares the event kind and holds; once released it runs then and closes.
-// It returns once the kind is declared.
+// startOwner starts a child that becomes the owner of the store at path:
+// its steps are named "open", "become-owner", "declare" (the event kind) and
+// "hold"; once released it runs then (which must not reuse those names) and
+// closes ("close"). It returns once the kind is declared.
 func startOwner(path string, opts *rt.StoreOptions, fps []rt.FailpointRule, then ...rt.Step) *rt.Child {
 	GinkgoHelper()
-	steps := []rt.Step{open(opts), waitRole(owner.RoleOwner), declare(eventKind()), hold()}
-	steps = append(append(steps, then...), closeStore())
+	steps := []rt.Step{open(opts).Named("open"), waitRole(owner.RoleOwner).Named("become-owner"),
+		declare(eventKind()).Named("declare"), hold().Named("hold")}
+	steps = append(append(steps, then...), closeStore().Named("close"))
 	c := rt.MustStartChild(rt.Script{Path: path, Failpoints: fps, Steps: steps})
-	c.MustStep(ownerReady, wait)
+	c.MustStepNamed("declare", wait)
 	return c
 }
 
 // startProducer starts a child that opens the store with opts (as a
-// non-owner when an owner runs) and runs steps; its open is step 0.
+// non-owner when an owner runs) and runs steps; its open is the step named
+// "open".
 func startProducer(path string, opts *rt.StoreOptions, fps []rt.FailpointRule, steps ...rt.Step) *rt.Child {
 	GinkgoHelper()
-	return rt.MustStartChild(rt.Script{Path: path, Failpoints: fps, Steps: append([]rt.Step{open(opts)}, steps...)})
+	return rt.MustStartChild(rt.Script{Path: path, Failpoints: fps, Steps: append([]rt.Step{open(opts).Named("open")}, steps...)})
 }
 
 // appendResult decodes an append step's result.

@@ -28,13 +28,13 @@ import (
 )
 
 var _ = Describe("ingest across processes", Label("crash"), func() {
-	DescribeTable("applies a batch once when the owner dies between its ledger commit and its trash (4)",
+	DescribeTable("applies a batch once when the owner dies between its ledger commit and its trash",
 		func(name string, hit int) {
 			path := storePath()
 			own := startOwner(path, fast(), []rt.FailpointRule{{Name: name, Action: rt.ActKill, Hit: hit}})
 			p := startProducer(path, fast(), nil,
 				publishGen("s", "c0", 0, 10), publishGen("s", "c1", 0, 10), publishGen("s", "c2", 0, 10),
-				awaitAll(), waitRole(owner.RoleOwner), scan("s"), closeStore())
+				awaitAll().Named("await"), waitRole(owner.RoleOwner).Named("take-over"), scan("s").Named("scan"), closeStore())
 			fp := own.MustEvent(rt.EventFailpoint, wait)
 			Expect(fp.Name).To(Equal(name))
 			_, err := own.Wait(wait)
@@ -42,15 +42,15 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 			Expect(own.Killed()).To(BeTrue())
 
 			var results []recordstore.BatchResult
-			Expect(p.MustStep(4, wait).Decode(&results)).To(Succeed())
+			Expect(p.MustStepNamed("await", wait).Decode(&results)).To(Succeed())
 			Expect(results).To(HaveLen(3))
 			for _, r := range results {
 				Expect(r.Outcome).To(Equal(recordstore.OutcomeCommitted))
 				Expect(r.Entries).To(HaveLen(1))
 				Expect(r.Entries[0].Append.Appended).To(BeEquivalentTo(10))
 			}
-			p.MustStep(5, wait) // the producer took over
-			recs, err := p.MustStep(6, wait).Records()
+			p.MustStepNamed("take-over", wait)
+			recs, err := p.MustStepNamed("scan", wait).Records()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(recs).To(HaveLen(30), "each batch applied exactly once")
 			p.MustFinish(wait)
@@ -61,21 +61,21 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Entry("before-trash, the second batch trashed", owner.FailBeforeTrash, 2),
 	)
 
-	It("widens a kind for a producer with an extra column and refuses one that changed a type (5)", func() {
+	It("widens a kind for a producer with an extra column and refuses one that changed a type", func() {
 		path := storePath()
-		own := startOwner(path, fast(), nil, scan("s"))
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
 		wide := eventKind()
 		wide.Columns = append(wide.Columns, recordstore.Column{Name: "extra", Type: recordstore.TypeString})
 		changed := eventKind()
 		changed.Columns[1].Type = recordstore.TypeString
 		p1 := startProducer(path, fast(), nil,
 			rt.Step{Op: rt.OpPublish, Stream: "s", Kind: "event", Schema: wide, Rows: []recordstore.Row{{"k": "w", "n": 1, "extra": "x"}}},
-			awaitAll(), closeStore())
+			awaitAll().Named("await-wide"), closeStore())
 		p2 := startProducer(path, fast(), nil,
 			rt.Step{Op: rt.OpPublish, Stream: "s", Kind: "event", Schema: changed, Rows: []recordstore.Row{{"k": "c", "n": "one"}}},
-			awaitAll(), closeStore())
-		p1.MustStep(2, wait)
-		l, err := p2.Step(2, wait)
+			awaitAll().Named("await-changed"), closeStore())
+		p1.MustStepNamed("await-wide", wait)
+		l, err := p2.StepNamed("await-changed", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.OK).To(BeFalse())
 		Expect(l.Code).To(Equal("schema_conflict"), "%s", l)
@@ -83,7 +83,7 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		p2.MustFinish(wait)
 
 		Expect(own.Release()).To(Succeed())
-		recs, err := own.MustStep(ownerHold+1, wait).Records()
+		recs, err := own.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(1))
 		Expect(recs[0]).To(HaveKeyWithValue("extra", "x"))
@@ -96,20 +96,21 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Expect(k.Columns[1].Type).To(Equal(recordstore.TypeInteger))
 	})
 
-	It("commits the other entries of a batch when one targets a sealed stream (8)", func() {
+	It("commits the other entries of a batch when one targets a sealed stream", func() {
 		path := storePath()
 		startOwner(path, fast(), nil)
 		rows := func(prefix string, n int) *rt.Gen { return &rt.Gen{Prefix: prefix, Count: n} }
 		p := startProducer(path, fast(), nil,
 			appendGen("closed", "old", 0, 1),
 			rt.Step{Op: rt.OpSeal, Stream: "closed"},
-			rt.Step{Op: rt.OpPublish, Entries: []rt.PublishEntry{
+			rt.Step{Op: rt.OpPublish, Name: "publish-three-entries", Entries: []rt.PublishEntry{
 				{Op: recordstore.OpAppend, Stream: "s1", Kind: "event", Gen: rows("a", 2)},
 				{Op: recordstore.OpAppend, Stream: "closed", Kind: "event", Gen: rows("b", 1)},
 				{Op: recordstore.OpAppend, Stream: "s2", Kind: "event", Gen: rows("c", 3)},
 			}},
-			awaitAll(), scan("s1"), scan("s2"), rt.Step{Op: rt.OpMeta, Stream: "closed"})
-		l, err := p.Step(4, wait)
+			awaitAll().Named("await"), scan("s1").Named("scan-s1"), scan("s2").Named("scan-s2"),
+			rt.Step{Op: rt.OpMeta, Name: "meta-closed", Stream: "closed"})
+		l, err := p.StepNamed("await", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("sealed"), "%s", l)
 		var results []recordstore.BatchResult
@@ -124,43 +125,43 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Expect(res.Entries[1].Error.Code).To(Equal("sealed"))
 		Expect(*res.Entries[2].Append).To(Equal(recordstore.AppendResult{Stream: "s2", Kind: "event", From: 1, To: 3, Appended: 3}))
 
-		s1, err := p.MustStep(5, wait).Records()
+		s1, err := p.MustStepNamed("scan-s1", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s1).To(HaveLen(2))
-		s2, err := p.MustStep(6, wait).Records()
+		s2, err := p.MustStepNamed("scan-s2", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s2).To(HaveLen(3))
 		var meta recordstore.Meta
-		Expect(p.MustStep(7, wait).Decode(&meta)).To(Succeed())
+		Expect(p.MustStepNamed("meta-closed", wait).Decode(&meta)).To(Succeed())
 		Expect(meta.Sealed).To(BeTrue())
 		Expect(meta.Total).To(BeEquivalentTo(1))
 	})
 
-	It("fences a batch by generation after the stream was deleted and recreated (9)", func() {
+	It("fences a batch by generation after the stream was deleted and recreated", func() {
 		path := storePath()
 		startOwner(path, fast(), nil)
 		fenced := func(gen int64, prefix string) rt.Step {
-			return rt.Step{Op: rt.OpPublish, Entries: []rt.PublishEntry{{Op: recordstore.OpAppend, Stream: "g", Kind: "event",
+			return rt.Step{Op: rt.OpPublish, Name: "publish-" + prefix, Entries: []rt.PublishEntry{{Op: recordstore.OpAppend, Stream: "g", Kind: "event",
 				Generation: gen, Gen: &rt.Gen{Prefix: prefix, Count: 1}}}}
 		}
 		p := startProducer(path, fast(), nil,
 			appendGen("g", "one", 0, 2),
-			rt.Step{Op: rt.OpMeta, Stream: "g"},
+			rt.Step{Op: rt.OpMeta, Name: "meta-first", Stream: "g"},
 			rt.Step{Op: rt.OpDelete, Stream: "g"},
-			appendGen("g", "two", 0, 3),
-			fenced(1, "stale"), rt.Step{Op: rt.OpAwait, Ref: rt.Ref(5), Timeout: wait},
-			fenced(2, "fresh"), rt.Step{Op: rt.OpAwait, Ref: rt.Ref(7), Timeout: wait},
-			scan("g"))
+			appendGen("g", "two", 0, 3).Named("append-recreated"),
+			fenced(1, "stale"), rt.Step{Op: rt.OpAwait, Name: "await-stale", RefName: "publish-stale", Timeout: wait},
+			fenced(2, "fresh"), rt.Step{Op: rt.OpAwait, Name: "await-fresh", RefName: "publish-fresh", Timeout: wait},
+			scan("g").Named("scan"))
 		var meta recordstore.Meta
-		Expect(p.MustStep(2, wait).Decode(&meta)).To(Succeed())
+		Expect(p.MustStepNamed("meta-first", wait).Decode(&meta)).To(Succeed())
 		Expect(meta.Generation).To(BeEquivalentTo(1))
-		p.MustStep(4, wait)
-		l, err := p.Step(6, wait)
+		p.MustStepNamed("append-recreated", wait)
+		l, err := p.StepNamed("await-stale", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("not_found"), "%s", l)
-		res := batchResult(p.MustStep(8, wait))
+		res := batchResult(p.MustStepNamed("await-fresh", wait))
 		Expect(res.Entries[0].Append.From).To(BeEquivalentTo(4))
-		recs, err := p.MustStep(9, wait).Records()
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		keys := []string{}
 		for _, r := range recs {
@@ -169,7 +170,7 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Expect(keys).To(Equal(append(genKeys("two", 0, 3), rt.GenKey("fresh", 0))))
 	})
 
-	It("keeps a producer's order: fifty unawaited appends, then a seal (10)", func() {
+	It("keeps a producer's order: fifty unawaited appends, then a seal", func() {
 		path := storePath()
 		startOwner(path, fast(), nil)
 		const n = 50
@@ -177,19 +178,19 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		for i := range n {
 			steps = append(steps, publishGen("s", "o", i, 1))
 		}
-		steps = append(steps, rt.Step{Op: rt.OpSeal, Stream: "s", Timeout: wait}, awaitAll(), scan("s"))
+		steps = append(steps, rt.Step{Op: rt.OpSeal, Name: "seal", Stream: "s", Timeout: wait}, awaitAll().Named("await"), scan("s").Named("scan"))
 		p := startProducer(path, fast(), nil, steps...)
 		var sealed recordstore.Meta
-		Expect(p.MustStep(n+1, wait).Decode(&sealed)).To(Succeed())
+		Expect(p.MustStepNamed("seal", wait).Decode(&sealed)).To(Succeed())
 		Expect(sealed.Sealed).To(BeTrue())
 		Expect(sealed.HighSeq).To(BeEquivalentTo(n), "the seal was applied after every append")
 		var results []recordstore.BatchResult
-		Expect(p.MustStep(n+2, wait).Decode(&results)).To(Succeed())
+		Expect(p.MustStepNamed("await", wait).Decode(&results)).To(Succeed())
 		Expect(results).To(HaveLen(n))
 		for i, r := range results {
 			Expect(r.Entries[0].Append.From).To(BeEquivalentTo(i+1), "append %d", i)
 		}
-		recs, err := p.MustStep(n+3, wait).Records()
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(n))
 		for i, r := range recs {
@@ -197,7 +198,7 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		}
 	})
 
-	It("fails a batch of manifest format 2 at once into failed/, and its waiter with it (11)", func() {
+	It("fails a batch of manifest format 2 at once into failed/, and its waiter with it", func() {
 		path := storePath()
 		startOwner(path, fast(), nil)
 		name := handBatch(path, "s", []recordstore.Row{{"k": "f2"}}, func(dir string) {
@@ -208,8 +209,8 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 			Expect(os.WriteFile(mf, []byte(strings.Replace(string(b), `"format": 1,`, `"format": 2,`, 1)), 0o600)).To(Succeed())
 		})
 		expectFailed(path, name, "invalid", "format")
-		w := startProducer(path, fast(), nil, rt.Step{Op: rt.OpAwait, ID: name.ID, Timeout: wait})
-		l, err := w.Step(1, wait)
+		w := startProducer(path, fast(), nil, rt.Step{Op: rt.OpAwait, Name: "await-format-2", ID: name.ID, Timeout: wait})
+		l, err := w.StepNamed("await-format-2", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("invalid"), "%s", l)
 		Expect(batchResult(l).Outcome).To(Equal(recordstore.OutcomeFailed))
@@ -228,12 +229,12 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		})
 		p := startProducer(path, fast(), nil,
 			publishGen("s", "g0", 0, 3), publishGen("s", "g1", 0, 3), publishGen("s", "g2", 0, 3),
-			rt.Step{Op: rt.OpAwait, ID: poison.ID, Timeout: wait}, awaitAll(), scan("s"))
-		l, err := p.Step(4, wait)
+			rt.Step{Op: rt.OpAwait, Name: "await-poison", ID: poison.ID, Timeout: wait}, awaitAll().Named("await-good"), scan("s").Named("scan"))
+		l, err := p.StepNamed("await-poison", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("invalid"), "%s", l)
-		p.MustStep(5, wait)
-		recs, err := p.MustStep(6, wait).Records()
+		p.MustStepNamed("await-good", wait)
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		counts := lineKeyCounts(recs)
 		Expect(counts).To(HaveLen(9))
@@ -265,16 +266,17 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		Expect(d.Retry(ctx, still.String())).To(Succeed())
 
 		p := startProducer(path, fast(), nil,
-			rt.Step{Op: rt.OpAwait, ID: fixed.ID, Timeout: wait}, rt.Step{Op: rt.OpAwait, ID: still.ID, Timeout: wait}, scan("s"))
-		res := batchResult(p.MustStep(1, wait))
+			rt.Step{Op: rt.OpAwait, Name: "await-fixed", ID: fixed.ID, Timeout: wait},
+			rt.Step{Op: rt.OpAwait, Name: "await-still-bad", ID: still.ID, Timeout: wait}, scan("s").Named("scan"))
+		res := batchResult(p.MustStepNamed("await-fixed", wait))
 		Expect(res.Outcome).To(Equal(recordstore.OutcomeCommitted), "the ledger's failure was replaced")
 		Expect(res.Entries[0].Append.Appended).To(BeEquivalentTo(1))
-		l, err := p.Step(2, wait)
+		l, err := p.StepNamed("await-still-bad", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("invalid"), "%s", l)
 		Expect(batchResult(l).Outcome).To(Equal(recordstore.OutcomeFailed))
 		Expect(batchResult(l).Err().Error()).To(ContainSubstring("line 1"), "the new failure, not the checksum")
-		recs, err := p.MustStep(3, wait).Records()
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{"fixed-later": 1}))
 
@@ -300,14 +302,14 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 			})
 		})
 		p := startProducer(path, fast(), nil,
-			publishGen("s", "g0", 0, 3), rt.Step{Op: rt.OpAwait, ID: poison.ID, Timeout: wait},
-			publishGen("s", "g1", 0, 3), awaitAll(), scan("s"))
-		l, err := p.Step(2, wait)
+			publishGen("s", "g0", 0, 3), rt.Step{Op: rt.OpAwait, Name: "await-poison", ID: poison.ID, Timeout: wait},
+			publishGen("s", "g1", 0, 3), awaitAll().Named("await-good"), scan("s").Named("scan"))
+		l, err := p.StepNamed("await-poison", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Code).To(Equal("invalid"), "%s", l)
 		Expect(batchResult(l).Outcome).To(Equal(recordstore.OutcomeFailed))
-		p.MustStep(4, wait)
-		recs, err := p.MustStep(5, wait).Records()
+		p.MustStepNamed("await-good", wait)
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		counts := lineKeyCounts(recs)
 		Expect(counts).To(HaveLen(6), "the good batches only: %v", len(recs))
@@ -319,17 +321,17 @@ var _ = Describe("ingest across processes", Label("crash"), func() {
 		func(format string) {
 			path := storePath()
 			own := startOwner(path, fast(), nil,
-				rt.Step{Op: rt.OpAppend, Stream: "direct", Kind: "all_types", Rows: allTypeRows()},
-				scan("direct"), scan("spooled"))
+				rt.Step{Op: rt.OpAppend, Name: "append-direct", Stream: "direct", Kind: "all_types", Rows: allTypeRows()},
+				scan("direct").Named("scan-direct"), scan("spooled").Named("scan-spooled"))
 			p := startProducer(path, with(func(o *rt.StoreOptions) { o.Format = format }), nil,
 				declare(allTypesKind()),
-				rt.Step{Op: rt.OpAppend, Stream: "spooled", Kind: "all_types", Rows: allTypeRows(), Timeout: wait},
+				rt.Step{Op: rt.OpAppend, Name: "append-spooled", Stream: "spooled", Kind: "all_types", Rows: allTypeRows(), Timeout: wait},
 				closeStore())
-			Expect(p.MustStep(2, wait).Role).To(Equal(string(owner.RoleNonOwner)))
+			Expect(p.MustStepNamed("append-spooled", wait).Role).To(Equal(string(owner.RoleNonOwner)))
 			p.MustFinish(wait)
 			Expect(own.Release()).To(Succeed())
-			direct := own.MustStep(ownerHold+2, wait)
-			spooled := own.MustStep(ownerHold+3, wait)
+			direct := own.MustStepNamed("scan-direct", wait)
+			spooled := own.MustStepNamed("scan-spooled", wait)
 			Expect(string(spooled.Result)).To(Equal(string(direct.Result)))
 			recs, err := spooled.Records()
 			Expect(err).NotTo(HaveOccurred())

@@ -22,27 +22,27 @@ import (
 )
 
 var _ = Describe("roles across processes", Label("crash"), func() {
-	It("promotes a spooling child when the owner is SIGKILLed mid-append, with exact contiguous windows (1)", func() {
+	It("promotes a spooling child when the owner is SIGKILLed mid-append, with exact contiguous windows", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
 		const appends, per = 12, 10
 		var steps []rt.Step
 		for j := range appends {
-			steps = append(steps, appendGen("s", "p", j*per, per))
+			steps = append(steps, appendGen("s", "p", j*per, per).Named(fmt.Sprintf("append-%d", j)))
 		}
-		steps = append(steps, waitRole(owner.RoleOwner), scan("s"))
+		steps = append(steps, waitRole(owner.RoleOwner).Named("become-owner"), scan("s").Named("scan"))
 		p := startProducer(path, fast(), nil, steps...)
-		Expect(p.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
-		p.MustStep(3, wait) // three appends went through the owner
+		Expect(p.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
+		p.MustStepNamed("append-2", wait) // three appends went through the owner
 		Expect(own.Kill()).To(Succeed())
 
 		for j := range appends {
-			res := appendResult(p.MustStep(1+j, wait))
+			res := appendResult(p.MustStepNamed(fmt.Sprintf("append-%d", j), wait))
 			Expect(res).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event",
 				From: int64(j*per + 1), To: int64((j + 1) * per), Appended: per}), "append %d", j)
 		}
-		p.MustStep(appends+1, wait)
-		recs, err := p.MustStep(appends+2, wait).Records()
+		p.MustStepNamed("become-owner", wait)
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(appends * per))
 		for i, r := range recs {
@@ -51,11 +51,11 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		}
 	})
 
-	It("lets a short-lived child append while the owner runs, without becoming the owner (2)", func() {
+	It("lets a short-lived child append while the owner runs, without becoming the owner", func() {
 		path := storePath()
-		own := startOwner(path, fast(), nil, scan("s"))
-		cli := startProducer(path, fast(), nil, appendGen("s", "cli", 0, 5), closeStore())
-		l := cli.MustStep(1, wait)
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
+		cli := startProducer(path, fast(), nil, appendGen("s", "cli", 0, 5).Named("append"), closeStore())
+		l := cli.MustStepNamed("append", wait)
 		Expect(l.Role).To(Equal(string(owner.RoleNonOwner)))
 		Expect(appendResult(l)).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 5, Appended: 5}))
 		cli.MustFinish(wait)
@@ -64,13 +64,13 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		}
 
 		Expect(own.Release()).To(Succeed())
-		recs, err := own.MustStep(ownerHold+1, wait).Records()
+		recs, err := own.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(5))
 		own.MustFinish(wait)
 	})
 
-	It("lets a child that finds no owner drain a backlog left by others, then release the store (3)", func() {
+	It("lets a child that finds no owner drain a backlog left by others, then release the store", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
 		Expect(own.Stop()).To(Succeed())
@@ -82,9 +82,9 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		Expect(own.Kill()).To(Succeed())
 		Expect(incoming(path)).To(HaveLen(3))
 
-		cli := startProducer(path, fast(), nil, closeStore())
-		Expect(cli.MustStep(0, wait).Role).To(Equal(string(owner.RoleOwner)))
-		cli.MustStep(1, wait)
+		cli := startProducer(path, fast(), nil, closeStore().Named("close"))
+		Expect(cli.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleOwner)))
+		cli.MustStepNamed("close", wait)
 		cli.MustFinish(wait)
 		Expect(incoming(path)).To(BeEmpty())
 		_, err = owner.ReadState(owner.PathsFor(path).State)
@@ -102,7 +102,7 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		}
 	})
 
-	It("elects exactly one of three spooling children when the owner is killed, losing no batch (6)", func() {
+	It("elects exactly one of three spooling children when the owner is killed, losing no batch", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
 		const appends, per = 8, 5
@@ -110,19 +110,19 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		for i := range ps {
 			var steps []rt.Step
 			for j := range appends {
-				steps = append(steps, appendGen("s", fmt.Sprintf("p%d", i), j*per, per))
+				steps = append(steps, appendGen("s", fmt.Sprintf("p%d", i), j*per, per).Named(fmt.Sprintf("append-%d", j)))
 			}
 			ps[i] = startProducer(path, fast(), nil, append(steps, hold(), closeStore())...)
 		}
 		for _, p := range ps {
-			p.MustStep(1, wait)
+			p.MustStepNamed("append-0", wait)
 		}
 		Expect(own.Kill()).To(Succeed())
 
 		var windows [][2]int64
 		for _, p := range ps {
 			for j := range appends {
-				res := appendResult(p.MustStep(1+j, wait))
+				res := appendResult(p.MustStepNamed(fmt.Sprintf("append-%d", j), wait))
 				Expect(res.Appended).To(BeEquivalentTo(per))
 				windows = append(windows, [2]int64{res.From, res.To})
 			}
@@ -162,11 +162,11 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		}
 	})
 
-	It("ingests a batch published after the owner's final drain (post-unlock recheck) (7)", func() {
+	It("ingests a batch published after the owner's final drain (post-unlock recheck)", func() {
 		path := storePath()
 		own := startOwner(path, fast(), []rt.FailpointRule{failpoint(owner.FailAfterFinalDrain, rt.ActBlock)})
-		p := startProducer(path, fast(), nil, hold(), publishGen("s", "late", 0, 4), exitNow())
-		p.MustStep(0, wait)
+		p := startProducer(path, fast(), nil, hold(), publishGen("s", "late", 0, 4).Named("publish-late"), exitNow())
+		p.MustStepNamed("open", wait)
 		Expect(own.Release()).To(Succeed()) // the owner closes, and blocks after its final drain
 		fp := own.MustEvent(rt.EventFailpoint, wait)
 		Expect(fp.Name).To(Equal(owner.FailAfterFinalDrain))
@@ -174,7 +174,7 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Phase).To(Equal(owner.PhaseDraining), "a closing owner says so in its state file")
 		Expect(p.Release()).To(Succeed()) // the producer publishes and exits
-		p.MustStep(2, wait)
+		p.MustStepNamed("publish-late", wait)
 		_, err = p.Wait(wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(incoming(path)).To(HaveLen(1))
@@ -186,10 +186,10 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 			rt.GenKey("late", 0): 1, rt.GenKey("late", 1): 1, rt.GenKey("late", 2): 1, rt.GenKey("late", 3): 1}))
 	})
 
-	It("makes a child opening during the owner's start-up wait until the owner is ready (13)", func() {
+	It("makes a child opening during the owner's start-up wait until the owner is ready", func() {
 		path := storePath()
 		first := startProducer(path, fast(), []rt.FailpointRule{failpoint(owner.FailDuringStarting, rt.ActPause)},
-			declare(eventKind()), hold(), closeStore())
+			declare(eventKind()).Named("declare"), hold(), closeStore())
 		first.MustEvent(rt.EventFailpoint, wait)
 		st, err := owner.ReadState(owner.PathsFor(path).State)
 		Expect(err).NotTo(HaveOccurred())
@@ -197,27 +197,27 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		Expect(st.PID).To(Equal(first.Pid()))
 
 		impatient := startProducer(path, with(func(o *rt.StoreOptions) { o.StartWait = 300 * time.Millisecond }), nil)
-		l, err := impatient.Step(0, wait)
+		l, err := impatient.StepNamed("open", wait)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.OK).To(BeFalse())
 		Expect(l.Error).To(ContainSubstring("did not become ready"))
 
 		second := startProducer(path, fast(), nil, hold(), closeStore())
 		second.MustEvent(rt.EventStart, wait)
-		_, err = second.Step(0, 500*time.Millisecond)
+		_, err = second.StepNamed("open", 500*time.Millisecond)
 		Expect(err).To(HaveOccurred(), "the second child opened while the owner was starting")
 
 		Expect(first.Cont()).To(Succeed())
-		Expect(first.MustStep(0, wait).Role).To(Equal(string(owner.RoleOwner)))
-		Expect(second.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
-		first.MustStep(1, wait)
+		Expect(first.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleOwner)))
+		Expect(second.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
+		first.MustStepNamed("declare", wait)
 		Expect(first.Release()).To(Succeed())
 		first.MustFinish(wait)
 		Expect(second.Release()).To(Succeed())
 		second.MustFinish(wait)
 	})
 
-	It("refuses an exclusive lock held by another process, naming its pid (15)", func() {
+	It("refuses an exclusive lock held by another process, naming its pid", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
 		paths := owner.PathsFor(path)
@@ -251,14 +251,15 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		}, wait, 50*time.Millisecond).Should(BeTrue())
 
 		p := startProducer(path, fast(), nil,
-			publishGen("s", "q0", 0, 4), publishGen("s", "q1", 0, 4), publishGen("s", "q2", 0, 4), awaitAll(), closeStore())
-		Expect(p.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
-		p.MustStep(3, wait)
+			publishGen("s", "q0", 0, 4).Named("publish-q0"), publishGen("s", "q1", 0, 4).Named("publish-q1"),
+			publishGen("s", "q2", 0, 4).Named("publish-q2"), awaitAll().Named("await"), closeStore())
+		Expect(p.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
+		p.MustStepNamed("publish-q2", wait)
 		Expect(incoming(path)).To(HaveLen(3))
 
 		Expect(own.Cont()).To(Succeed())
 		var results []recordstore.BatchResult
-		Expect(p.MustStep(4, wait).Decode(&results)).To(Succeed())
+		Expect(p.MustStepNamed("await", wait).Decode(&results)).To(Succeed())
 		Expect(results).To(HaveLen(3))
 		for _, r := range results {
 			Expect(r.Outcome).To(Equal(recordstore.OutcomeCommitted))
@@ -279,7 +280,7 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 })
 
 var _ = Describe("one process opening a store twice", func() {
-	It("shares one handle, reference counted (16)", func(ctx SpecContext) {
+	It("shares one handle, reference counted", func(ctx SpecContext) {
 		path := storePath()
 		opts := owner.Options[*sqlite.Backend]{Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion}
 		a, err := owner.Open(ctx, opts)

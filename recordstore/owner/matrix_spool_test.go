@@ -6,6 +6,7 @@ package owner_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,35 +21,35 @@ import (
 )
 
 var _ = Describe("spool and signals across processes", Label("crash"), func() {
-	It("wakes a non-owner's Tail when the owner appends, without periodic rechecks (12)", func() {
+	It("wakes a non-owner's Tail when the owner appends, without periodic rechecks", func() {
 		path := storePath()
 		// Five commits, 200ms apart: each must wake the follower again.
 		var then []rt.Step
 		for i := range 5 {
-			then = append(then, rt.Step{Op: rt.OpSleep, Duration: 200 * time.Millisecond}, appendGen("s", "t", i, 1))
+			then = append(then, rt.Step{Op: rt.OpSleep, Duration: 200 * time.Millisecond}, appendGen("s", "t", i, 1).Named(fmt.Sprintf("append-%d", i)))
 		}
 		own := startOwner(path, fast(), nil, append(then, hold())...)
 		f := startProducer(path, with(func(o *rt.StoreOptions) { o.NoFollowRecheck = true }), nil,
-			rt.Step{Op: rt.OpTail, Stream: "s", Count: 5, Timeout: wait})
-		Expect(f.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
+			rt.Step{Op: rt.OpTail, Name: "tail", Stream: "s", Count: 5, Timeout: wait})
+		Expect(f.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
 		Expect(own.Release()).To(Succeed())
-		own.MustStep(ownerHold+len(then), wait)
-		expectTailed(f.MustStep(1, wait), 5)
+		own.MustStepNamed("append-4", wait)
+		expectTailed(f.MustStepNamed("tail", wait), 5)
 	})
 
 	// A commit made right after the follower's open returns must wake it
 	// too: the change feed's first data_version is read before that.
-	It("wakes a non-owner's Tail for a commit made right after it opened (12, at once)", func() {
+	It("wakes a non-owner's Tail for a commit made right after it opened", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil, appendGen("s", "t", 0, 3), hold())
 		f := startProducer(path, with(func(o *rt.StoreOptions) { o.NoFollowRecheck = true }), nil,
-			rt.Step{Op: rt.OpTail, Stream: "s", Count: 3, Timeout: wait})
-		f.MustStep(0, wait)
+			rt.Step{Op: rt.OpTail, Name: "tail", Stream: "s", Count: 3, Timeout: wait})
+		f.MustStepNamed("open", wait)
 		Expect(own.Release()).To(Succeed())
-		expectTailed(f.MustStep(1, wait), 3)
+		expectTailed(f.MustStepNamed("tail", wait), 3)
 	})
 
-	It("removes tmp folders by age, keeps young ones, and empties trash (14)", func() {
+	It("removes tmp folders by age, keeps young ones, and empties trash", func() {
 		path := storePath()
 		tmp := filepath.Join(spool.PathFor(path), string(spool.StateTmp))
 		spoolDir(path)
@@ -75,9 +76,9 @@ var _ = Describe("spool and signals across processes", Label("crash"), func() {
 			Should(ContainElement(young))
 	})
 
-	It("ingests through polling when the control socket was removed (17)", func() {
+	It("ingests through polling when the control socket was removed", func() {
 		path := storePath()
-		own := startOwner(path, fast(), nil, scan("s"))
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
 		st, err := owner.ReadState(owner.PathsFor(path).State)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Socket).NotTo(BeEmpty())
@@ -86,12 +87,12 @@ var _ = Describe("spool and signals across processes", Label("crash"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status.SocketAlive).To(BeFalse())
 
-		p := startProducer(path, fast(), nil, appendGen("s", "ns", 0, 5), appendGen("s", "ns", 5, 5), closeStore())
-		Expect(appendResult(p.MustStep(1, wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 5, Appended: 5}))
-		Expect(appendResult(p.MustStep(2, wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 6, To: 10, Appended: 5}))
+		p := startProducer(path, fast(), nil, appendGen("s", "ns", 0, 5).Named("append-first"), appendGen("s", "ns", 5, 5).Named("append-second"), closeStore())
+		Expect(appendResult(p.MustStepNamed("append-first", wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 5, Appended: 5}))
+		Expect(appendResult(p.MustStepNamed("append-second", wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 6, To: 10, Appended: 5}))
 		p.MustFinish(wait)
 		Expect(own.Release()).To(Succeed())
-		recs, err := own.MustStep(ownerHold+1, wait).Records()
+		recs, err := own.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(10))
 	})
@@ -129,7 +130,7 @@ var _ = Describe("spool and signals across processes", Label("crash"), func() {
 
 	It("ingests a batch once when its producer dies right after the commit of the publish", func() {
 		path := storePath()
-		own := startOwner(path, fast(), nil, scan("s"))
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
 		p := startProducer(path, fast(), nil,
 			rt.Step{Op: rt.OpArm, Failpoint: &rt.FailpointRule{Name: spool.StepCommitted, Action: rt.ActKill}},
 			publishGen("s", "done", 0, 3))
@@ -139,7 +140,7 @@ var _ = Describe("spool and signals across processes", Label("crash"), func() {
 		Expect(p.Killed()).To(BeTrue())
 		Eventually(func() []spool.BatchName { return incoming(path) }, wait).Should(BeEmpty())
 		Expect(own.Release()).To(Succeed())
-		recs, err := own.MustStep(ownerHold+1, wait).Records()
+		recs, err := own.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{
 			rt.GenKey("done", 0): 1, rt.GenKey("done", 1): 1, rt.GenKey("done", 2): 1}))

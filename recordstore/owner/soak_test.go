@@ -40,14 +40,15 @@ const (
 // appends are writes, acknowledged by its flushes.
 type soakRun struct {
 	prefix  string
-	appends []int // step index of append j (of write j for a Writer)
+	appends []string // step name of append j (of write j for a Writer)
 	flushes []soakFlush
 	c       *rt.Child
 }
 
-// soakFlush is a Writer producer's flush step and the writes it answers.
+// soakFlush is a Writer producer's flush step (its name) and the writes
+// it answers.
 type soakFlush struct {
-	step   int
+	step   string
 	writes []int
 }
 
@@ -69,15 +70,19 @@ var _ = Describe("soak", Label("soak"), func() {
 			var unflushed []int
 			for j := range appends {
 				steps = append(steps, rt.Step{Op: rt.OpSleep, Duration: time.Duration(rng.IntN(10)) * time.Millisecond})
-				r.appends = append(r.appends, len(steps)+1) // +1: the open step comes first
 				if i != 0 {
-					steps = append(steps, appendGen("s", r.prefix, j*soakPer, soakPer))
+					name := fmt.Sprintf("append-%d", j)
+					r.appends = append(r.appends, name)
+					steps = append(steps, appendGen("s", r.prefix, j*soakPer, soakPer).Named(name))
 					continue
 				}
-				steps = append(steps, writeGen("s", r.prefix, j*soakPer, soakPer))
+				name := fmt.Sprintf("write-%d", j)
+				r.appends = append(r.appends, name)
+				steps = append(steps, writeGen("s", r.prefix, j*soakPer, soakPer).Named(name))
 				if unflushed = append(unflushed, j); len(unflushed) == soakFlushes || j == appends-1 {
-					r.flushes = append(r.flushes, soakFlush{step: len(steps) + 1, writes: unflushed})
-					steps = append(steps, rt.Step{Op: rt.OpFlush, Timeout: wait})
+					flush := fmt.Sprintf("flush-%d", len(r.flushes))
+					r.flushes = append(r.flushes, soakFlush{step: flush, writes: unflushed})
+					steps = append(steps, rt.Step{Op: rt.OpFlush, Name: flush, Timeout: wait})
 					unflushed = nil
 				}
 			}
@@ -172,7 +177,7 @@ func checkSoak(path string, runs []*soakRun) {
 		}
 	}
 	for _, r := range runs {
-		if l, ok := stepLine(r.c, 0); ok {
+		if l, ok := stepLine(r.c, "open"); ok {
 			Expect(l.OK).To(BeTrue(), "run %s could not open the store: %s", r.prefix, l)
 		}
 		if r.flushes != nil {
@@ -244,8 +249,12 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// stepLine returns the line a child printed for step i, if it did.
-func stepLine(c *rt.Child, i int) (rt.Line, bool) {
+// stepLine returns the line a child printed for the step named name, if it
+// did.
+func stepLine(c *rt.Child, name string) (rt.Line, bool) {
+	GinkgoHelper()
+	i, ok := c.Script.StepIndex(name)
+	Expect(ok).To(BeTrue(), "the script names no step %q", name)
 	for _, l := range c.Lines() {
 		if l.Step == i && l.Op == c.Script.Steps[i].Op {
 			return l, true

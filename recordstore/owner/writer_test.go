@@ -234,32 +234,32 @@ var _ = Describe("the role-aware Writer across processes", Label("crash"), func(
 	It("keeps a producer child's batches exactly once and in order while the owner is SIGKILLed between its deliveries", func() {
 		path := storePath()
 		own := startOwner(path, fast(), nil)
-		write := func(from int) rt.Step {
-			return rt.Step{Op: rt.OpWrite, Stream: "s", Kind: "event", BatchRows: 10,
-				Gen: &rt.Gen{Prefix: "w", From: from, Count: 5}, Timeout: wait}
+		write := func(i int) rt.Step {
+			return rt.Step{Op: rt.OpWrite, Name: fmt.Sprintf("write-%d", i), Stream: "s", Kind: "event", BatchRows: 10,
+				Gen: &rt.Gen{Prefix: "w", From: i * 5, Count: 5}, Timeout: wait}
 		}
 		var steps []rt.Step
 		for i := range 6 {
-			steps = append(steps, write(i*5))
+			steps = append(steps, write(i))
 		}
 		steps = append(steps, hold())
 		for i := 6; i < 12; i++ {
-			steps = append(steps, write(i*5))
+			steps = append(steps, write(i))
 		}
-		steps = append(steps, rt.Step{Op: rt.OpFlush, Timeout: wait}, scan("s"), closeStore())
+		steps = append(steps, rt.Step{Op: rt.OpFlush, Name: "flush", Timeout: wait}, scan("s").Named("scan"), closeStore())
 		p := startProducer(path, fast(), nil, append([]rt.Step{hold()}, steps...)...)
-		Expect(p.MustStep(0, wait).Role).To(Equal(string(owner.RoleNonOwner)))
+		Expect(p.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
 		Expect(own.Stop()).To(Succeed()) // the owner ingests nothing more
 		Expect(p.Release()).To(Succeed())
-		p.MustStep(7, wait) // then it holds: two batches of ten published, not applied, ten rows queued
+		p.MustStepNamed("write-5", wait) // then it holds: two batches of ten published, not applied, ten rows queued
 		Expect(entries(path, spool.StateIncoming)).To(HaveLen(2))
 		Expect(own.Kill()).To(Succeed())
 		Expect(p.Release()).To(Succeed())
 
 		var results []recordstore.BatchResult
-		Expect(p.MustStep(15, wait).Decode(&results)).To(Succeed())
+		Expect(p.MustStepNamed("flush", wait).Decode(&results)).To(Succeed())
 		Expect(windows(results)).To(Equal([][2]int64{{1, 10}, {11, 20}, {21, 30}, {31, 40}, {41, 50}, {51, 60}}))
-		recs, err := p.MustStep(16, wait).Records()
+		recs, err := p.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(60))
 		for i, r := range recs {
