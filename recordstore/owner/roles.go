@@ -15,10 +15,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// ErrStartTimeout is returned by Open when the owner did not become ready
-// within StartWait.
-var ErrStartTimeout = errors.New("owner did not become ready")
-
 // waitReady waits until the owner's state says ready, or until this process
 // takes the lock itself (the owner went away), bounded by StartWait.
 func (s *Store[T]) waitReady(ctx context.Context) (State, bool, error) {

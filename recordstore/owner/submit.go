@@ -16,27 +16,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// ErrPending is the sentinel of PendingError.
-var ErrPending = errors.New("pending")
-
-// PendingError is returned when the caller's context ended before the
-// owner applied a published batch. The batch is durable in the spool and
-// will be applied exactly once; Store.Await resumes waiting for it. Do not
-// blindly retry a write to an unkeyed kind: it would be applied twice.
-type PendingError struct {
-	BatchID string
-}
-
-func (e *PendingError) Error() string {
-	return "batch " + e.BatchID + " is spooled and not applied yet"
-}
-
-// Unwrap makes errors.Is(err, ErrPending) true.
-func (e *PendingError) Unwrap() error { return ErrPending }
-
-// ErrorCode is "pending", the code the CLI prints.
-func (e *PendingError) ErrorCode() string { return "pending" }
-
 // awaitPoll is the ledger polling period when the socket cannot help.
 const awaitPoll = 25 * time.Millisecond
 
