@@ -100,7 +100,7 @@ type Options[T Target] struct {
 	GC spool.GCOptions
 	// LedgerRetention is how long ledger rows are kept; default 7 days.
 	LedgerRetention time.Duration
-	// Spool configures the spool folder (limits, clock, fault injection).
+	// Spool configures the spool folder (limits, clock, failpoints).
 	// Its Prepare is always set: a store keeps one empty batch folder
 	// ready for its next publish, removed by Close.
 	Spool spool.Options

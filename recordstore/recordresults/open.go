@@ -56,7 +56,7 @@ type Options struct {
 	Events owner.Events
 	// Failpoint is called at the owner's named points (crash tests).
 	Failpoint func(name string)
-	// Spool configures the spool folder (limits, fault injection).
+	// Spool configures the spool folder (limits, failpoints).
 	Spool spool.Options
 
 	// MustExist refuses, with an error wrapping recordstore.ErrNotFound
