@@ -370,7 +370,7 @@ func (s *Store[T]) recheck() error {
 // a batch that could not be applied stays in incoming/, durable, for the
 // next owner, and is someone else's work — the caller's own writes were
 // answered before Close — so it is logged as a warning and Close does not
-// fail for it. Only a failed fsync (fsutil.ErrSync), which stopped this
+// fail for it. Only a failed fsync (recordstore.ErrFsync), which stopped this
 // writer, is returned.
 func (s *Store[T]) leftBehind(err error) error {
 	if err == nil {

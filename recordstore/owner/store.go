@@ -435,7 +435,7 @@ func (s *Store[T]) fatal() error {
 // transiently, or one DrainOnClose left no time for) is not an error of
 // Close: it stays in incoming/, durable, for the next owner, and a warning
 // is logged. Close fails for its own work only: the state file, the lock,
-// the backend, the spool folder, or an fsync failure (fsutil.ErrSync) of
+// the backend, the spool folder, or an fsync failure (recordstore.ErrFsync) of
 // this writer. On error the lock is released and the backend closed all
 // the same.
 func (s *Store[T]) Close() error {

@@ -56,7 +56,7 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 // waiting, and returns the batch id. Publishes of one process are
 // serialized so that its producer seqs reach incoming/ in order and a
 // failed publish leaves no gap. On error nothing was published (an fsync
-// error of the commit, wrapping fsutil.ErrSync, is the exception: the batch
+// error of the commit, wrapping recordstore.ErrFsync, is the exception: the batch
 // may be there; the error is fatal for this writer).
 func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, error) {
 	id, err := s.publish(ctx, b)
