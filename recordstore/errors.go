@@ -6,6 +6,8 @@ package recordstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 )
 
 // Sentinels, grouped by what the caller did wrong. Every error a backend
@@ -37,6 +39,17 @@ var (
 	// without a way to submit the mutation to the store's owner.
 	ErrReadOnly = errors.New("read only")
 )
+
+// ErrFsync is wrapped by every error that reports a failed fsync, whichever
+// package returns it: a spool publish, an owner's write, Sync or Close, a
+// SQLite backend's Sync. It is fatal for the writer that saw it: after a
+// failed fsync the kernel may have dropped the dirty pages, and a retry
+// could report success for data that is gone ("fsyncgate", PostgreSQL
+// 2018). Do not retry: stop writing through that Store or Backend, close
+// it, and open the store again. Reopening recovers from the files: a spooled batch whose folder is still
+// in incoming/ is applied by the next owner, exactly once. ErrFsync has
+// no code of its own: Code reports it as CodeInternal.
+var ErrFsync = fsutil.ErrSync
 
 // Codes pairs every sentinel with its stable, machine-readable code.
 var codes = []struct {

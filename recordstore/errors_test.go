@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 )
 
 var _ = Describe("error codes", func() {
@@ -30,4 +31,17 @@ var _ = Describe("error codes", func() {
 		Expect(recordstore.Code(nil)).To(Equal(""))
 		Expect(recordstore.SentinelForCode(recordstore.CodeInternal)).To(BeNil())
 	})
+
+	It("finds ErrFsync in every error the durable-file helper reports for a failed fsync, with code internal", func() {
+		h := &fsutil.Helper{FS: syncFailsFS{}}
+		err := h.WriteFile(GinkgoT().TempDir()+"/f", []byte("x"), fsutil.FileMode)
+		Expect(errors.Is(err, recordstore.ErrFsync)).To(BeTrue(), "%v", err)
+		Expect(recordstore.Code(err)).To(Equal(recordstore.CodeInternal))
+		Expect(recordstore.SentinelForCode(recordstore.CodeInternal)).To(BeNil())
+	})
 })
+
+// syncFailsFS is the real file system whose folder fsyncs fail.
+type syncFailsFS struct{ fsutil.OS }
+
+func (syncFailsFS) SyncDir(string) error { return errors.New("input/output error") }

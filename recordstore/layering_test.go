@@ -54,6 +54,9 @@ var layerRules = []layerRule{
 	// benchdata generates rows for benchmarks; it is never imported by
 	// the core.
 	{Under: "recordstore/internal/benchdata", May: []string{"recordstore"}},
+	// seams reaches unexported fault-injection fields of other packages'
+	// options, which hold fsutil helpers.
+	{Under: "recordstore/internal/seams", May: []string{"recordstore/internal/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 	{Under: "recordstore/spool", May: []string{"recordstore", "recordstore/internal/..."}},
 	{Under: "recordstore/spool/parquet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool"}},
 	{Under: "recordstore/sqlite", May: []string{"recordstore", "recordstore/internal/..."}},

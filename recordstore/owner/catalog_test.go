@@ -18,6 +18,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	rt "github.com/fb46ecde/records/recordstoretest"
@@ -29,7 +30,7 @@ const otherVersion = sqlite.CatalogVersion + 1
 // openOtherVersion opens the store at path in this process as a build of
 // otherVersion, detached when detached is set, counting its publishes in
 // published. A store it opens is closed at the end of the spec.
-func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*owner.Store[*sqlite.Backend], error) {
+func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*recordresults.Store, error) {
 	opts := owner.Options[*sqlite.Backend]{
 		Path: path, Open: sqliteOpener(path), CatalogVersion: otherVersion,
 		StartWait: wait, PollMin: 5 * time.Millisecond, PollMax: 100 * time.Millisecond,
@@ -54,7 +55,7 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 // detachedBeside starts an owner child of path (this build, options opts)
 // and opens path here as a process of another catalog version, detached;
 // published counts the batches this process publishes.
-func detachedBeside(ctx context.Context, path string, opts *rt.StoreOptions) (*rt.Child, *owner.Store[*sqlite.Backend], *atomic.Int64) {
+func detachedBeside(ctx context.Context, path string, opts *rt.StoreOptions) (*rt.Child, *recordresults.Store, *atomic.Int64) {
 	GinkgoHelper()
 	own := startOwner(path, opts, nil)
 	published := new(atomic.Int64)

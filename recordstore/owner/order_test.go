@@ -13,13 +13,14 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // openInProcess opens the store in this process, polling fast, with the
 // options set changes; it is closed when the spec ends.
-func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *owner.Store[*sqlite.Backend] {
+func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *recordresults.Store {
 	GinkgoHelper()
 	o := owner.Options[*sqlite.Backend]{
 		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
@@ -35,7 +36,7 @@ func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *ow
 }
 
 // openOrdered opens the store here as owner with gapWait.
-func openOrdered(path string, gapWait time.Duration) *owner.Store[*sqlite.Backend] {
+func openOrdered(path string, gapWait time.Duration) *recordresults.Store {
 	GinkgoHelper()
 	s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.GapWait = gapWait })
 	Expect(s.Role()).To(Equal(owner.RoleOwner))
@@ -43,7 +44,7 @@ func openOrdered(path string, gapWait time.Duration) *owner.Store[*sqlite.Backen
 }
 
 // outcome returns the ledger's outcome of batch n ("" while it has none).
-func outcome(s *owner.Store[*sqlite.Backend], n spool.BatchName) recordstore.BatchOutcome {
+func outcome(s *recordresults.Store, n spool.BatchName) recordstore.BatchOutcome {
 	GinkgoHelper()
 	res, err := s.Backend().BatchOutcome(context.Background(), n.ID)
 	if errors.Is(err, recordstore.ErrNotFound) {
@@ -54,7 +55,7 @@ func outcome(s *owner.Store[*sqlite.Backend], n spool.BatchName) recordstore.Bat
 }
 
 // streamKeys returns the k column of stream's rows, in seq order.
-func streamKeys(s *owner.Store[*sqlite.Backend], stream string) []string {
+func streamKeys(s *recordresults.Store, stream string) []string {
 	GinkgoHelper()
 	recs, err := s.Backend().Scan(context.Background(), stream, recordstore.ScanOptions{})
 	Expect(err).NotTo(HaveOccurred())

@@ -15,10 +15,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// ErrStartTimeout is returned by Open when the owner did not become ready
-// within StartWait.
-var ErrStartTimeout = errors.New("owner did not become ready")
-
 // waitReady waits until the owner's state says ready, or until this process
 // takes the lock itself (the owner went away), bounded by StartWait.
 func (s *Store[T]) waitReady(ctx context.Context) (State, bool, error) {
@@ -374,7 +370,7 @@ func (s *Store[T]) recheck() error {
 // a batch that could not be applied stays in incoming/, durable, for the
 // next owner, and is someone else's work — the caller's own writes were
 // answered before Close — so it is logged as a warning and Close does not
-// fail for it. Only a failed fsync (fsutil.ErrSync), which stopped this
+// fail for it. Only a failed fsync (recordstore.ErrFsync), which stopped this
 // writer, is returned.
 func (s *Store[T]) leftBehind(err error) error {
 	if err == nil {

@@ -82,7 +82,7 @@ func ReadState(path string) (State, error) {
 
 // WriteState replaces the state file atomically (temp, fsync, rename, fsync
 // folder). On error the previous state file is unchanged, unless the error
-// wraps fsutil.ErrSync, which is fatal for the owner.
+// wraps recordstore.ErrFsync, which is fatal for the owner.
 func WriteState(path string, st State) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

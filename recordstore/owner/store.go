@@ -100,7 +100,7 @@ type Options[T Target] struct {
 	GC spool.GCOptions
 	// LedgerRetention is how long ledger rows are kept; default 7 days.
 	LedgerRetention time.Duration
-	// Spool configures the spool folder (limits, clock, fault injection).
+	// Spool configures the spool folder (limits, clock, failpoints).
 	// Its Prepare is always set: a store keeps one empty batch folder
 	// ready for its next publish, removed by Close.
 	Spool spool.Options
@@ -435,7 +435,7 @@ func (s *Store[T]) fatal() error {
 // transiently, or one DrainOnClose left no time for) is not an error of
 // Close: it stays in incoming/, durable, for the next owner, and a warning
 // is logged. Close fails for its own work only: the state file, the lock,
-// the backend, the spool folder, or an fsync failure (fsutil.ErrSync) of
+// the backend, the spool folder, or an fsync failure (recordstore.ErrFsync) of
 // this writer. On error the lock is released and the backend closed all
 // the same.
 func (s *Store[T]) Close() error {

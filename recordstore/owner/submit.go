@@ -16,27 +16,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// ErrPending is the sentinel of PendingError.
-var ErrPending = errors.New("pending")
-
-// PendingError is returned when the caller's context ended before the
-// owner applied a published batch. The batch is durable in the spool and
-// will be applied exactly once; Store.Await resumes waiting for it. Do not
-// blindly retry a write to an unkeyed kind: it would be applied twice.
-type PendingError struct {
-	BatchID string
-}
-
-func (e *PendingError) Error() string {
-	return "batch " + e.BatchID + " is spooled and not applied yet"
-}
-
-// Unwrap makes errors.Is(err, ErrPending) true.
-func (e *PendingError) Unwrap() error { return ErrPending }
-
-// ErrorCode is "pending", the code the CLI prints.
-func (e *PendingError) ErrorCode() string { return "pending" }
-
 // awaitPoll is the ledger polling period when the socket cannot help.
 const awaitPoll = 25 * time.Millisecond
 
@@ -77,7 +56,7 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 // waiting, and returns the batch id. Publishes of one process are
 // serialized so that its producer seqs reach incoming/ in order and a
 // failed publish leaves no gap. On error nothing was published (an fsync
-// error of the commit, wrapping fsutil.ErrSync, is the exception: the batch
+// error of the commit, wrapping recordstore.ErrFsync, is the exception: the batch
 // may be there; the error is fatal for this writer).
 func (s *Store[T]) Publish(ctx context.Context, b recordstore.Batch) (string, error) {
 	id, err := s.publish(ctx, b)

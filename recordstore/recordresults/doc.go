@@ -9,6 +9,11 @@
 // promote themselves when the owner goes away. The *Store's Backend is the
 // same value for the process's whole life, whatever its role.
 //
+// Store and Writer are the names of the common case: the owner package's
+// generic Store and Writer over the SQLite backend
+// (owner.Store[*sqlite.Backend], owner.Writer[*sqlite.Backend]). Use them
+// rather than spelling the instantiation out.
+//
 // Errors of the HTTP API carry the code and message of recordstore.Code and
 // recordstore.Message, the same ones the query command prints.
 package recordresults

@@ -21,10 +21,12 @@ import (
 	_ "github.com/fb46ecde/records/recordstore/spool/parquet" // read Parquet batches
 )
 
-// Store is a store opened by Open.
+// Store is a store opened by Open: the owner package's Store over the
+// SQLite backend, under the name to use for it.
 type Store = owner.Store[*sqlite.Backend]
 
-// Writer is the bulk writer of a Store (Store.NewWriter).
+// Writer is the role-aware bulk writer of a Store (Store.NewWriter); not
+// to be confused with spool.Writer, which it is built on.
 type Writer = owner.Writer[*sqlite.Backend]
 
 // Options configure Open. The zero value is usable.
@@ -54,7 +56,7 @@ type Options struct {
 	Events owner.Events
 	// Failpoint is called at the owner's named points (crash tests).
 	Failpoint func(name string)
-	// Spool configures the spool folder (limits, fault injection).
+	// Spool configures the spool folder (limits, failpoints).
 	Spool spool.Options
 
 	// MustExist refuses, with an error wrapping recordstore.ErrNotFound

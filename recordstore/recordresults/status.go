@@ -6,17 +6,33 @@ package recordresults
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 )
 
-// Status is the printed form of an owner.Status. Times are in the stored
-// datetime form (UTC, microseconds). When no process owns the store
+// Status is an owner.Status as it is printed: it is the owner's status,
+// with the damage the serving process met beside it. Its JSON form differs
+// from owner.Status's: times are in the stored datetime form (UTC,
+// microseconds; "" when zero), lastError is always there, and role,
+// heartbeatAgeMs and hint are left out. When no process owns the store
 // (phase "none") it prints as {"phase":"none"} alone (with "corrupt" when
 // set).
 type Status struct {
+	owner.Status
+	// Corrupt, when not empty, is the damage the serving process met in
+	// the live file (code corrupt); absent otherwise.
+	Corrupt string
+}
+
+// NewStatus returns the printed form of st.
+func NewStatus(st owner.Status) Status { return Status{Status: st} }
+
+// printedStatus is the JSON form of a Status, field by field in the order
+// it is printed. A spec checks that it prints every field of owner.State.
+type printedStatus struct {
 	Instance       string          `json:"instance"`
 	PID            int             `json:"pid"`
 	Host           string          `json:"host"`
@@ -33,26 +49,9 @@ type Status struct {
 	Failed         int             `json:"failed"`
 	Refused        int             `json:"refused"`
 	LastError      string          `json:"lastError"`
-	// SocketAlive is true when the owner answered over its socket.
-	SocketAlive bool `json:"socketAlive"`
-	// Stale is true when the heartbeat is older than three intervals, or
-	// the state says ready but the owner's pid is gone.
-	Stale bool `json:"stale"`
-	// Corrupt, when not empty, is the damage the serving process met in
-	// the live file (code corrupt); absent otherwise.
-	Corrupt string `json:"corrupt,omitempty"`
-}
-
-// NewStatus returns the printed form of st.
-func NewStatus(st owner.Status) Status {
-	return Status{
-		Instance: st.Instance, PID: st.PID, Host: st.Host, Build: st.Build,
-		Phase: st.Phase, Epoch: st.Epoch,
-		StartedAt: datetime(st.StartedAt), HeartbeatAt: datetime(st.HeartbeatAt),
-		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
-		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
-		SocketAlive: st.SocketAlive, Stale: st.Stale,
-	}
+	SocketAlive    bool            `json:"socketAlive"`
+	Stale          bool            `json:"stale"`
+	Corrupt        string          `json:"corrupt,omitempty"`
 }
 
 // MarshalJSON prints {"phase":"none"} when no process owns the store (with
@@ -64,8 +63,40 @@ func (s Status) MarshalJSON() ([]byte, error) {
 			Corrupt string      `json:"corrupt,omitempty"`
 		}{s.Phase, s.Corrupt})
 	}
-	type fields Status // without this method
-	return json.Marshal(fields(s))
+	st := s.State
+	return json.Marshal(printedStatus{
+		Instance: st.Instance, PID: st.PID, Host: st.Host, Build: st.Build,
+		Phase: st.Phase, Epoch: st.Epoch,
+		StartedAt: datetime(st.StartedAt), HeartbeatAt: datetime(st.HeartbeatAt),
+		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
+		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
+		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON prints (a client of GET
+// /api/v1/status). A time that is not RFC 3339 text is an error wrapping
+// recordstore.ErrInvalid; an empty one is the zero time.
+func (s *Status) UnmarshalJSON(data []byte) error {
+	var p printedStatus
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	started, err := parseDatetime(p.StartedAt)
+	if err != nil {
+		return fmt.Errorf("status startedAt: %w", err)
+	}
+	heartbeat, err := parseDatetime(p.HeartbeatAt)
+	if err != nil {
+		return fmt.Errorf("status heartbeatAt: %w", err)
+	}
+	*s = Status{Status: owner.Status{State: owner.State{
+		Instance: p.Instance, PID: p.PID, Host: p.Host, Build: p.Build,
+		Phase: p.Phase, Epoch: p.Epoch, StartedAt: started, HeartbeatAt: heartbeat,
+		Store: p.Store, CatalogVersion: p.CatalogVersion, Socket: p.Socket, Spool: p.Spool,
+		Backlog: p.Backlog, Failed: p.Failed, Refused: p.Refused, LastError: p.LastError,
+	}, SocketAlive: p.SocketAlive, Stale: p.Stale}, Corrupt: p.Corrupt}
+	return nil
 }
 
 func datetime(t time.Time) string {
@@ -73,4 +104,11 @@ func datetime(t time.Time) string {
 		return ""
 	}
 	return recordstore.FormatDatetime(t)
+}
+
+func parseDatetime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return recordstore.ParseDatetime(s)
 }

@@ -20,7 +20,9 @@ import (
 // Batch is a loaded batch: its manifest has been decoded and validated,
 // its name matches the manifest, and every data file is a plain file of
 // the declared size. Checksums and rows are checked as entries are read.
-// A Batch is not safe for concurrent use.
+// A Batch is not safe for concurrent use. It is the folder on disk, not
+// the recordstore.Batch an owner makes of it to apply it (see the
+// glossary in docs/concepts.md).
 type Batch struct {
 	// Name is the parsed folder name.
 	Name BatchName

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/internal/seams"
 )
 
 // State is one of the spool's folders.
@@ -52,9 +53,6 @@ var DefaultLimits = Limits{MaxRows: 1_000_000, MaxBytes: 256 << 20}
 
 // Options configure a Dir. The zero value is ready to use.
 type Options struct {
-	// FS is the durable-file helper; nil means fsutil.Default. Tests pass
-	// one with an injecting FS.
-	FS *fsutil.Helper
 	// Logger receives debug events; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (GC ages, batch creation); nil means time.Now.
@@ -71,6 +69,15 @@ type Options struct {
 	// producer's publish then skips a mkdir and two file creations. A
 	// process killed with one ready leaves it to tmp/ GC.
 	Prepare bool
+
+	// fs is the durable-file helper; nil means fsutil.Default. Only tests
+	// set it, to inject faults: through seams.SetSpoolFS, or WithFS of
+	// this package's own tests.
+	fs *fsutil.Helper
+}
+
+func init() {
+	seams.SetSpoolFS = func(opts any, h *fsutil.Helper) { opts.(*Options).fs = h }
 }
 
 // Dir is an open spool folder. It is safe for concurrent use; the
@@ -97,7 +104,7 @@ func Open(ctx context.Context, storePath string, opts Options) (*Dir, error) {
 // four sub-folders, durably, with mode 0700. Existing folders keep their
 // mode.
 func OpenRoot(ctx context.Context, root string, opts Options) (*Dir, error) {
-	d := &Dir{root: filepath.Clean(root), fs: opts.FS, log: opts.Logger, now: opts.Now,
+	d := &Dir{root: filepath.Clean(root), fs: opts.fs, log: opts.Logger, now: opts.Now,
 		failpoint: opts.Failpoint, limits: effectiveLimits(opts.Limits), prepare: opts.Prepare}
 	if d.fs == nil {
 		d.fs = fsutil.Default

@@ -6,7 +6,15 @@ import (
 	"context"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 )
+
+// WithFS returns opts with h as the durable-file helper, whose FS the test
+// makes fail.
+func WithFS(opts Options, h *fsutil.Helper) Options {
+	opts.fs = h
+	return opts
+}
 
 // ScanLine parses one NDJSON line of kind with the schema-aware scanner.
 func ScanLine(kind *recordstore.Kind, line []byte) (recordstore.Values, error) {

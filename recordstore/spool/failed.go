@@ -139,7 +139,7 @@ type Failure struct {
 //
 // On disk when it returns an error: the batch is still in incoming/
 // (perhaps with error.json written inside, which loading ignores, and its
-// retry mark and attempts record removed), or — after an fsync error (fsutil.ErrSync) — in
+// retry mark and attempts record removed), or — after an fsync error (recordstore.ErrFsync) — in
 // failed/ but perhaps not durably.
 func (d *Dir) MoveToFailed(ctx context.Context, name string, reason error) error {
 	if err := checkEntryName(name); err != nil {

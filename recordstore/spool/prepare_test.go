@@ -257,7 +257,7 @@ var _ = Describe("prepared batch folders", func() {
 	It("goes without a prepared folder when the preparation cannot make one, through the durable helper's FS", func() {
 		mk := &mkdirFails{}
 		Expect(d.Close()).To(Succeed())
-		d = newDir(spool.Options{Prepare: true, FS: &fsutil.Helper{FS: mk}})
+		d = newDir(spool.WithFS(spool.Options{Prepare: true}, &fsutil.Helper{FS: mk}))
 		publish := func() {
 			GinkgoHelper()
 			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
@@ -282,7 +282,7 @@ var _ = Describe("prepared batch folders", func() {
 		BeforeEach(func() {
 			log = &fsyncLog{}
 			Expect(d.Close()).To(Succeed())
-			d = newDir(spool.Options{Prepare: true, FS: &fsutil.Helper{FS: log}})
+			d = newDir(spool.WithFS(spool.Options{Prepare: true}, &fsutil.Helper{FS: log}))
 		})
 
 		It("the preparation fsyncs the folder, so a publish filling just its files fsyncs those and incoming/", func() {
@@ -313,7 +313,7 @@ var _ = Describe("prepared batch folders", func() {
 		})
 
 		It("a publish into a fresh folder fsyncs it", func() {
-			d = newDir(spool.Options{FS: &fsutil.Helper{FS: log}}) // no preparation
+			d = newDir(spool.WithFS(spool.Options{}, &fsutil.Helper{FS: log})) // no preparation
 			name, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 			Expect(err).NotTo(HaveOccurred())
 			folder := d.Path(spool.StateTmp, name.Instance+"-"+name.ID)

@@ -47,7 +47,7 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // Writer does at 64 MiB.
 //
 // On error nothing is in incoming and the tmp folder has been removed,
-// with one exception: an fsync error (fsutil.ErrSync) of the final rename
+// with one exception: an fsync error (recordstore.ErrFsync) of the final rename
 // means the batch may or may not be in incoming; the caller must treat
 // it as fatal for the writer. Publishing the same delivery again (same id)
 // first removes a tmp folder left by an earlier attempt.

@@ -1,6 +1,8 @@
 // Package sqlite is the SQLite backend of records (modernc.org/sqlite, pure
-// Go): a recordstore.Backend, recordstore.Sweeper, recordstore.BatchAppender
-// and recordstore.ChangeSource in one file.
+// Go): one type, Backend, that is a recordstore.Backend,
+// recordstore.Sweeper, recordstore.BatchAppender and
+// recordstore.ChangeSource over a store's data held in a single SQLite
+// database file (the live file, with its -wal and -shm; see below).
 //
 // # Files on disk
 //

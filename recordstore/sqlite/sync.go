@@ -21,7 +21,7 @@ import (
 //
 // It waits for the write lock (honouring ctx). A failed fsync stops the
 // writer like an I/O error of a transaction (ErrWriterFailed on every
-// later write) and is returned wrapping fsutil.ErrSync. A read-only backend
+// later write) and is returned wrapping recordstore.ErrFsync. A read-only backend
 // returns an error wrapping recordstore.ErrReadOnly.
 func (b *Backend) Sync(ctx context.Context) error {
 	if err := b.enter(); err != nil {

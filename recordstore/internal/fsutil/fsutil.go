@@ -29,7 +29,9 @@ const (
 	DirMode  os.FileMode = 0o700
 )
 
-// ErrSync wraps every fsync failure. It is fatal for the writer.
+// ErrSync wraps every fsync failure. It is fatal for the writer. Package
+// recordstore re-exports it as recordstore.ErrFsync, the name users test
+// for with errors.Is.
 var ErrSync = errors.New("fsync failed")
 
 // File is what the helper needs of an open file.
