@@ -15,9 +15,16 @@
 // (datetime.go), and two rows have the same key exactly when
 // Kind.AppendRowKey says so (rowkey.go).
 //
-// This package imports only the standard library. Backends live in
-// sub-packages (recordstore/sqlite); the conformance suite every backend
-// runs is recordstoretest.
+// Optional capabilities of a backend are small interfaces found by type
+// assertion: Sweeper (retention now), BatchAppender (batches applied exactly
+// once, with a ledger; the owner package needs it) and ChangeSource (changes
+// made by other processes). docs/extending.md says who uses each, and how to
+// build a record family or a backend on this package.
+//
+// This package imports only the standard library and its own internal
+// helpers (internal/fsutil, whose sync error is ErrFsync, and
+// internal/jsonx). Backends live in sub-packages (recordstore/sqlite); the
+// conformance suite every backend runs is recordstoretest.
 //
 // Concurrency: Kind values are plain data; a Notifier is safe for concurrent
 // use. Backends document their own guarantees (see Backend).

@@ -6,8 +6,17 @@
 //
 // Any number of processes may Open the same path: one becomes the owner and
 // writes; the others read the live file and write through the spool, and
-// promote themselves when the owner goes away. The *Store's Backend is the
-// same value for the process's whole life, whatever its role.
+// promote themselves when the owner goes away. A process whose store's owner
+// runs a build with another catalog version opens detached (its reads fail,
+// its writes go through the spool, it never becomes the owner), and one
+// opened with Options.ReadOnly takes no part in the election and writes
+// nothing. The *Store's Backend is the same value for the process's whole
+// life, whatever its role.
+//
+// The Store's one-call writes (Append, AppendBuffer, AppendFrom, Mutate,
+// DeclareKinds, Publish and Await) and its bulk Writer work the same in every
+// role that can write; Example_auditLog builds a small record family with
+// them, and docs/extending.md says which to use when.
 //
 // Store and Writer are the names of the common case: the owner package's
 // generic Store and Writer over the SQLite backend

@@ -8,7 +8,9 @@
 // malformed command line prints "query: usage: <message>" and exits 2.
 //
 // Every command that uses the store opens it through owner election
-// (recordresults.Open), does its work and closes it again. When no process
+// (recordresults.Open), does its work and closes it again; with
+// --read-only, or for a read when the store cannot be written here, it
+// opens it read-only instead, taking no part in the election. When no process
 // owns the store, the command owns it for its length (writes directly,
 // ingests the spool, drains it on close); when another process owns it,
 // the command reads the live file and its writes go through the spool to
