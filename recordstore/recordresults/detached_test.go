@@ -29,6 +29,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/submitonly"
 )
 
 // otherCatalogVersion is the catalog version the owner child claims.
@@ -170,6 +171,7 @@ var _ = Describe("Open on a store owned by a build of another catalog version", 
 		Expect(status.PID).To(Equal(child.session.Command.Process.Pid))
 
 		b := st.Backend()
+		Expect(b).To(BeAssignableToTypeOf(&submitonly.Backend{}), "the submit-only backend, not the SQLite one")
 		_, err = b.Meta(ctx, "s")
 		expectCatalogVersion(err)
 		_, err = b.Scan(ctx, "s", recordstore.ScanOptions{})
