@@ -188,6 +188,14 @@ var _ = Describe("Open on a store owned by a build of another catalog version", 
 		expectCatalogVersion(err)
 		Expect(child.entries()).To(BeEmpty(), "the refused append reached the owner")
 
+		reserved := apiEvents
+		reserved.Name = "record_events"
+		_, err = b.DeclareKind(ctx, reserved)
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "a name the SQLite backend reserves: %v", err)
+		var refused *recordstore.BatchError
+		Expect(errors.As(err, &refused)).To(BeFalse(), "refused here, not by the owner: %v", err)
+		Expect(child.entries()).To(BeEmpty(), "the reserved name reached the owner")
+
 		declared, err := b.DeclareKind(ctx, apiEvents)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(declared).To(Equal(recordstore.KindCreated))

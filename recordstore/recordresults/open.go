@@ -213,7 +213,12 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 		// A build with another catalog version than the owner's writes
 		// through the spool and fails its reads with the cause.
 		OpenDetached: func(_ context.Context, submit owner.Submitter, cause error) (Backend, error) {
-			b, err := submitonly.Open(path, submitonly.Options{Cause: cause, Submit: submit, LivePath: sqlite.LivePath(path)})
+			b, err := submitonly.Open(path, submitonly.Options{
+				Cause:     cause,
+				Submit:    submit,
+				CheckKind: func(k recordstore.Kind) error { return sqlite.CheckKindName(k.Name) },
+				LivePath:  sqlite.LivePath(path),
+			})
 			if err != nil {
 				return nil, err
 			}

@@ -29,8 +29,8 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 	if err := k.ValidateStored(); err != nil { // the rest in declareTx: see checkDeclaration
 		return "", err
 	}
-	if reservedTable(k.Name) {
-		return "", recordstore.Invalidf("kind name %s: the prefixes record_ and sqlite_ are reserved", recordstore.Quote(k.Name))
+	if err := CheckKindName(k.Name); err != nil {
+		return "", err
 	}
 	if err := b.enter(); err != nil {
 		return "", err

@@ -26,6 +26,11 @@ type Options struct {
 	// Created. Without Submit every mutation fails with
 	// recordstore.ErrReadOnly.
 	Submit func(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error)
+	// CheckKind, when set, holds a declaration to the rules of the
+	// store's backend beyond recordstore's (for the SQLite backend, its
+	// reserved names: sqlite.CheckKindName), so that a declaration the
+	// owner would refuse is refused here, before anything is submitted.
+	CheckKind func(k recordstore.Kind) error
 	// LivePath is what LivePath returns: the owner's live file, which this
 	// process does not open (informative only).
 	LivePath string

@@ -275,6 +275,28 @@ var _ = Describe("a submit-only backend", func() {
 		Expect(own.submitted()).To(Equal(1))
 	})
 
+	It("holds a declaration to Options.CheckKind before submitting it, in every way of declaring", func() {
+		b, err := submitonly.Open(path, submitonly.Options{Cause: cause, Submit: own.submit,
+			CheckKind: func(k recordstore.Kind) error { return sqlite.CheckKindName(k.Name) }})
+		Expect(err).NotTo(HaveOccurred())
+		reserved := keyedKind("record_kv")
+		_, err = b.DeclareKind(ctx, reserved)
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("reserved"))
+		_, err = b.CheckDeclare(ctx, reserved)
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		_, err = b.PrepareDeclare(ctx, []recordstore.Kind{reserved})
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		_, err = b.PrepareAppend(ctx, "k", "record_kv", &reserved, []recordstore.Row{{"id": "a"}})
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
+		Expect(own.submitted()).To(BeZero())
+		_, err = w.Kind(ctx, "record_kv")
+		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "%v", err)
+
+		_, err = b.DeclareKind(ctx, keyedKind("kv"))
+		Expect(err).NotTo(HaveOccurred(), "a name CheckKind takes")
+	})
+
 	It("refuses mutations with ErrReadOnly without Submit", func() {
 		b, err := submitonly.Open(path, submitonly.Options{Cause: cause})
 		Expect(err).NotTo(HaveOccurred())

@@ -15,13 +15,19 @@ import (
 // CheckDeclare checks k as DeclareKind would, without declaring it: k is
 // valid and reconciles strictly with the declaration this process made of
 // its name, if any; otherwise it is called KindCreated (the owner may
-// answer otherwise). It writes nothing and submits nothing.
+// answer otherwise). Options.CheckKind, when set, is held to first. It
+// writes nothing and submits nothing.
 func (b *Backend) CheckDeclare(_ context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
 	if err := b.check(); err != nil {
 		return "", err
 	}
 	if err := k.ValidateStored(); err != nil {
 		return "", err
+	}
+	if b.opts.CheckKind != nil {
+		if err := b.opts.CheckKind(k); err != nil {
+			return "", err
+		}
 	}
 	status := recordstore.KindCreated
 	if held, ok := b.held(k.Name); ok {
