@@ -60,9 +60,12 @@ var layerRules = []layerRule{
 	{Under: "recordstore/spool", May: []string{"recordstore", "recordstore/internal/..."}},
 	{Under: "recordstore/spool/parquet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool"}},
 	{Under: "recordstore/sqlite", May: []string{"recordstore", "recordstore/internal/..."}},
+	// submitonly is the backend of a process that writes through the
+	// spool and cannot read the store; it knows no SQLite.
+	{Under: "recordstore/submitonly", May: []string{"recordstore", "recordstore/internal/..."}},
 	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool"}},
 	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/spool",
-		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/owner"}},
+		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
@@ -74,6 +77,8 @@ var layerRules = []layerRule{
 var layerNever = []struct{ under, dep string }{
 	{"recordstore/owner", "recordstore/sqlite"},
 	{"recordstore/owner", "modernc.org/sqlite"},
+	{"recordstore/submitonly", "recordstore/sqlite"},
+	{"recordstore/submitonly", "modernc.org/sqlite"},
 	{"recordstore", "cmd"},
 	{"recordstore", "drakkar"},
 	{"recordstoretest", "cmd"},

@@ -22,7 +22,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -35,7 +34,7 @@ const otherCatalogVersion = sqlite.CatalogVersion + 1
 // the query binary (a build of sqlite.CatalogVersion) opens the store
 // detached. Its live file is the SQLite backend's own, so that the spec
 // can read what it applied. It is closed at the end of the spec.
-func ownAsOtherVersion(path string) *recordresults.Store {
+func ownAsOtherVersion(path string) *owner.Store[*sqlite.Backend] {
 	GinkgoHelper()
 	st, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
 		Path:           path,
@@ -52,7 +51,7 @@ func ownAsOtherVersion(path string) *recordresults.Store {
 }
 
 // ids returns the id column of every row of stream, read by the owner.
-func ids(st *recordresults.Store, stream string) []int64 {
+func ids(st *owner.Store[*sqlite.Backend], stream string) []int64 {
 	GinkgoHelper()
 	recs, err := st.Backend().Scan(context.Background(), stream, recordstore.ScanOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -176,7 +175,7 @@ var _ = Describe("query append --schema", func() {
 var _ = Describe("a store owned by a build of another catalog version", Label("integration"), func() {
 	var (
 		s   *store
-		own *recordresults.Store
+		own *owner.Store[*sqlite.Backend]
 	)
 
 	BeforeEach(func() {

@@ -15,7 +15,7 @@ import (
 // SourceAppender is the optional capability of a target that appends rows
 // of stored values read from a RowSource, and prepares the batch of such
 // an append without writing it; Store.AppendBuffer needs it, and
-// sqlite.Backend has it.
+// sqlite.Backend and submitonly.Backend have it.
 type SourceAppender interface {
 	// AppendSource appends the rows of src, stored values of kind, to
 	// stream in one all-or-nothing append.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
@@ -113,7 +112,7 @@ var _ = Describe("Await", func() {
 // refusedIntoFailed opens the store here as owner with neither polls nor
 // a watch (batches wait until asked for), hands it a batch whose row does
 // not fit, awaits its refusal and waits until it is in failed/.
-func refusedIntoFailed(ctx context.Context, path string) (*recordresults.Store, spool.BatchName, recordstore.BatchResult) {
+func refusedIntoFailed(ctx context.Context, path string) (*sqliteStore, spool.BatchName, recordstore.BatchResult) {
 	GinkgoHelper()
 	s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.PollMin, o.PollMax = time.Hour, time.Hour })
 	replaceIncoming(path)

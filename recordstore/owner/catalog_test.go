@@ -21,6 +21,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/submitonly"
 	rt "github.com/fb46ecde/records/recordstoretest"
 )
 
@@ -31,9 +32,16 @@ const otherVersion = sqlite.CatalogVersion + 1
 // otherVersion, detached when detached is set, counting its publishes in
 // published. A store it opens is closed at the end of the spec.
 func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*recordresults.Store, error) {
-	opts := owner.Options[*sqlite.Backend]{
-		Path: path, Open: sqliteOpener(path), CatalogVersion: otherVersion,
-		StartWait: wait, PollMin: 5 * time.Millisecond, PollMax: 100 * time.Millisecond,
+	opts := owner.Options[recordresults.Backend]{
+		Path: path, Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (recordresults.Backend, error) {
+			b, err := sqliteOpener(path)(ctx, readOnly, submit)
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		},
+		CatalogVersion: otherVersion,
+		StartWait:      wait, PollMin: 5 * time.Millisecond, PollMax: 100 * time.Millisecond,
 		Failpoint: func(name string) {
 			if name == owner.FailAfterPublish {
 				published.Add(1)
@@ -41,8 +49,8 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 		},
 	}
 	if detached {
-		opts.OpenDetached = func(ctx context.Context, submit owner.Submitter, cause error) (*sqlite.Backend, error) {
-			return sqlite.Open(ctx, path, sqlite.Options{ReadOnly: true, Submit: submit, Detached: cause, SweepInterval: -1})
+		opts.OpenDetached = func(_ context.Context, submit owner.Submitter, cause error) (recordresults.Backend, error) {
+			return submitonly.Open(path, submitonly.Options{Cause: cause, Submit: submit, LivePath: sqlite.LivePath(path)})
 		}
 	}
 	s, err := owner.Open(ctx, opts)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	rt "github.com/fb46ecde/records/recordstoretest"
@@ -124,7 +123,7 @@ func batchResult(l rt.Line) recordstore.BatchResult {
 // openHere opens the store in this process, once no child holds it: this
 // process becomes the owner (and drains what is left in incoming). It is
 // closed at the end of the spec.
-func openHere(path string) *recordresults.Store {
+func openHere(path string) *sqliteStore {
 	GinkgoHelper()
 	s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
 		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,

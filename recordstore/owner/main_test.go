@@ -29,6 +29,10 @@ func openChildStore(ctx context.Context, path string, o recordstoretest.ChildOpt
 	return recordstoretest.OwnerChild(s), nil
 }
 
+// sqliteStore is a Store over the SQLite backend alone, as the specs of a
+// store of this build's catalog version open it.
+type sqliteStore = owner.Store[*sqlite.Backend]
+
 // sqliteOpener opens the SQLite backend of the store at path, writable for
 // the owner and read-only (submitting through the owner) for the others.
 // Retention sweeps are off: no spec needs them and they would only add

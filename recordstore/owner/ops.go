@@ -18,7 +18,8 @@ import (
 // locally, as the store's owner would apply it, and builds the batch that
 // carries it, writing nothing. The Store's write operations need it to
 // publish a write without waiting (WriteOptions.NoWait) and to send a
-// declaration in an append's own batch; sqlite.Backend has it.
+// declaration in an append's own batch; sqlite.Backend and
+// submitonly.Backend have it.
 type Preparer interface {
 	// PrepareAppend checks an append of rows of kind to stream — against
 	// declare when it is not nil, which the batch then declares ahead of

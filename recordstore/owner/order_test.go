@@ -13,14 +13,13 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // openInProcess opens the store in this process, polling fast, with the
 // options set changes; it is closed when the spec ends.
-func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *recordresults.Store {
+func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *sqliteStore {
 	GinkgoHelper()
 	o := owner.Options[*sqlite.Backend]{
 		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
@@ -36,7 +35,7 @@ func openInProcess(path string, set func(o *owner.Options[*sqlite.Backend])) *re
 }
 
 // openOrdered opens the store here as owner with gapWait.
-func openOrdered(path string, gapWait time.Duration) *recordresults.Store {
+func openOrdered(path string, gapWait time.Duration) *sqliteStore {
 	GinkgoHelper()
 	s := openInProcess(path, func(o *owner.Options[*sqlite.Backend]) { o.GapWait = gapWait })
 	Expect(s.Role()).To(Equal(owner.RoleOwner))
@@ -44,7 +43,7 @@ func openOrdered(path string, gapWait time.Duration) *recordresults.Store {
 }
 
 // outcome returns the ledger's outcome of batch n ("" while it has none).
-func outcome(s *recordresults.Store, n spool.BatchName) recordstore.BatchOutcome {
+func outcome(s *sqliteStore, n spool.BatchName) recordstore.BatchOutcome {
 	GinkgoHelper()
 	res, err := s.Backend().BatchOutcome(context.Background(), n.ID)
 	if errors.Is(err, recordstore.ErrNotFound) {
@@ -55,7 +54,7 @@ func outcome(s *recordresults.Store, n spool.BatchName) recordstore.BatchOutcome
 }
 
 // streamKeys returns the k column of stream's rows, in seq order.
-func streamKeys(s *recordresults.Store, stream string) []string {
+func streamKeys(s *sqliteStore, stream string) []string {
 	GinkgoHelper()
 	recs, err := s.Backend().Scan(context.Background(), stream, recordstore.ScanOptions{})
 	Expect(err).NotTo(HaveOccurred())

@@ -21,7 +21,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -136,7 +135,7 @@ var _ = Describe("the promoter", Label("crash"), func() {
 // its own descriptor), and kills the child: this process's promotion makes
 // its backend writable, then fails to serve. It returns the store, once it
 // said so in its log, the log, and the squatting listener.
-func promoteIntoSquattedSocket(ctx context.Context, path string) (*recordresults.Store, *gbytes.Buffer, net.Listener) {
+func promoteIntoSquattedSocket(ctx context.Context, path string) (*sqliteStore, *gbytes.Buffer, net.Listener) {
 	GinkgoHelper()
 	own := startOwner(path, fast(), nil)
 	s, logs := openLogged(ctx, path)
@@ -166,7 +165,7 @@ func lockFree(path string) bool {
 
 // openLogged opens the store in this process with default options, its
 // log going to the buffer it returns.
-func openLogged(ctx context.Context, path string) (*recordresults.Store, *gbytes.Buffer) {
+func openLogged(ctx context.Context, path string) (*sqliteStore, *gbytes.Buffer) {
 	GinkgoHelper()
 	logs := gbytes.NewBuffer() // safe for the logger's goroutines
 	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{

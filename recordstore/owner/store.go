@@ -70,7 +70,10 @@ type Options[T Target] struct {
 	// even to drain on Close: it stays detached until it is reopened.
 	// While no owner runs, its writes wait, durable in the spool, for an
 	// owner of the store's catalog version (the caller gets a
-	// *PendingError when its ctx ends first).
+	// *PendingError when its ctx ends first). Such a backend is not the
+	// one Open returns, so T is then an interface both satisfy
+	// (recordresults.Backend holds a *sqlite.Backend or a
+	// *submitonly.Backend).
 	OpenDetached func(ctx context.Context, submit Submitter, cause error) (T, error)
 	// Build names this build in the state file and manifests.
 	Build string

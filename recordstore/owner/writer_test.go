@@ -14,7 +14,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	rt "github.com/fb46ecde/records/recordstoretest"
@@ -22,7 +21,7 @@ import (
 
 // openBeside opens the store in this process while a child owns it: a
 // non-owner that promotes itself when the owner dies.
-func openBeside(path string) *recordresults.Store {
+func openBeside(path string) *sqliteStore {
 	GinkgoHelper()
 	s := openInProcess(path, nil)
 	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
@@ -30,7 +29,7 @@ func openBeside(path string) *recordresults.Store {
 }
 
 // appendEach appends one row of key prefix-i per call, for i < n.
-func appendEach(ctx context.Context, w *recordresults.Writer, stream, prefix string, n int) {
+func appendEach(ctx context.Context, w *owner.Writer[*sqlite.Backend], stream, prefix string, n int) {
 	GinkgoHelper()
 	for i := range n {
 		Expect(w.Append(ctx, stream, eventKind(), []recordstore.Row{{"k": fmt.Sprintf("%s-%d", prefix, i), "n": i}})).To(Succeed())
@@ -172,7 +171,7 @@ var _ = Describe("the role-aware Writer", func() {
 // streamOps has a Writer append to streams "a" and "b", then append to
 // "a" again, trim what "a" had before, seal, reopen and expire it, and
 // delete "b"; it checks each outcome and what the store holds after.
-func streamOps(ctx context.Context, s *recordresults.Store) {
+func streamOps(ctx context.Context, s *sqliteStore) {
 	GinkgoHelper()
 	w := s.NewWriter(spool.WriterOptions{})
 	appendEach(ctx, w, "a", "early", 2)

@@ -29,6 +29,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/submitonly"
 )
 
 // otherCatalogVersion is the catalog version the owner child claims.
@@ -170,6 +171,7 @@ var _ = Describe("Open on a store owned by a build of another catalog version", 
 		Expect(status.PID).To(Equal(child.session.Command.Process.Pid))
 
 		b := st.Backend()
+		Expect(b).To(BeAssignableToTypeOf(&submitonly.Backend{}), "the submit-only backend, not the SQLite one")
 		_, err = b.Meta(ctx, "s")
 		expectCatalogVersion(err)
 		_, err = b.Scan(ctx, "s", recordstore.ScanOptions{})
@@ -185,6 +187,14 @@ var _ = Describe("Open on a store owned by a build of another catalog version", 
 		Expect(errors.Is(err, recordstore.ErrNotFound)).To(BeTrue(), "a kind not declared here is refused: %v", err)
 		expectCatalogVersion(err)
 		Expect(child.entries()).To(BeEmpty(), "the refused append reached the owner")
+
+		reserved := apiEvents
+		reserved.Name = "record_events"
+		_, err = b.DeclareKind(ctx, reserved)
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "a name the SQLite backend reserves: %v", err)
+		var refused *recordstore.BatchError
+		Expect(errors.As(err, &refused)).To(BeFalse(), "refused here, not by the owner: %v", err)
+		Expect(child.entries()).To(BeEmpty(), "the reserved name reached the owner")
 
 		declared, err := b.DeclareKind(ctx, apiEvents)
 		Expect(err).NotTo(HaveOccurred())

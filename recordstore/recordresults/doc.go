@@ -11,7 +11,8 @@
 // its writes go through the spool, it never becomes the owner), and one
 // opened with Options.ReadOnly takes no part in the election and writes
 // nothing. The *Store's Backend is the same value for the process's whole
-// life, whatever its role.
+// life, whatever its role: a *sqlite.Backend, or in a detached process a
+// *submitonly.Backend (see Open and Backend).
 //
 // The Store's one-call writes (Append, AppendBuffer, AppendFrom, Mutate,
 // DeclareKinds, Publish and Await) and its bulk Writer work the same in every
@@ -19,9 +20,9 @@
 // them, and docs/extending.md says which to use when.
 //
 // Store and Writer are the names of the common case: the owner package's
-// generic Store and Writer over the SQLite backend
-// (owner.Store[*sqlite.Backend], owner.Writer[*sqlite.Backend]). Use them
-// rather than spelling the instantiation out.
+// generic Store and Writer over Backend (owner.Store[Backend],
+// owner.Writer[Backend]). Use them rather than spelling the instantiation
+// out.
 //
 // Errors of the HTTP API carry the code and message of recordstore.Code and
 // recordstore.Message, the same ones the query command prints.

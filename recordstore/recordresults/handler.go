@@ -101,7 +101,7 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 }
 
 // detachable is the optional capability of a backend that may have been
-// opened detached (sqlite.Backend.Detached): a non-nil error is why it
+// opened detached (submitonly.Backend.Detached): a non-nil error is why it
 // cannot read.
 type detachable interface{ Detached() error }
 

@@ -17,17 +17,39 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/submitonly"
 
 	_ "github.com/fb46ecde/records/recordstore/spool/parquet" // read Parquet batches
 )
 
-// Store is a store opened by Open: the owner package's Store over the
-// SQLite backend, under the name to use for it.
-type Store = owner.Store[*sqlite.Backend]
+// Store is a store opened by Open: the owner package's Store over a
+// Backend, under the name to use for it.
+type Store = owner.Store[Backend]
 
 // Writer is the role-aware bulk writer of a Store (Store.NewWriter); not
 // to be confused with spool.Writer, which it is built on.
-type Writer = owner.Writer[*sqlite.Backend]
+type Writer = owner.Writer[Backend]
+
+// Backend is what a Store opened by Open holds (Store.Backend): a
+// *sqlite.Backend, writable for the owner and read-only for the other
+// processes, or, in a process detached from the store's catalog
+// (owner.RoleDetached), a *submitonly.Backend whose reads fail with
+// *owner.CatalogVersionError. Either checks a write locally and prepares
+// its batch (owner.Preparer, owner.SourceAppender, CheckDeclare), so that
+// the Store's one-call writes publish it.
+type Backend interface {
+	owner.Target
+	owner.Preparer
+	owner.SourceAppender
+	recordstore.ChangeSource
+	recordstore.Sweeper
+	// CheckDeclare checks k as DeclareKind would, without declaring it,
+	// and says what declaring it would do.
+	CheckDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error)
+	// ReadOnly reports whether the backend does not write the store
+	// itself (every process but the owner).
+	ReadOnly() bool
+}
 
 // Options configure Open. The zero value is usable.
 type Options struct {
@@ -161,7 +183,7 @@ func logger(opts Options) *slog.Logger {
 // openOwner opens the store through owner.Open, read-only (no election)
 // when readOnly is set.
 func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*Store, error) {
-	return owner.Open(ctx, owner.Options[*sqlite.Backend]{
+	return owner.Open(ctx, owner.Options[Backend]{
 		ReadOnly:       readOnly,
 		Path:           path,
 		CatalogVersion: sqlite.CatalogVersion,
@@ -174,8 +196,8 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 		Events:         opts.Events,
 		Failpoint:      opts.Failpoint,
 		Spool:          opts.Spool,
-		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (*sqlite.Backend, error) {
-			return sqlite.Open(ctx, path, sqlite.Options{
+		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Backend, error) {
+			b, err := sqlite.Open(ctx, path, sqlite.Options{
 				Logger:         opts.Logger,
 				SweepInterval:  opts.SweepInterval,
 				ChangeInterval: opts.ChangeInterval,
@@ -183,18 +205,29 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 				ReadOnlyFile:   readOnly,
 				Submit:         submit,
 			})
+			if err != nil {
+				return nil, err // not a nil *sqlite.Backend in a non-nil Backend
+			}
+			return b, nil
 		},
 		// A build with another catalog version than the owner's writes
 		// through the spool and fails its reads with the cause.
-		OpenDetached: func(ctx context.Context, submit owner.Submitter, cause error) (*sqlite.Backend, error) {
-			return sqlite.Open(ctx, path, sqlite.Options{
-				Logger:   opts.Logger,
-				ReadOnly: true,
-				Submit:   submit,
-				Detached: cause,
+		OpenDetached: func(_ context.Context, submit owner.Submitter, cause error) (Backend, error) {
+			b, err := submitonly.Open(path, submitonly.Options{
+				Cause:     cause,
+				Submit:    submit,
+				CheckKind: func(k recordstore.Kind) error { return sqlite.CheckKindName(k.Name) },
+				LivePath:  sqlite.LivePath(path),
 			})
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
 		},
 	})
 }
 
-var _ owner.Target = (*sqlite.Backend)(nil)
+var (
+	_ Backend = (*sqlite.Backend)(nil)
+	_ Backend = (*submitonly.Backend)(nil)
+)

@@ -85,8 +85,7 @@ func (b *Backend) appendSourceReadOnly(ctx context.Context, stream string, kind 
 // PrepareAppend does for caller rows; it reads src to its end and holds
 // the rows in the batch. With declare, kind is checked as DeclareKind
 // would check it and the batch declares it ahead of the rows; without,
-// the rows are remapped into the catalog's declaration of kind (a process
-// detached from the catalog: the one it declared itself). It writes
+// the rows are remapped into the catalog's declaration of kind. It writes
 // nothing, in either mode.
 func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error) {
 	if err := checkAppendSource(stream, kind, src); err != nil {
@@ -108,10 +107,8 @@ func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind r
 	if err != nil {
 		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
 	}
-	if b.det == nil {
-		if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
-			return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-		}
+	if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
 	}
 	batch := recordstore.Batch{Schemas: []recordstore.Kind{t.kind}}
 	if declare {
@@ -123,21 +120,13 @@ func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind r
 
 // sourceTable is the table PrepareAppendSource checks rows against: kind
 // itself when it is declared with them, else the catalog's (read again
-// once when kind has columns this process does not know of yet), or in a
-// detached process the kind it declared itself.
+// once when kind has columns this process does not know of yet).
 func (b *Backend) sourceTable(ctx context.Context, kind recordstore.Kind, declare bool) (*table, error) {
 	if declare {
 		if _, err := b.CheckDeclare(ctx, kind); err != nil {
 			return nil, err
 		}
 		return newTable(ctx, nil, nil, kind, kind.Name) // no statements: nothing is prepared
-	}
-	if b.det != nil {
-		if t := b.det.kind(kind.Name); t != nil {
-			return t, nil
-		}
-		return nil, fmt.Errorf("%w: kind %s was not declared in this process, which is detached from the store's catalog (%w): declare it first",
-			recordstore.ErrNotFound, kind.Name, b.det.cause)
 	}
 	if err := b.enter(); err != nil {
 		return nil, err

@@ -59,14 +59,6 @@ type Options struct {
 	// with recordstore.ErrReadOnly. Without ReadOnly, Open refuses with
 	// recordstore.ErrInvalid.
 	ReadOnlyFile bool
-	// Detached, with ReadOnly, opens the store detached from its catalog,
-	// for a process whose build has another catalog version than the
-	// store's owner (see the package documentation, "Detached mode"): Open
-	// touches no file, every read returns an error wrapping Detached, and
-	// mutations are handed to Submit, appends being checked against the
-	// kinds this process declared. Without ReadOnly, Open refuses with
-	// recordstore.ErrInvalid.
-	Detached error
 }
 
 func (o Options) withDefaults() Options {
@@ -146,9 +138,6 @@ type Backend struct {
 	// immutable is set by a ReadOnlyFile open that fell back to SQLite's
 	// immutable mode (see Options.ReadOnlyFile); never changed after Open.
 	immutable bool
-	// det is the detached state (Options.Detached), nil when not detached;
-	// set by Open and never changed.
-	det *detached
 
 	tables   tableCache
 	notifier *recordstore.Notifier
@@ -193,16 +182,14 @@ var (
 // wrapping recordstore.ErrNotFound otherwise) through the reader pool,
 // checks the catalog version, reads the epoch, loads the kinds and follows
 // the file's changes (see WatchChanges) to wake the Notifier; it writes
-// nothing. With Options.Detached as well it opens no file at all.
+// nothing.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	abs, err := checkPath(path)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Detached == nil {
-		if err := checkFiles(path, abs); err != nil {
-			return nil, err
-		}
+	if err := checkFiles(path, abs); err != nil {
+		return nil, err
 	}
 	if opts.ReadOnlyFile && !opts.ReadOnly {
 		return nil, recordstore.Invalidf("sqlite.Options.ReadOnlyFile needs ReadOnly")
@@ -216,15 +203,11 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		wsem:     make(chan struct{}, 1),
 		notifier: recordstore.NewNotifier(),
 		readOnly: opts.ReadOnly,
-		det:      newDetached(opts.Detached),
 	}
 	b.tables.init()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	open := b.open
-	switch {
-	case b.det != nil:
-		open = b.openDetached
-	case opts.ReadOnly:
+	if opts.ReadOnly {
 		open = b.openReadOnly
 	}
 	if err := open(ctx); err != nil {
@@ -240,12 +223,10 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	switch {
-	case b.det != nil: // no file to follow, nothing to sweep
-	case opts.ReadOnly:
+	if opts.ReadOnly {
 		b.startFeed(b.watch0)
 		b.watch0 = nil
-	default:
+	} else {
 		b.startSweeper()
 	}
 	b.log.Debug("opened", "live", b.live, "read_only", opts.ReadOnly, "epoch", b.epoch.Load())

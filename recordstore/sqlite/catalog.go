@@ -29,8 +29,8 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 	if err := k.ValidateStored(); err != nil { // the rest in declareTx: see checkDeclaration
 		return "", err
 	}
-	if reservedTable(k.Name) {
-		return "", recordstore.Invalidf("kind name %s: the prefixes record_ and sqlite_ are reserved", recordstore.Quote(k.Name))
+	if err := CheckKindName(k.Name); err != nil {
+		return "", err
 	}
 	if err := b.enter(); err != nil {
 		return "", err
@@ -177,7 +177,7 @@ func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.T
 // Kinds lists the declared kinds, sorted by name.
 func (b *Backend) Kinds(ctx context.Context) (_ []recordstore.Kind, err error) {
 	defer b.corrupted(&err)
-	if err := b.enterRead("list kinds"); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
 	defer b.leave()
@@ -211,7 +211,7 @@ func (b *Backend) Kind(ctx context.Context, name string) (_ recordstore.Kind, er
 	if err := recordstore.ValidateKindName(name); err != nil {
 		return recordstore.Kind{}, err
 	}
-	if err := b.enterRead("read kind " + name); err != nil {
+	if err := b.enter(); err != nil {
 		return recordstore.Kind{}, err
 	}
 	defer b.leave()

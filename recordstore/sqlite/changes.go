@@ -23,7 +23,7 @@ import (
 // several commits between two polls are reported once. changed runs on
 // WatchChanges's goroutine and should not block for long.
 func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
-	if err := b.enterRead("watch changes"); err != nil {
+	if err := b.enter(); err != nil {
 		return err
 	}
 	w, err := b.openWatcher(ctx)

@@ -43,6 +43,17 @@ func reservedTable(name string) bool {
 	return strings.HasPrefix(low, "record_") || strings.HasPrefix(low, "sqlite_")
 }
 
+// CheckKindName refuses, with recordstore.ErrInvalid, a kind name this
+// backend reserves for its own tables (the prefixes record_ and sqlite_,
+// in any case), as DeclareKind does; for a process that declares kinds
+// without opening the store (a submitonly.Backend).
+func CheckKindName(name string) error {
+	if reservedTable(name) {
+		return recordstore.Invalidf("kind name %s: the prefixes record_ and sqlite_ are reserved", recordstore.Quote(name))
+	}
+	return nil
+}
+
 // keyIndexName and indexName name a kind table's indexes. Kind names never
 // contain ':', so these cannot collide with a kind table.
 func keyIndexName(table string) string { return quote(table + ":key") }

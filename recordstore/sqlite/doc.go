@@ -101,22 +101,13 @@
 // to wake its Notifier, so followers in this process see the owner's
 // appends. Promote makes the same *Backend writable in place.
 //
-// # Detached mode
+// # Another catalog version
 //
 // The live file's path carries CatalogVersion, so a build with another
-// catalog version than the store's owner has no file it could read.
-// Options.Detached (with ReadOnly) opens such a backend anyway, for its
-// writes: spool manifests do not depend on the catalog version. Open
-// touches no file. Every read — Meta, Streams, Scan, Kinds, Kind,
-// BatchOutcome, ProducerSeq, WatchChanges — returns an error wrapping the
-// Detached error the caller gave (the owner package passes its
-// *CatalogVersionError), and Promote refuses the same way. Mutations go to
-// Submit: DeclareKind submits a declare-only batch and keeps the kind in
-// this process; Append checks the rows against a kind this process declared
-// (another kind is refused with an error wrapping recordstore.ErrNotFound:
-// declare it first) and submits them with that declaration as the batch's
-// schema; Seal, Reopen, Expire, Trim and Delete are submitted unchecked, the
-// owner deciding whether the stream is live.
+// catalog version than the store's owner has no file it could read: Open
+// read-only fails with ErrNotFound there. Such a process writes through
+// the spool with the submitonly package's backend instead (see
+// recordresults.Open); this package only ever opens a live file.
 //
 // # What survives a crash
 //

@@ -24,10 +24,7 @@ import (
 // The checks: the declaration is valid and reconciles with the catalog's;
 // without one the kind is in the catalog; every row fits, no key repeated
 // among them (ErrInvalid, rows counted from 1); the stream is not a live
-// stream of another kind (ErrSchemaConflict) nor sealed (ErrSealed). A
-// process detached from the catalog checks the rows against declare, or
-// against the kind it declared itself (ErrNotFound otherwise), and leaves
-// the rest to the owner.
+// stream of another kind (ErrSchemaConflict) nor sealed (ErrSealed).
 func (b *Backend) PrepareAppend(ctx context.Context, stream, kind string, declare *recordstore.Kind, rows []recordstore.Row) (recordstore.Batch, error) {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.Batch{}, err
@@ -76,9 +73,6 @@ func (b *Backend) checkDeclaredAppend(ctx context.Context, stream string, k reco
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if b.det != nil {
-		return t, vals, nil
-	}
 	if err := b.checkStreamTakes(ctx, stream, k.Name); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -88,11 +82,8 @@ func (b *Backend) checkDeclaredAppend(ctx context.Context, stream string, k reco
 // CheckDeclare checks k as DeclareKind would, without declaring it: k is
 // valid and reconciles strictly with the catalog's declaration of its name,
 // if any. It returns what declaring k would do (KindCreated when the
-// catalog lacks it). A process detached from the catalog reconciles k with
-// the declaration it made itself, if any, and otherwise calls it created:
-// the owner has the last word. It writes nothing.
+// catalog lacks it). It writes nothing.
 func (b *Backend) CheckDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
-	what := "declare kind " + k.Name
 	// The rules every build held a kind to first; the newer ones
 	// (checkDeclaration) once it is known not to be a kind stored as it is.
 	if err := k.ValidateStored(); err != nil {
@@ -100,16 +91,6 @@ func (b *Backend) CheckDeclare(ctx context.Context, k recordstore.Kind) (records
 	}
 	if reservedTable(k.Name) {
 		return "", recordstore.Invalidf("kind name %q: the prefixes record_ and sqlite_ are reserved", k.Name)
-	}
-	if b.det != nil {
-		status := recordstore.KindCreated
-		if held := b.det.kind(k.Name); held != nil {
-			var err error
-			if _, status, err = recordstore.Reconcile(held.kind, k, false); err != nil {
-				return "", fmt.Errorf("%s: %w", what, err)
-			}
-		}
-		return status, checkDeclaration(&k, status)
 	}
 	return b.checkDeclare(ctx, k)
 }
@@ -139,8 +120,7 @@ func (b *Backend) PrepareDeclare(ctx context.Context, kinds []recordstore.Kind) 
 
 // PrepareEntry checks a stream operation (seal, reopen, expire, trim,
 // delete) as the store's owner would apply it — the stream is live; for
-// reopen, at e.Generation — and returns the one batch that carries it. A
-// process detached from the catalog leaves the check to the owner. It
+// reopen, at e.Generation — and returns the one batch that carries it. It
 // writes nothing.
 func (b *Backend) PrepareEntry(ctx context.Context, e recordstore.BatchEntry) (recordstore.Batch, error) {
 	what := string(e.Op) + " " + e.Stream
@@ -155,10 +135,8 @@ func (b *Backend) PrepareEntry(ctx context.Context, e recordstore.BatchEntry) (r
 	if e.Op == recordstore.OpExpire && e.TTL <= 0 {
 		return recordstore.Batch{}, recordstore.Invalidf("expire %s: ttl %v must be positive", e.Stream, e.TTL)
 	}
-	if b.det == nil {
-		if err := b.checkLive(ctx, e); err != nil {
-			return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-		}
+	if err := b.checkLive(ctx, e); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return recordstore.Batch{Entries: []recordstore.BatchEntry{e}}, nil
 }

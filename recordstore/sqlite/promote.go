@@ -14,9 +14,7 @@ import (
 // statements and starts the retention sweeper. Calls in flight finish
 // first and later calls write directly; readers never stop working. It is
 // for the process that has just become the store's owner (it holds the
-// store's lock). Promote on a writable backend returns nil; a detached
-// backend (Options.Detached) refuses with an error wrapping its cause, as
-// this build cannot write the store's catalog.
+// store's lock). Promote on a writable backend returns nil.
 //
 // On error the backend stays read-only and follows the change feed again;
 // the epoch may have been incremented already (the file is otherwise
@@ -29,9 +27,6 @@ func (b *Backend) Promote(ctx context.Context) error {
 	}
 	ro := b.readOnly
 	b.leave()
-	if b.det != nil {
-		return b.detachedErr("promote")
-	}
 	if b.opts.ReadOnlyFile {
 		return b.readOnlyErr("promote")
 	}

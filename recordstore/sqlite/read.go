@@ -19,7 +19,7 @@ func (b *Backend) Meta(ctx context.Context, stream string) (_ recordstore.Meta, 
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return recordstore.Meta{}, err
 	}
-	if err := b.enterRead("meta " + stream); err != nil {
+	if err := b.enter(); err != nil {
 		return recordstore.Meta{}, err
 	}
 	defer b.leave()
@@ -42,7 +42,7 @@ func (b *Backend) Streams(ctx context.Context, kind string) (_ []recordstore.Met
 			return nil, err
 		}
 	}
-	if err := b.enterRead("list streams"); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
 	defer b.leave()
@@ -94,7 +94,7 @@ func (b *Backend) Scan(ctx context.Context, stream string, opts recordstore.Scan
 	if opts.Limit < 0 || opts.After < 0 {
 		return nil, recordstore.Invalidf("scan %s: negative limit %d or after %d", stream, opts.Limit, opts.After)
 	}
-	if err := b.enterRead("scan " + stream); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
 	defer b.leave()

@@ -120,9 +120,6 @@ func (b *Backend) submit(ctx context.Context, what string, schemas []recordstore
 // already as declared (KindUnchanged, nothing submitted) or k conflicts
 // with it (refused here). The declared kind is then read from the catalog.
 func (b *Backend) declareReadOnly(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error) {
-	if b.det != nil {
-		return b.declareDetached(ctx, k)
-	}
 	what := "declare kind " + k.Name
 	status, err := b.checkDeclare(ctx, k)
 	if err != nil {
@@ -190,7 +187,7 @@ func (b *Backend) adopt(ctx context.Context, kind string) error {
 
 // appendReadOnly checks an append locally and submits the batch that
 // carries it (see PrepareAppend): the rows normalized in the catalog kind's
-// column order (or, detached, the kind this process declared).
+// column order.
 func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows []recordstore.Row) (recordstore.AppendResult, error) {
 	batch, err := b.PrepareAppend(ctx, stream, kind, nil, rows)
 	if err != nil {
@@ -210,22 +207,9 @@ func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows 
 // checkAppend is PrepareAppend's check of rows against the catalog's kind.
 // A kind this process does not know yet, or rows naming columns it does
 // not know, make it read the kind from the catalog again once: another
-// process may have declared them. A detached process checks the rows
-// against the kind it declared itself. Errors say "append to stream".
+// process may have declared them. Errors say "append to stream".
 func (b *Backend) checkAppend(ctx context.Context, stream, kind string, rows []recordstore.Row) (*table, []recordstore.Values, error) {
 	what := "append to " + stream
-	if b.det != nil {
-		t := b.det.kind(kind)
-		if t == nil {
-			return nil, nil, fmt.Errorf("%s: %w: kind %s was not declared in this process, which is detached from the store's catalog (%w): declare it first",
-				what, recordstore.ErrNotFound, kind, b.det.cause)
-		}
-		vals, err := t.normalize(rows)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", what, err)
-		}
-		return t, vals, nil
-	}
 	t, vals, err := b.checkCatalogRows(ctx, kind, rows)
 	if err == nil {
 		err = b.checkStreamTakes(ctx, stream, t.kind.Name)
