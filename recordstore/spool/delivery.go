@@ -1,5 +1,5 @@
 // Delivery: one batch in memory — what a Writer hands to its Sink and what
-// Batch.ReadAll returns — and the Sink interface.
+// Folder.ReadAll returns — and the Sink interface.
 
 package spool
 
