@@ -247,7 +247,7 @@ func (b *Folder) Open(ctx context.Context, i int) (*EntryReader, error) {
 	}
 	e := b.Manifest.Entries[i]
 	r := &EntryReader{batch: b, index: i, entry: e, ctx: ctx}
-	if e.Op != OpAppend || e.File == "" {
+	if e.Op != recordstore.OpAppend || e.File == "" {
 		return r, nil
 	}
 	codec, err := Lookup(e.Format)
@@ -291,26 +291,38 @@ func (b *Folder) Rows(ctx context.Context, i int) iter.Seq2[recordstore.Values, 
 	}
 }
 
-// ReadAll reads and checks every entry and returns the batch in memory.
-// Nothing is returned unless the whole batch is valid.
-func (b *Folder) ReadAll(ctx context.Context) (*Delivery, error) {
+// Batch returns the batch the folder holds, without rows: its header and
+// schemas are the manifest's (shared with it), its entries the manifest's
+// (Entry.BatchEntry). The caller reads the rows of each append entry with
+// Open, or all of them with ReadAll.
+func (b *Folder) Batch() *recordstore.Batch {
 	m := b.Manifest
-	del := &Delivery{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
-		Entries: make([]DeliveryEntry, len(m.Entries))}
-	for i, e := range m.Entries {
-		del.Entries[i].Entry = e
-		if e.Op != OpAppend {
+	batch := &recordstore.Batch{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
+		Entries: make([]recordstore.BatchEntry, len(m.Entries))}
+	for i := range m.Entries {
+		batch.Entries[i] = m.Entries[i].BatchEntry()
+	}
+	return batch
+}
+
+// ReadAll reads and checks every entry and returns the batch in memory,
+// every append entry's rows in Rows. Nothing is returned unless the whole
+// batch is valid.
+func (b *Folder) ReadAll(ctx context.Context) (*recordstore.Batch, error) {
+	batch := b.Batch()
+	for i := range batch.Entries {
+		if batch.Entries[i].Op != recordstore.OpAppend {
 			continue
 		}
 		r, err := b.Open(ctx, i)
 		if err != nil {
 			return nil, err
 		}
-		if del.Entries[i].Values, err = r.ReadAll(); err != nil {
+		if batch.Entries[i].Rows, err = r.ReadAll(); err != nil {
 			return nil, err
 		}
 	}
-	return del, nil
+	return batch, nil
 }
 
 // EntryReader streams the rows of one entry (see Folder.Open).

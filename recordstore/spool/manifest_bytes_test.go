@@ -17,33 +17,33 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// pinnedDelivery returns a batch with one entry of every op, fixed ids and
+// pinnedBatch returns a batch with one entry of every op, fixed ids and
 // clock, and the given producer details.
-func pinnedDelivery(pid int, host, build string) *spool.Delivery {
+func pinnedBatch(pid int, host, build string) *recordstore.Batch {
 	kind := keyed()
 	before := time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC)
-	return &spool.Delivery{
+	return &recordstore.Batch{
 		ID:       "698658ae4541d8f864e402e7308c97bf",
-		Producer: spool.Producer{Instance: "3f9c2a7d51e04b88", Seq: 7, Pid: pid, Host: host, Build: build},
+		Producer: recordstore.Producer{Instance: "3f9c2a7d51e04b88", Seq: 7, PID: pid, Host: host, Build: build},
 		Created:  time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.UTC),
 		Schemas:  []recordstore.Kind{*kind},
-		Entries: []spool.DeliveryEntry{
-			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s1", Kind: "kv", Seal: true, Generation: 2},
-				Values: normalizeAll(kind, []recordstore.Row{{"k": "a", "v": 1}, {"k": "b"}})},
-			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s2", Kind: "kv"}},
-			{Entry: spool.Entry{Op: spool.OpSeal, Stream: "s1"}},
-			{Entry: spool.Entry{Op: spool.OpExpire, Stream: "s1", TTL: recordstore.Duration(36 * time.Hour)}},
-			{Entry: spool.Entry{Op: spool.OpTrim, Stream: "s3", Before: &before}},
-			{Entry: spool.Entry{Op: spool.OpDelete, Stream: "s4"}},
-			{Entry: spool.Entry{Op: spool.OpReopen, Stream: "s5", Generation: 3}},
-			{Entry: spool.Entry{Op: spool.OpDeclare, Kind: "kv"}},
+		Entries: []recordstore.BatchEntry{
+			{Op: recordstore.OpAppend, Stream: "s1", Kind: "kv", Seal: true, Generation: 2,
+				Rows: normalizeAll(kind, []recordstore.Row{{"k": "a", "v": 1}, {"k": "b"}})},
+			{Op: recordstore.OpAppend, Stream: "s2", Kind: "kv"},
+			{Op: recordstore.OpSeal, Stream: "s1"},
+			{Op: recordstore.OpExpire, Stream: "s1", TTL: 36 * time.Hour},
+			{Op: recordstore.OpTrim, Stream: "s3", Before: before},
+			{Op: recordstore.OpDelete, Stream: "s4"},
+			{Op: recordstore.OpReopen, Stream: "s5", Generation: 3},
+			{Op: recordstore.OpDeclare, Kind: "kv"},
 		},
 	}
 }
 
 var _ = Describe("the bytes of a manifest", func() {
 	DescribeTable("are exactly the pinned format 1 document",
-		func(del *spool.Delivery, golden string) {
+		func(del *recordstore.Batch, golden string) {
 			ctx := context.Background()
 			d := newDir(spool.Options{})
 			name, err := d.Publish(ctx, del, spool.FormatNDJSON)
@@ -65,7 +65,7 @@ var _ = Describe("the bytes of a manifest", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(again)).To(Equal(string(want)))
 		},
-		Entry("with every op and a full producer", pinnedDelivery(4242, "worker-7", "v1.4.0"), "every-op.json"),
-		Entry("with a producer whose advisory fields are empty (still written)", pinnedDelivery(0, "", ""), "bare-producer.json"),
+		Entry("with every op and a full producer", pinnedBatch(4242, "worker-7", "v1.4.0"), "every-op.json"),
+		Entry("with a producer whose advisory fields are empty (still written)", pinnedBatch(0, "", ""), "bare-producer.json"),
 	)
 })
