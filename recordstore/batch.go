@@ -38,13 +38,15 @@ func (op BatchOp) Valid() bool {
 
 // Producer identifies who wrote a batch. Instance is 16 lowercase hex
 // characters, new per process; Seq grows by one with every batch that
-// instance publishes.
+// instance publishes. PID, Host and Build are advisory. Its JSON form is
+// the "producer" object of a spool manifest (docs/spool-format.md), every
+// field always written.
 type Producer struct {
 	Instance string `json:"instance"`
 	Seq      int64  `json:"seq"`
-	PID      int    `json:"pid,omitempty"`
-	Host     string `json:"host,omitempty"`
-	Build    string `json:"build,omitempty"`
+	PID      int    `json:"pid"`
+	Host     string `json:"host"`
+	Build    string `json:"build"`
 }
 
 // BatchEntry is one operation of a batch.
@@ -97,6 +99,10 @@ type RowSource interface {
 // Batch is a group of entries applied once, identified by ID. Schemas are
 // the writer's own declarations of the kinds its entries use; the backend
 // reconciles them additively with its catalog before applying the batch.
+//
+// The same value travels through the spool: package spool publishes a
+// Batch as a batch folder (its entries' Rows, never a Source; Failure and
+// Retry are not published) and reads a folder back as a Batch.
 type Batch struct {
 	ID       string
 	Producer Producer
@@ -118,12 +124,30 @@ type Batch struct {
 
 // Schema returns the batch's declaration of the named kind.
 func (b *Batch) Schema(kind string) (*Kind, bool) {
-	for i := range b.Schemas {
-		if b.Schemas[i].Name == kind {
-			return &b.Schemas[i], true
+	k := KindNamed(b.Schemas, kind)
+	return k, k != nil
+}
+
+// Rows returns the number of rows of the batch's entries (Rows, not
+// Source).
+func (b *Batch) Rows() int64 {
+	var n int64
+	for i := range b.Entries {
+		n += int64(len(b.Entries[i].Rows))
+	}
+	return n
+}
+
+// KindNamed returns the kind named name in kinds (a pointer into the
+// slice), or nil. It is the one lookup of a batch's or a manifest's
+// schemas.
+func KindNamed(kinds []Kind, name string) *Kind {
+	for i := range kinds {
+		if kinds[i].Name == name {
+			return &kinds[i]
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // BatchOutcome is what became of a batch.

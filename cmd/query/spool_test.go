@@ -110,7 +110,7 @@ var _ = Describe("query spool", func() {
 				Expect(m.Schemas).To(HaveLen(1))
 				Expect(m.Schemas[0].Name).To(Equal("jobs"))
 				Expect(m.Entries).To(HaveLen(1))
-				Expect(m.Entries[0].Op).To(Equal(spool.OpAppend))
+				Expect(m.Entries[0].Op).To(Equal(recordstore.OpAppend))
 				Expect(m.Entries[0].Stream).To(Equal("s1"))
 				Expect(m.Entries[0].Format).To(Equal(format))
 				Expect(m.Entries[0].Rows).To(Equal(int64(2)))
@@ -126,7 +126,7 @@ var _ = Describe("query spool", func() {
 			Expect(err).NotTo(HaveOccurred())
 			del, err := b.ReadAll(context.Background())
 			Expect(err).NotTo(HaveOccurred())
-			Expect(del.Entries[0].Values).To(Equal([]recordstore.Values{
+			Expect(del.Entries[0].Rows).To(Equal([]recordstore.Values{
 				{int64(9223372036854775807), "max", "2024-05-01T10:00:00.500000Z", `{"b":[1,2.5]}`, 1.25, int64(1)},
 				{int64(2), nil, nil, nil, nil, nil},
 			}))

@@ -69,13 +69,10 @@ const streamMin = 4096
 // reaches it (commitGroup sends it to failed/ then).
 func decode(ctx context.Context, p pickedBatch) (loaded, error) {
 	m := p.batch.Manifest
-	d := &spool.Delivery{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
-		Entries: make([]spool.DeliveryEntry, len(m.Entries))}
-	l := loaded{name: p.name}
-	sources := map[int]recordstore.RowSource{}
+	l := loaded{name: p.name, batch: *p.batch.Batch()}
+	l.batch.Retry = p.batch.Retried
 	for i, e := range m.Entries {
-		d.Entries[i].Entry = e
-		if e.Op != spool.OpAppend {
+		if e.Op != recordstore.OpAppend {
 			continue
 		}
 		r, err := p.batch.Open(ctx, i)
@@ -85,19 +82,14 @@ func decode(ctx context.Context, p pickedBatch) (loaded, error) {
 		}
 		if e.Rows >= streamMin {
 			l.readers = append(l.readers, r)
-			sources[i] = entrySource{r}
+			l.batch.Entries[i].Source = entrySource{r}
 			continue
 		}
-		d.Entries[i].Values, err = r.ReadAll()
+		l.batch.Entries[i].Rows, err = r.ReadAll()
 		if err != nil {
 			closeLoaded([]loaded{l})
 			return loaded{}, err
 		}
-	}
-	l.batch = toBatch(d)
-	l.batch.Retry = p.batch.Retried
-	for i, src := range sources {
-		l.batch.Entries[i].Source = src
 	}
 	return l, nil
 }

@@ -233,9 +233,9 @@ func handBatchAs(path string, id *spool.Identity, seq int64, state spool.State, 
 		vals[i], err = k.Normalize(r)
 		Expect(err).NotTo(HaveOccurred())
 	}
-	d := &spool.Delivery{ID: spool.NewID(), Created: time.Now(), Schemas: []recordstore.Kind{*k},
+	d := &recordstore.Batch{ID: spool.NewID(), Created: time.Now(), Schemas: []recordstore.Kind{*k},
 		Producer: id.Producer(seq),
-		Entries:  []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: stream, Kind: k.Name}, Values: vals}}}
+		Entries:  []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: stream, Kind: k.Name, Rows: vals}}}
 	name, err := scratch.Publish(ctx, d, spool.FormatNDJSON)
 	Expect(err).NotTo(HaveOccurred())
 	src := scratch.Path(spool.StateIncoming, name.String())

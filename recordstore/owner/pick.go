@@ -19,7 +19,7 @@ const (
 // pickedBatch is a batch chosen for the next group, its manifest read.
 type pickedBatch struct {
 	name  spool.BatchName
-	batch *spool.Batch
+	batch *spool.Folder
 }
 
 // pickGroup loads the next batches to apply, in order, failing those that

@@ -88,7 +88,7 @@ func (s *Store[T]) publishNotify(ctx context.Context, b recordstore.Batch, visib
 	if visible != nil {
 		notify = func(n spool.BatchName) { visible(n.ID) }
 	}
-	_, err := s.spool.PublishNotify(ctx, toDelivery(b), s.opts.Format, notify)
+	_, err := s.spool.PublishNotify(ctx, &b, s.opts.Format, notify)
 	if err == nil || errors.Is(err, fsutil.ErrSync) {
 		s.pub.seq = seq
 	}

@@ -28,10 +28,10 @@ func foreignBatch(path, text string) spool.BatchName {
 	Expect(err).NotTo(HaveOccurred())
 	k := allTypesKind()
 	Expect(k.Validate()).To(Succeed())
-	d := &spool.Delivery{ID: spool.NewID(), Created: time.Now(), Schemas: []recordstore.Kind{*k},
+	d := &recordstore.Batch{ID: spool.NewID(), Created: time.Now(), Schemas: []recordstore.Kind{*k},
 		Producer: spool.NewIdentity("foreign").Producer(1),
-		Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name},
-			Values: []recordstore.Values{{"one", nil, nil, nil, nil, nil}, {"two", nil, nil, nil, nil, nil}}}}}
+		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "s", Kind: k.Name,
+			Rows: []recordstore.Values{{"one", nil, nil, nil, nil, nil}, {"two", nil, nil, nil, nil, nil}}}}}
 	name, err := scratch.Publish(ctx, d, spool.FormatNDJSON)
 	Expect(err).NotTo(HaveOccurred())
 	src := scratch.Path(spool.StateIncoming, name.String())

@@ -186,7 +186,7 @@ func (wr *Writer[T]) Close(ctx context.Context) ([]recordstore.BatchResult, erro
 // process owns the store, and publishes it otherwise. An error leaves the
 // batch queued in the spool.Writer, to be delivered again with the same
 // id (the ledger makes a second application a no-op).
-func (wr *Writer[T]) deliver(ctx context.Context, d *spool.Delivery) error {
+func (wr *Writer[T]) deliver(ctx context.Context, d *recordstore.Batch) error {
 	s := wr.s
 	if err := s.usable(); err != nil {
 		return err // the batch stays queued: Pending counts it
@@ -197,7 +197,7 @@ func (wr *Writer[T]) deliver(ctx context.Context, d *spool.Delivery) error {
 		if err := wr.awaitSpooled(ctx); err != nil {
 			return err
 		}
-		results, err := s.backend.AppendBatch(ctx, toBatch(d))
+		results, err := s.backend.AppendBatch(ctx, *d)
 		if err != nil {
 			return err
 		}

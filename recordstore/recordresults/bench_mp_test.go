@@ -389,11 +389,11 @@ func BenchmarkIngestBacklog(b *testing.B) {
 		names := make([]string, mpProducers)
 		ids := make([]string, mpProducers)
 		for p := range mpProducers {
-			del := &spool.Delivery{ID: spool.NewID(), Created: time.Now(),
-				Producer: spool.Producer{Instance: fmt.Sprintf("%016x", p+1), Seq: int64(i + 1)},
+			del := &recordstore.Batch{ID: spool.NewID(), Created: time.Now(),
+				Producer: recordstore.Producer{Instance: fmt.Sprintf("%016x", p+1), Seq: int64(i + 1)},
 				Schemas:  []recordstore.Kind{k},
-				Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: fmt.Sprintf("p%d", p), Kind: k.Name},
-					Values: vals[p*mpProducerRows : (p+1)*mpProducerRows]}}}
+				Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: fmt.Sprintf("p%d", p), Kind: k.Name,
+					Rows: vals[p*mpProducerRows : (p+1)*mpProducerRows]}}}
 			name, err := side.Publish(ctx, del, spool.FormatNDJSON)
 			if err != nil {
 				b.Fatal(err)

@@ -395,10 +395,10 @@ func (a *apiServer) publishAs(id *spool.Identity, seq int64, msg string) spool.B
 	defer d.Close()
 	vals, err := apiEvents.Normalize(recordstore.Row{"msg": msg})
 	Expect(err).NotTo(HaveOccurred())
-	n, err := d.Publish(ctx, &spool.Delivery{ID: spool.NewID(), Created: time.Now(), Producer: id.Producer(seq),
+	n, err := d.Publish(ctx, &recordstore.Batch{ID: spool.NewID(), Created: time.Now(), Producer: id.Producer(seq),
 		Schemas: []recordstore.Kind{apiEvents},
-		Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "e1", Kind: apiEvents.Name},
-			Values: []recordstore.Values{vals}}}}, spool.FormatNDJSON)
+		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "e1", Kind: apiEvents.Name,
+			Rows: []recordstore.Values{vals}}}}, spool.FormatNDJSON)
 	Expect(err).NotTo(HaveOccurred())
 	return n
 }

@@ -152,10 +152,10 @@ func BenchmarkPublish(b *testing.B) {
 			}
 			defer d.Close()
 			id := spool.NewIdentity("bench")
-			delivery := func() *spool.Delivery {
-				return &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+			delivery := func() *recordstore.Batch {
+				return &recordstore.Batch{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
 					Schemas: []recordstore.Kind{*kind},
-					Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: kind.Name}, Values: vals}}}
+					Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "s", Kind: kind.Name, Rows: vals}}}
 			}
 			payload := publishedBytes(b, d, delivery())
 			rawDir := filepath.Join(root, "raw")
@@ -229,7 +229,7 @@ func waitPrepared(b *testing.B, d *spool.Dir) {
 }
 
 // publishedBytes publishes del once and returns the bytes of its files.
-func publishedBytes(b *testing.B, d *spool.Dir, del *spool.Delivery) []byte {
+func publishedBytes(b *testing.B, d *spool.Dir, del *recordstore.Batch) []byte {
 	name, err := d.Publish(context.Background(), del, spool.FormatNDJSON)
 	if err != nil {
 		b.Fatal(err)
@@ -293,9 +293,9 @@ func BenchmarkList(b *testing.B) {
 	defer d.Close()
 	id := spool.NewIdentity("bench")
 	for range 64 {
-		if _, err := d.Publish(ctx, &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+		if _, err := d.Publish(ctx, &recordstore.Batch{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
 			Schemas: []recordstore.Kind{k},
-			Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name}, Values: vals}}},
+			Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "s", Kind: k.Name, Rows: vals}}},
 			spool.FormatNDJSON); err != nil {
 			b.Fatal(err)
 		}

@@ -44,7 +44,7 @@ var _ = Describe("a gzip bomb in a batch", func() {
 	It("is refused with ErrTooLarge at the byte cap, without allocating the inflated size", func() {
 		ctx := context.Background()
 		d := newDir(spool.Options{Limits: spool.Limits{MaxBytes: 4 << 20}})
-		name, err := d.Publish(ctx, sampleDelivery(spool.NewIdentity(""), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSONGz)
+		name, err := d.Publish(ctx, sampleBatch(spool.NewIdentity(""), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSONGz)
 		Expect(err).NotTo(HaveOccurred())
 
 		var bomb bytes.Buffer

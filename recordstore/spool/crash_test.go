@@ -45,7 +45,7 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	del := sampleDelivery(spool.NewIdentity("crash-child"), normalizeAll(allTypes(), edgeRows()))
+	del := sampleBatch(spool.NewIdentity("crash-child"), normalizeAll(allTypes(), edgeRows()))
 	fmt.Println(del.ID)
 	if _, err := d.Publish(context.Background(), del, spool.FormatNDJSONGz); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -106,7 +106,7 @@ var _ = Describe("a producer killed mid-publish", Label("crash"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			del, err := b.ReadAll(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(del.Entries[0].Values).To(Equal(normalizeAll(allTypes(), edgeRows())))
+			Expect(del.Entries[0].Rows).To(Equal(normalizeAll(allTypes(), edgeRows())))
 			expectEmpty(d, spool.StateTmp)
 		})
 	}
@@ -118,7 +118,7 @@ var _ = Describe("a producer killed mid-publish", Label("crash"), func() {
 		res, err := d.GC(ctx, spool.GCOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Tmp).To(HaveLen(1))
-		_, err = d.Publish(ctx, sampleDelivery(spool.NewIdentity(""), nil), spool.FormatNDJSON)
+		_, err = d.Publish(ctx, sampleBatch(spool.NewIdentity(""), nil), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		list, err := d.List(ctx, spool.StateIncoming)
 		Expect(err).NotTo(HaveOccurred())

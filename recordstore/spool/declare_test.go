@@ -20,9 +20,9 @@ var _ = Describe("declare entries", func() {
 	It("publish and load with only their kind", func(ctx context.Context) {
 		d := newDir(spool.Options{})
 		id := spool.NewIdentity("")
-		del := &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now().UTC(),
+		del := &recordstore.Batch{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now().UTC(),
 			Schemas: []recordstore.Kind{*allTypes()},
-			Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpDeclare, Kind: "all"}}}}
+			Entries: []recordstore.BatchEntry{{Op: recordstore.OpDeclare, Kind: "all"}}}
 		name, err := d.Publish(ctx, del, spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
@@ -30,7 +30,7 @@ var _ = Describe("declare entries", func() {
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got.Entries).To(HaveLen(1))
-		Expect(got.Entries[0].Op).To(Equal(spool.OpDeclare))
+		Expect(got.Entries[0].Op).To(Equal(recordstore.OpDeclare))
 		Expect(got.Entries[0].Kind).To(Equal("all"))
 	})
 
@@ -41,10 +41,10 @@ var _ = Describe("declare entries", func() {
 				Schemas: []recordstore.Kind{*allTypes()}, Entries: []spool.Entry{e}}
 			Expect(m.Validate()).To(MatchError(spool.ErrBadManifest))
 		},
-		Entry("an unknown kind", spool.Entry{Op: spool.OpDeclare, Kind: "nope"}),
-		Entry("a stream", spool.Entry{Op: spool.OpDeclare, Kind: "all", Stream: "s1"}),
-		Entry("a seal flag", spool.Entry{Op: spool.OpDeclare, Kind: "all", Seal: true}),
-		Entry("rows", spool.Entry{Op: spool.OpDeclare, Kind: "all", Rows: 1}),
+		Entry("an unknown kind", spool.Entry{Op: recordstore.OpDeclare, Kind: "nope"}),
+		Entry("a stream", spool.Entry{Op: recordstore.OpDeclare, Kind: "all", Stream: "s1"}),
+		Entry("a seal flag", spool.Entry{Op: recordstore.OpDeclare, Kind: "all", Seal: true}),
+		Entry("rows", spool.Entry{Op: recordstore.OpDeclare, Kind: "all", Rows: 1}),
 	)
 
 	// A batch carries the schema of the kind it appends to, which may be
@@ -56,7 +56,7 @@ var _ = Describe("declare entries", func() {
 		func(schema, says string) {
 			id := spool.NewIdentity("")
 			m := spool.Manifest{Format: 1, ID: spool.NewID(), Producer: id.Producer(1), Created: time.Now().UTC(),
-				Schemas: []recordstore.Kind{*allTypes()}, Entries: []spool.Entry{{Op: spool.OpDeclare, Kind: "all"}}}
+				Schemas: []recordstore.Kind{*allTypes()}, Entries: []spool.Entry{{Op: recordstore.OpDeclare, Kind: "all"}}}
 			data, err := m.Encode()
 			Expect(err).NotTo(HaveOccurred())
 			var doc map[string]any

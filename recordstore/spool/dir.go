@@ -44,7 +44,7 @@ const SpoolSuffix = ".spool"
 // PathFor returns the spool folder of the store configured at storePath.
 func PathFor(storePath string) string { return storePath + SpoolSuffix }
 
-// DefaultLimits bound what Load and Batch readers accept when Options
+// DefaultLimits bound what Load and Folder readers accept when Options
 // leaves Limits at zero: rows per batch and decoded bytes per data file.
 // They are well above what a Writer cuts (50 000 rows, 64 MiB) so that a
 // single large Append still loads, and low enough that a hostile file

@@ -41,7 +41,7 @@
 // process holding P.lock) lists incoming/, loads, ingests, moves batches to
 // failed/ or trash/ and runs GC; the CLI may also list, inspect and Retry.
 // A Dir is safe for concurrent use by goroutines. A Writer is safe for
-// concurrent use; a Batch and an EntryReader are not.
+// concurrent use; a Folder and an EntryReader are not.
 //
 // # Loading
 //

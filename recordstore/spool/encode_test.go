@@ -76,7 +76,7 @@ var _ = Describe("publish encoding", func() {
 		d := newDir(spool.Options{})
 		id := spool.NewIdentity("test")
 		rows := manyRows(12_345)
-		del := sampleDelivery(id, rows)
+		del := sampleBatch(id, rows)
 		name, err := d.Publish(ctx, del, spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
@@ -84,7 +84,7 @@ var _ = Describe("publish encoding", func() {
 		Expect(b.Verify(ctx)).To(Succeed())
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Entries[0].Values).To(Equal(rows))
+		Expect(got.Entries[0].Rows).To(Equal(rows))
 	})
 
 	DescribeTable("a bad row deep in a large entry is named, and nothing is published",
@@ -94,7 +94,7 @@ var _ = Describe("publish encoding", func() {
 			rows := manyRows(20_000)
 			rows[bad] = append(recordstore.Values(nil), rows[bad]...)
 			rows[bad][2] = math.Inf(1) // not a finite number
-			_, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+			_, err := d.Publish(ctx, sampleBatch(id, rows), spool.FormatNDJSON)
 			Expect(err).To(MatchError(recordstore.ErrInvalid))
 			Expect(err).To(MatchError(ContainSubstring("row " + strconv.Itoa(bad+1) + ":")))
 			names, err := d.List(ctx, spool.StateIncoming)

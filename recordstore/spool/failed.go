@@ -26,7 +26,7 @@ const ErrorFile = "error.json"
 // RetryFile is the mark Retry leaves in a batch folder it moves back to
 // incoming/: the batch failed before, and the ledger's record of that
 // failure is to be replaced by a new attempt (recordstore.Batch.Retry).
-// Loading reports it (Batch.Retried) and otherwise ignores it;
+// Loading reports it (Folder.Retried) and otherwise ignores it;
 // MoveToFailed removes it.
 const RetryFile = "retry.json"
 

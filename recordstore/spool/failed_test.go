@@ -30,7 +30,7 @@ var _ = Describe("failed batches", func() {
 		ctx = context.Background()
 		now = time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 		d = newDir(spool.Options{Now: func() time.Time { return now }})
-		n, err := d.Publish(ctx, sampleDelivery(spool.NewIdentity(""), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		n, err := d.Publish(ctx, sampleBatch(spool.NewIdentity(""), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		name = n.String()
 	})

@@ -60,7 +60,7 @@ var _ = Describe("a failed fsync during a publish", func() {
 			ctx := context.Background()
 			d := newDir(spool.WithFS(spool.Options{}, &fsutil.Helper{FS: faults}))
 			faults.armed.Store(true)
-			_, err := d.Publish(ctx, sampleDelivery(spool.NewIdentity("test-build"), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+			_, err := d.Publish(ctx, sampleBatch(spool.NewIdentity("test-build"), normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 			Expect(errors.Is(err, recordstore.ErrFsync)).To(BeTrue(), "%v", err)
 			Expect(err).To(MatchError(ContainSubstring("input/output error")))
 			Expect(recordstore.Code(err)).To(Equal(recordstore.CodeInternal))

@@ -80,16 +80,16 @@ func newDir(opts spool.Options) *spool.Dir {
 	return d
 }
 
-// sampleDelivery returns a delivery of one producer with an append of
+// sampleBatch returns a batch of one producer with an append of
 // rows of allTypes, a zero-row append and a seal.
-func sampleDelivery(id *spool.Identity, rows []recordstore.Values) *spool.Delivery {
-	return &spool.Delivery{
+func sampleBatch(id *spool.Identity, rows []recordstore.Values) *recordstore.Batch {
+	return &recordstore.Batch{
 		ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now().UTC(),
 		Schemas: []recordstore.Kind{*allTypes()},
-		Entries: []spool.DeliveryEntry{
-			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s1", Kind: "all"}, Values: rows},
-			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s2", Kind: "all"}},
-			{Entry: spool.Entry{Op: spool.OpSeal, Stream: "s1"}},
+		Entries: []recordstore.BatchEntry{
+			{Op: recordstore.OpAppend, Stream: "s1", Kind: "all", Rows: rows},
+			{Op: recordstore.OpAppend, Stream: "s2", Kind: "all"},
+			{Op: recordstore.OpSeal, Stream: "s1"},
 		},
 	}
 }

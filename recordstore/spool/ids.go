@@ -47,9 +47,9 @@ func NewIdentity(build string) *Identity {
 // Next returns the identity's next producer seq, starting at 1.
 func (id *Identity) Next() int64 { return id.seq.Add(1) }
 
-// Producer returns the manifest producer block for seq.
-func (id *Identity) Producer(seq int64) Producer {
-	return Producer{Instance: id.Instance, Seq: seq, Pid: id.Pid, Host: id.Host, Build: id.Build}
+// Producer returns the identity as the producer of its batch seq.
+func (id *Identity) Producer(seq int64) recordstore.Producer {
+	return recordstore.Producer{Instance: id.Instance, Seq: seq, PID: id.Pid, Host: id.Host, Build: id.Build}
 }
 
 var (

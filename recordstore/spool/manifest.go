@@ -26,55 +26,29 @@ const ManifestFile = "manifest.json"
 // MaxManifestBytes bounds the size of a manifest a reader accepts.
 const MaxManifestBytes = 16 << 20
 
-// Op is what a manifest entry does to its stream.
-type Op string
-
-// The entry operations.
-const (
-	OpAppend Op = "append" // append the rows of File (maybe none) to Stream
-	OpSeal   Op = "seal"   // seal Stream
-	OpExpire Op = "expire" // make Stream expire TTL after ingest
-	OpTrim   Op = "trim"   // drop the rows of Stream appended before Before
-	OpDelete Op = "delete" // delete Stream
-	OpReopen Op = "reopen" // unseal Stream, fenced by Generation
-	// OpDeclare declares schema Kind in the owner's catalog and touches no
-	// stream (Stream is empty). A read-only process declares kinds this way.
-	OpDeclare Op = "declare"
-)
-
-func (o Op) valid() bool {
-	switch o {
-	case OpAppend, OpSeal, OpExpire, OpTrim, OpDelete, OpReopen, OpDeclare:
-		return true
-	}
-	return false
-}
-
-// Producer identifies who published a batch. Instance and Seq order a
-// producer's batches; Pid, Host and Build are advisory.
-type Producer struct {
-	Instance string `json:"instance"`
-	Seq      int64  `json:"seq"`
-	Pid      int    `json:"pid"`
-	Host     string `json:"host"`
-	Build    string `json:"build"`
-}
-
 // Manifest is manifest.json. See docs/spool-format.md for every field.
+// Its header is the recordstore.Batch's it was published from; its entries
+// are the batch's entries in their wire form (Entry).
 type Manifest struct {
-	Format   int                `json:"format"`
-	ID       string             `json:"id"`
-	Producer Producer           `json:"producer"`
-	Created  time.Time          `json:"created"`
-	Schemas  []recordstore.Kind `json:"schemas"`
-	Entries  []Entry            `json:"entries"`
+	Format   int                  `json:"format"`
+	ID       string               `json:"id"`
+	Producer recordstore.Producer `json:"producer"`
+	Created  time.Time            `json:"created"`
+	Schemas  []recordstore.Kind   `json:"schemas"`
+	Entries  []Entry              `json:"entries"`
 }
 
-// Entry is one operation of a batch, applied in order.
+// Entry is one operation of a batch, applied in order: a
+// recordstore.BatchEntry as manifest format 1 writes it. Its rows are not
+// in the manifest but in File, which File, Format, Rows, Bytes and SHA256
+// describe (the fields only the wire has); TTL and Before have their wire
+// types. See entryOf and Entry.BatchEntry for the two directions.
 type Entry struct {
-	Op     Op     `json:"op"`
-	Stream string `json:"stream"`
-	// Kind names a schema of the manifest (append only).
+	// Op is one of the recordstore batch operations (recordstore.OpAppend,
+	// ...).
+	Op     recordstore.BatchOp `json:"op"`
+	Stream string              `json:"stream"`
+	// Kind names a schema of the manifest (append and declare).
 	Kind string `json:"kind,omitempty"`
 	// File is the data file inside the batch folder, "" for a zero-row
 	// append without a file (append only).
@@ -98,14 +72,33 @@ type Entry struct {
 	Before *time.Time `json:"before,omitempty"`
 }
 
+// entryOf returns the wire form of e without its file fields (Publish
+// fills them as it writes the file). Before is written when the entry is a
+// trim or carries one (which validation then refuses).
+func entryOf(e *recordstore.BatchEntry) Entry {
+	me := Entry{Op: e.Op, Stream: e.Stream, Kind: e.Kind, Seal: e.Seal, Generation: e.Generation,
+		TTL: recordstore.Duration(e.TTL)}
+	if e.Op == recordstore.OpTrim || !e.Before.IsZero() {
+		before := e.Before
+		me.Before = &before
+	}
+	return me
+}
+
+// BatchEntry returns the entry as a recordstore.BatchEntry without rows
+// (Folder.Open reads them from File).
+func (e *Entry) BatchEntry() recordstore.BatchEntry {
+	be := recordstore.BatchEntry{Op: e.Op, Stream: e.Stream, Kind: e.Kind, Seal: e.Seal,
+		Generation: e.Generation, TTL: time.Duration(e.TTL)}
+	if e.Before != nil {
+		be.Before = *e.Before
+	}
+	return be
+}
+
 // Schema returns the manifest's schema named name, or nil.
 func (m *Manifest) Schema(name string) *recordstore.Kind {
-	for i := range m.Schemas {
-		if m.Schemas[i].Name == name {
-			return &m.Schemas[i]
-		}
-	}
-	return nil
+	return recordstore.KindNamed(m.Schemas, name)
 }
 
 // Name returns the batch folder name the manifest must be published under.
@@ -166,12 +159,12 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 // JSON text until decodeSchemas. Its fields are Manifest's, in step (a
 // test compares them).
 type manifestWire struct {
-	Format   int             `json:"format"`
-	ID       string          `json:"id"`
-	Producer Producer        `json:"producer"`
-	Created  time.Time       `json:"created"`
-	Schemas  json.RawMessage `json:"schemas"`
-	Entries  []Entry         `json:"entries"`
+	Format   int                  `json:"format"`
+	ID       string               `json:"id"`
+	Producer recordstore.Producer `json:"producer"`
+	Created  time.Time            `json:"created"`
+	Schemas  json.RawMessage      `json:"schemas"`
+	Entries  []Entry              `json:"entries"`
 }
 
 // decodeSchemas decodes a manifest's schemas (nil when absent), strictly,
@@ -312,8 +305,8 @@ func (m *Manifest) validateProducer() error {
 	if p.Seq < 1 || p.Seq > MaxSeq {
 		return badManifest("producer.seq %d is outside 1..%d", p.Seq, int64(MaxSeq))
 	}
-	if p.Pid < 0 {
-		return badManifest("producer.pid %d is negative", p.Pid)
+	if p.PID < 0 {
+		return badManifest("producer.pid %d is negative", p.PID)
 	}
 	return nil
 }
@@ -338,10 +331,10 @@ func (m *Manifest) validateSchemas() error {
 }
 
 func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
-	if !e.Op.valid() {
+	if !e.Op.Valid() {
 		return badManifest("unknown op %s", recordstore.Quote(string(e.Op)))
 	}
-	if e.Op == OpDeclare {
+	if e.Op == recordstore.OpDeclare {
 		return m.validateDeclare(e)
 	}
 	if err := recordstore.ValidateStreamID(e.Stream); err != nil {
@@ -350,22 +343,22 @@ func (m *Manifest) validateEntry(e *Entry, files map[string]bool) error {
 	if e.Generation < 0 {
 		return badManifest("generation %d is negative", e.Generation)
 	}
-	if e.Op == OpAppend {
+	if e.Op == recordstore.OpAppend {
 		return m.validateAppend(e, files)
 	}
 	if e.Kind != "" || e.File != "" || e.Format != "" || e.Rows != 0 || e.Bytes != 0 || e.SHA256 != "" || e.Seal {
 		return badManifest("%s entry carries append fields (kind, file, format, rows, bytes, sha256, seal)", e.Op)
 	}
-	if (e.TTL != 0) != (e.Op == OpExpire) {
+	if (e.TTL != 0) != (e.Op == recordstore.OpExpire) {
 		return badManifest("ttl is required on expire entries and allowed nowhere else")
 	}
-	if e.Op == OpExpire && e.TTL < 0 {
+	if e.Op == recordstore.OpExpire && e.TTL < 0 {
 		return badManifest("expire ttl %s is not positive", time.Duration(e.TTL))
 	}
-	if (e.Before != nil) != (e.Op == OpTrim) {
+	if (e.Before != nil) != (e.Op == recordstore.OpTrim) {
 		return badManifest("before is required on trim entries and allowed nowhere else")
 	}
-	if e.Op == OpReopen && e.Generation == 0 {
+	if e.Op == recordstore.OpReopen && e.Generation == 0 {
 		return badManifest("reopen needs a generation")
 	}
 	return nil

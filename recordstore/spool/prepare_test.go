@@ -132,8 +132,8 @@ var _ = Describe("prepared batch folders", func() {
 		DeferCleanup(func() { Expect(d.Close()).To(Succeed()) })
 	})
 
-	appendOnly := func(rows []recordstore.Values) *spool.Delivery {
-		del := sampleDelivery(id, rows)
+	appendOnly := func(rows []recordstore.Values) *recordstore.Batch {
+		del := sampleBatch(id, rows)
 		del.Entries = del.Entries[:1]
 		return del
 	}
@@ -151,18 +151,18 @@ var _ = Describe("prepared batch folders", func() {
 		Expect(err).NotTo(HaveOccurred())
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Entries[0].Values).To(Equal(rows))
+		Expect(got.Entries[0].Rows).To(Equal(rows))
 
 		next := preparedFolder(d, ".ndjson")
 		Expect(next).NotTo(Equal(first), "the prepared folder was used, and a new one made")
 	})
 
 	DescribeTable("drop the prepared files a batch does not use",
-		func(format string, entries func(*spool.Delivery), want []string) {
+		func(format string, entries func(*recordstore.Batch), want []string) {
 			_, err := d.Publish(ctx, appendOnly(normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 			Expect(err).NotTo(HaveOccurred())
 			preparedFolder(d, ".ndjson")
-			del := sampleDelivery(id, normalizeAll(allTypes(), edgeRows()))
+			del := sampleBatch(id, normalizeAll(allTypes(), edgeRows()))
 			entries(del)
 			name, err := d.Publish(ctx, del, format)
 			Expect(err).NotTo(HaveOccurred())
@@ -171,9 +171,9 @@ var _ = Describe("prepared batch folders", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(b.Verify(ctx)).To(Succeed())
 		},
-		Entry("a seal only: no data file", spool.FormatNDJSON, func(del *spool.Delivery) { del.Entries = del.Entries[2:] },
+		Entry("a seal only: no data file", spool.FormatNDJSON, func(del *recordstore.Batch) { del.Entries = del.Entries[2:] },
 			[]string{spool.ManifestFile}),
-		Entry("another codec", spool.FormatNDJSONGz, func(del *spool.Delivery) { del.Entries = del.Entries[:1] },
+		Entry("another codec", spool.FormatNDJSONGz, func(del *recordstore.Batch) { del.Entries = del.Entries[:1] },
 			[]string{"e00001.ndjson.gz", spool.ManifestFile}),
 	)
 
@@ -192,7 +192,7 @@ var _ = Describe("prepared batch folders", func() {
 		Expect(err).NotTo(HaveOccurred())
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Entries[0].Values).To(HaveLen(3000))
+		Expect(got.Entries[0].Rows).To(HaveLen(3000))
 	})
 
 	It("a prepared folder removed under the producer (tmp/ GC) costs nothing but a fresh folder", func() {
@@ -305,7 +305,7 @@ var _ = Describe("prepared batch folders", func() {
 			Expect(err).NotTo(HaveOccurred())
 			folder := d.Path(spool.StateTmp, preparedFolder(d, ".ndjson"))
 			log.take()
-			del := sampleDelivery(id, nil)
+			del := sampleBatch(id, nil)
 			del.Entries = del.Entries[2:] // a seal: no data file
 			_, err = d.Publish(ctx, del, spool.FormatNDJSON)
 			Expect(err).NotTo(HaveOccurred())

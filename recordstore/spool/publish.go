@@ -29,17 +29,17 @@ const (
 // PublishSteps lists the steps in order.
 var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten, StepTmpSynced, StepCommitted}
 
-// Publish writes del as a batch encoded with the codec named format and
-// commits it: the data files and manifest.json are written into
+// Publish writes batch as a batch folder encoded with the codec named
+// format and commits it: the data files and manifest.json are written into
 // tmp/<instance>-<id>/ and fsynced, the folder is fsynced, then renamed to
 // incoming/<name> (the single commit point) and incoming is fsynced.
 //
 // A batch an owner would refuse to load is refused here: a row with a null
 // required or key column, two rows of one entry with the same key, a row
-// with another number of values than its kind has columns (ErrInvalid,
-// before anything is written), more rows than
-// the Dir's Limits.MaxRows (ErrTooManyRows, before anything is written),
-// or an entry whose rows, written as NDJSON, exceed Limits.MaxBytes
+// with another number of values than its kind has columns, an entry whose
+// rows come from a Source rather than Rows (ErrInvalid, before anything is
+// written), more rows than the Dir's Limits.MaxRows (ErrTooManyRows,
+// before anything is written), or an entry whose rows, written as NDJSON, exceed Limits.MaxBytes
 // (ErrTooLarge). With the NDJSON codecs the NDJSON bytes are counted as
 // they are encoded, exactly; with the others the size is estimated from
 // the values before anything is written, counting every number at its
@@ -49,10 +49,10 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 // On error nothing is in incoming and the tmp folder has been removed,
 // with one exception: an fsync error (recordstore.ErrFsync) of the final rename
 // means the batch may or may not be in incoming; the caller must treat
-// it as fatal for the writer. Publishing the same delivery again (same id)
+// it as fatal for the writer. Publishing the same batch again (same id)
 // first removes a tmp folder left by an earlier attempt.
-func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchName, error) {
-	return d.PublishNotify(ctx, del, format, nil)
+func (d *Dir) Publish(ctx context.Context, batch *recordstore.Batch, format string) (BatchName, error) {
+	return d.PublishNotify(ctx, batch, format, nil)
 }
 
 // PublishNotify is Publish that calls visible (when not nil) with the
@@ -62,23 +62,23 @@ func (d *Dir) Publish(ctx context.Context, del *Delivery, format string) (BatchN
 // still treat the batch as published only when PublishNotify returns nil.
 // visible runs on the caller's goroutine while those fsyncs run on
 // another, and PublishNotify returns once both are done.
-func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, visible func(BatchName)) (BatchName, error) {
+func (d *Dir) PublishNotify(ctx context.Context, batch *recordstore.Batch, format string, visible func(BatchName)) (BatchName, error) {
 	codec, err := Lookup(format)
 	if err != nil {
 		return BatchName{}, err
 	}
-	m, err := buildManifest(del)
+	m, err := buildManifest(batch)
 	if err != nil {
 		return BatchName{}, err
 	}
-	if err := d.checkLimits(del, m, codec); err != nil {
+	if err := d.checkLimits(batch, m, codec); err != nil {
 		return BatchName{}, err
 	}
-	if err := checkRows(del, m); err != nil {
+	if err := checkRows(batch, m); err != nil {
 		return BatchName{}, err
 	}
 	name := m.Name()
-	tmp, err := d.writeTmpFolder(ctx, del, m, codec)
+	tmp, err := d.writeTmpFolder(ctx, batch, m, codec)
 	if err != nil {
 		return BatchName{}, fmt.Errorf("publish batch %s: %w", name, err)
 	}
@@ -98,22 +98,25 @@ func (d *Dir) PublishNotify(ctx context.Context, del *Delivery, format string, v
 	}
 	d.fail(StepCommitted)
 	d.prepareNext(m.Producer.Instance, codec.Extension())
-	d.log.Debug("spool batch published", "batch", name.String(), "entries", len(m.Entries), "rows", del.Rows())
+	d.log.Debug("spool batch published", "batch", name.String(), "entries", len(m.Entries), "rows", batch.Rows())
 	return name, nil
 }
 
-// buildManifest checks the delivery's header and entries and returns its
-// manifest without the data file fields.
-func buildManifest(del *Delivery) (*Manifest, error) {
-	m := &Manifest{Format: ManifestFormat, ID: del.ID, Producer: del.Producer, Created: del.Created.UTC(),
-		Schemas: del.Schemas, Entries: make([]Entry, len(del.Entries))}
-	for i, e := range del.Entries {
-		m.Entries[i] = e.Entry
-		m.Entries[i].File, m.Entries[i].Format, m.Entries[i].Bytes, m.Entries[i].SHA256 = "", "", 0, ""
-		m.Entries[i].Rows = 0
-		if e.Op != OpAppend && len(e.Values) > 0 {
+// buildManifest checks the batch's header and entries and returns its
+// manifest without the data file fields. An entry that streams its rows
+// (Source) or a non-append entry with rows is refused (ErrInvalid).
+func buildManifest(batch *recordstore.Batch) (*Manifest, error) {
+	m := &Manifest{Format: ManifestFormat, ID: batch.ID, Producer: batch.Producer, Created: batch.Created.UTC(),
+		Schemas: batch.Schemas, Entries: make([]Entry, len(batch.Entries))}
+	for i := range batch.Entries {
+		e := &batch.Entries[i]
+		if e.Source != nil {
+			return nil, recordstore.Invalidf("spool: entry %d (%s) streams its rows from a Source; publish takes Rows", i, e.Op)
+		}
+		if e.Op != recordstore.OpAppend && len(e.Rows) > 0 {
 			return nil, recordstore.Invalidf("spool: entry %d (%s) carries rows", i, e.Op)
 		}
+		m.Entries[i] = entryOf(e)
 	}
 	if err := m.Validate(); err != nil { // with every append entry still file-less
 		return nil, err
@@ -124,9 +127,9 @@ func buildManifest(del *Delivery) (*Manifest, error) {
 // writeTmpFolder writes the batch into a folder of tmp/ — the prepared one
 // when there is one (see Options.Prepare), else tmp/<instance>-<id>/ —
 // and returns its path. On error no folder of it is left.
-func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, codec Codec) (string, error) {
+func (d *Dir) writeTmpFolder(ctx context.Context, batch *recordstore.Batch, m *Manifest, codec Codec) (string, error) {
 	if p := d.takePrepared(); p != nil {
-		err := d.writeTmp(ctx, p.path, p, del, m, codec)
+		err := d.writeTmp(ctx, p.path, p, batch, m, codec)
 		if err == nil {
 			return p.path, nil
 		}
@@ -137,7 +140,7 @@ func (d *Dir) writeTmpFolder(ctx context.Context, del *Delivery, m *Manifest, co
 		// The prepared folder was removed under us (tmp/ GC): start over.
 	}
 	tmp := d.Path(StateTmp, m.Producer.Instance+"-"+m.ID)
-	if err := d.writeTmp(ctx, tmp, nil, del, m, codec); err != nil {
+	if err := d.writeTmp(ctx, tmp, nil, batch, m, codec); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", err
 	}
@@ -151,12 +154,12 @@ func dataFileName(i int, ext string) string { return fmt.Sprintf("e%05d%s", i+1,
 // prepared, the prepared folder at tmp — and fsyncs them and the folder
 // (all but the folder of a durable prepared folder whose files are exactly
 // the ones written). Prepared files it does not need are removed first.
-func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del *Delivery, m *Manifest, codec Codec) error {
+func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, batch *recordstore.Batch, m *Manifest, codec Codec) error {
 	if prepared != nil {
-		return d.fillTmp(ctx, tmp, prepared, del, m, codec)
+		return d.fillTmp(ctx, tmp, prepared, batch, m, codec)
 	}
 	if err := d.fs.FS.Mkdir(tmp, fsutil.DirMode); errors.Is(err, fs.ErrExist) {
-		// An earlier attempt of this delivery left its folder behind.
+		// An earlier attempt of this batch left its folder behind.
 		if err := os.RemoveAll(tmp); err != nil {
 			return fmt.Errorf("remove earlier attempt: %w", err)
 		}
@@ -167,11 +170,11 @@ func (d *Dir) writeTmp(ctx context.Context, tmp string, prepared *prepared, del 
 	} else if err != nil {
 		return fmt.Errorf("create tmp folder: %w", err)
 	}
-	return d.fillTmp(ctx, tmp, nil, del, m, codec)
+	return d.fillTmp(ctx, tmp, nil, batch, m, codec)
 }
 
 // fillTmp is writeTmp once the folder exists.
-func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Delivery, m *Manifest, codec Codec) error {
+func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, batch *recordstore.Batch, m *Manifest, codec Codec) error {
 	var prepared map[string]bool // the empty files in a prepared folder
 	if prep != nil {
 		prepared = prep.files
@@ -182,9 +185,9 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 	d.fail(StepTmpCreated)
 	used := map[string]bool{}
 	var files []fsutil.NamedData // the data files, then the manifest
-	for i := range del.Entries {
-		e := &del.Entries[i]
-		if e.Op != OpAppend || len(e.Values) == 0 {
+	for i := range batch.Entries {
+		e := &batch.Entries[i]
+		if e.Op != recordstore.OpAppend || len(e.Rows) == 0 {
 			continue
 		}
 		file := dataFileName(i, codec.Extension())
@@ -192,7 +195,7 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 		used[file] = true
 		syncDir = syncDir || !prepared[file]
 		files = append(files, fsutil.NamedData{Path: filepath.Join(tmp, file), Prepared: prepared[file], Fill: func(w io.Writer) error {
-			n, sum, err := encodeEntry(ctx, codec, kind, e.Values, d.limits.MaxBytes, func(p []byte) error {
+			n, sum, err := encodeEntry(ctx, codec, kind, e.Rows, d.limits.MaxBytes, func(p []byte) error {
 				_, err := w.Write(p)
 				return err
 			})
@@ -200,7 +203,7 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 				return fmt.Errorf("entry %d: %w", i, err)
 			}
 			me := &m.Entries[i]
-			me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Values)), n, sum
+			me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Rows)), n, sum
 			return nil
 		}})
 	}
@@ -242,13 +245,13 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, del *Deli
 	return nil
 }
 
-// checkLimits refuses, before anything is written, a delivery with more
+// checkLimits refuses, before anything is written, a batch with more
 // rows than the limit, and — unless codec writes NDJSON lines, whose size
 // encodeEntry checks exactly — one with an entry whose estimated NDJSON
 // size (estimateRow) exceeds the byte limit.
-func (d *Dir) checkLimits(del *Delivery, m *Manifest, codec Codec) error {
+func (d *Dir) checkLimits(batch *recordstore.Batch, m *Manifest, codec Codec) error {
 	if max := d.limits.MaxRows; max > 0 {
-		if rows := del.Rows(); rows > max {
+		if rows := batch.Rows(); rows > max {
 			return fmt.Errorf("publish batch %s: %w: %d rows, the limit is %d", m.ID, ErrTooManyRows, rows, max)
 		}
 	}
@@ -256,13 +259,13 @@ func (d *Dir) checkLimits(del *Delivery, m *Manifest, codec Codec) error {
 	if _, lines := codec.(lineStream); lines || limit <= 0 {
 		return nil
 	}
-	for i, e := range del.Entries {
-		if e.Op != OpAppend {
+	for i, e := range batch.Entries {
+		if e.Op != recordstore.OpAppend {
 			continue
 		}
 		kind := m.Schema(e.Kind)
 		var size int64
-		for _, v := range e.Values {
+		for _, v := range e.Rows {
 			if size += estimateRow(kind, v); size > limit {
 				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, tooLarge(limit))
 			}
@@ -276,18 +279,18 @@ func (d *Dir) checkLimits(del *Delivery, m *Manifest, codec Codec) error {
 // values than its kind has columns, a null required or key column, or two
 // rows with the same key (one append cannot hold both). The values' types
 // are checked as they are encoded.
-func checkRows(del *Delivery, m *Manifest) error {
-	for i, e := range del.Entries {
-		if e.Op != OpAppend || len(e.Values) == 0 {
+func checkRows(batch *recordstore.Batch, m *Manifest) error {
+	for i, e := range batch.Entries {
+		if e.Op != recordstore.OpAppend || len(e.Rows) == 0 {
 			continue
 		}
 		kind := m.Schema(e.Kind)
 		var seen map[string]int
 		var buf []byte
 		if len(kind.Key) > 0 {
-			seen = make(map[string]int, len(e.Values))
+			seen = make(map[string]int, len(e.Rows))
 		}
-		for j, v := range e.Values {
+		for j, v := range e.Rows {
 			if len(v) != len(kind.Columns) {
 				return fmt.Errorf("publish batch %s: entry %d: row %d: %w", m.ID, i, j+1,
 					recordstore.Invalidf("kind %s: %d values for %d columns", kind.Name, len(v), len(kind.Columns)))

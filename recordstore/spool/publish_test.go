@@ -43,14 +43,14 @@ var _ = Describe("publishing and loading", func() {
 		It("round trips every column type through a published "+format+" batch", func() {
 			kind := allTypes()
 			want := normalizeAll(kind, edgeRows())
-			del := sampleDelivery(id, want)
+			del := sampleBatch(id, want)
 			name, err := d.Publish(ctx, del, format)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(name.ID).To(Equal(del.ID))
 
 			b, err := d.Load(ctx, spool.StateIncoming, name.String())
 			Expect(err).NotTo(HaveOccurred())
-			Expect(b.Manifest.Producer).To(Equal(spool.Producer{Instance: id.Instance, Seq: 1, Pid: os.Getpid(), Host: id.Host, Build: "test-build"}))
+			Expect(b.Manifest.Producer).To(Equal(recordstore.Producer{Instance: id.Instance, Seq: 1, PID: os.Getpid(), Host: id.Host, Build: "test-build"}))
 			e := b.Manifest.Entries[0]
 			Expect(e.Format).To(Equal(format))
 			Expect(e.Rows).To(Equal(int64(len(want))))
@@ -60,9 +60,9 @@ var _ = Describe("publishing and loading", func() {
 
 			got, err := b.ReadAll(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(got.Entries[0].Values).To(Equal(want))
-			Expect(got.Entries[1].Values).To(BeEmpty())
-			Expect(got.Entries[2].Op).To(Equal(spool.OpSeal))
+			Expect(got.Entries[0].Rows).To(Equal(want))
+			Expect(got.Entries[1].Rows).To(BeEmpty())
+			Expect(got.Entries[2].Op).To(Equal(recordstore.OpSeal))
 			Expect(got.Schemas).To(Equal([]recordstore.Kind{*kind}))
 		})
 	}
@@ -70,7 +70,7 @@ var _ = Describe("publishing and loading", func() {
 	It("tells PublishNotify's caller the batch's name once it is in incoming/, before returning", func() {
 		var seen spool.BatchName
 		var listed []spool.BatchName
-		name, err := d.PublishNotify(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON, func(n spool.BatchName) {
+		name, err := d.PublishNotify(ctx, sampleBatch(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON, func(n spool.BatchName) {
 			seen = n
 			listed, _ = d.List(ctx, spool.StateIncoming)
 		})
@@ -80,7 +80,7 @@ var _ = Describe("publishing and loading", func() {
 	})
 
 	It("writes files 0600 and leaves nothing in tmp", func() {
-		name, err := d.Publish(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		name, err := d.Publish(ctx, sampleBatch(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		ents, err := os.ReadDir(d.Path(spool.StateIncoming, name.String()))
 		Expect(err).NotTo(HaveOccurred())
@@ -99,7 +99,7 @@ var _ = Describe("publishing and loading", func() {
 		var want []spool.BatchName
 		base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := range 5 {
-			del := sampleDelivery(id, nil)
+			del := sampleBatch(id, nil)
 			del.Created = base.Add(time.Duration(5-i) * time.Second) // later seqs, earlier times
 			name, err := d.Publish(ctx, del, spool.FormatNDJSON)
 			Expect(err).NotTo(HaveOccurred())
@@ -126,7 +126,7 @@ var _ = Describe("publishing and loading", func() {
 	It("keeps publish order for batches of one producer", func() {
 		var want []string
 		for range 20 {
-			name, err := d.Publish(ctx, sampleDelivery(id, nil), spool.FormatNDJSON)
+			name, err := d.Publish(ctx, sampleBatch(id, nil), spool.FormatNDJSON)
 			Expect(err).NotTo(HaveOccurred())
 			want = append(want, name.String())
 		}
@@ -138,15 +138,35 @@ var _ = Describe("publishing and loading", func() {
 		}
 	})
 
-	It("refuses an invalid delivery before writing anything", func() {
-		del := sampleDelivery(id, nil)
+	It("refuses a batch whose append streams its rows from a Source, writing nothing", func() {
+		b := sampleBatch(id, nil)
+		b.Entries[0].Source = &sliceSource{rows: normalizeAll(allTypes(), edgeRows())}
+		_, err := d.Publish(ctx, b, spool.FormatNDJSON)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(err).To(MatchError(ContainSubstring("entry 0 (append) streams its rows from a Source")))
+		expectEmpty(d, spool.StateIncoming)
+		expectEmpty(d, spool.StateTmp)
+	})
+
+	It("refuses a non-trim entry that carries a before time, writing nothing", func() {
+		b := sampleBatch(id, nil)
+		b.Entries[2].Before = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) // the seal
+		_, err := d.Publish(ctx, b, spool.FormatNDJSON)
+		Expect(err).To(MatchError(spool.ErrBadManifest))
+		Expect(err).To(MatchError(ContainSubstring("before is required on trim entries and allowed nowhere else")))
+		expectEmpty(d, spool.StateIncoming)
+		expectEmpty(d, spool.StateTmp)
+	})
+
+	It("refuses an invalid batch before writing anything", func() {
+		del := sampleBatch(id, nil)
 		del.Entries[0].Stream = "../escape"
 		_, err := d.Publish(ctx, del, spool.FormatNDJSON)
 		Expect(err).To(MatchError(spool.ErrBadManifest))
-		del = sampleDelivery(id, []recordstore.Values{{int64(1), nil, nil, nil, nil, nil}})
+		del = sampleBatch(id, []recordstore.Values{{int64(1), nil, nil, nil, nil, nil}})
 		_, err = d.Publish(ctx, del, spool.FormatNDJSON)
 		Expect(err).To(MatchError(recordstore.ErrInvalid))
-		_, err = d.Publish(ctx, sampleDelivery(id, nil), "csv")
+		_, err = d.Publish(ctx, sampleBatch(id, nil), "csv")
 		Expect(err).To(MatchError(spool.ErrUnknownCodec))
 		expectEmpty(d, spool.StateIncoming)
 		expectEmpty(d, spool.StateTmp)
@@ -155,9 +175,9 @@ var _ = Describe("publishing and loading", func() {
 	DescribeTable("refuses, before writing anything, rows an owner would refuse whole",
 		func(vals []recordstore.Values, says string) {
 			k := keyed()
-			del := &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+			del := &recordstore.Batch{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
 				Schemas: []recordstore.Kind{*k},
-				Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name}, Values: vals}}}
+				Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "s", Kind: k.Name, Rows: vals}}}
 			_, err := d.Publish(ctx, del, spool.FormatNDJSON)
 			Expect(err).To(MatchError(recordstore.ErrInvalid))
 			Expect(err).To(MatchError(ContainSubstring(says)))
@@ -170,7 +190,7 @@ var _ = Describe("publishing and loading", func() {
 	)
 
 	It("publishes again with the same id after a failed attempt left a tmp folder", func() {
-		del := sampleDelivery(id, normalizeAll(allTypes(), edgeRows()))
+		del := sampleBatch(id, normalizeAll(allTypes(), edgeRows()))
 		leftover := d.Path(spool.StateTmp, del.Producer.Instance+"-"+del.ID)
 		Expect(os.MkdirAll(leftover, 0o700)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(leftover, "manifest.json"), []byte("{torn"), 0o600)).To(Succeed())
@@ -183,7 +203,7 @@ var _ = Describe("publishing and loading", func() {
 
 	It("streams rows with an iterator and stops at the first error", func() {
 		rows := normalizeAll(allTypes(), edgeRows())
-		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+		name, err := d.Publish(ctx, sampleBatch(id, rows), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
 		Expect(err).NotTo(HaveOccurred())
@@ -203,7 +223,7 @@ var _ = Describe("publishing and loading", func() {
 
 	It("reads an entry through Open with io.EOF at the end", func() {
 		rows := normalizeAll(allTypes(), edgeRows())
-		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSONGz)
+		name, err := d.Publish(ctx, sampleBatch(id, rows), spool.FormatNDJSONGz)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
 		Expect(err).NotTo(HaveOccurred())
@@ -223,7 +243,7 @@ var _ = Describe("publishing and loading", func() {
 	})
 
 	It("refuses a batch whose data file grew after publishing (streaming size check)", func() {
-		name, err := d.Publish(ctx, sampleDelivery(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
+		name, err := d.Publish(ctx, sampleBatch(id, normalizeAll(allTypes(), edgeRows())), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
 		Expect(err).NotTo(HaveOccurred())
@@ -262,7 +282,7 @@ var _ = Describe("publishing within the limits an owner loads with", func() {
 
 	DescribeTable("refuses, writing nothing, a batch the owner would refuse",
 		func(rows []recordstore.Values, sentinel error, about string) {
-			_, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+			_, err := d.Publish(ctx, sampleBatch(id, rows), spool.FormatNDJSON)
 			Expect(err).To(MatchError(sentinel))
 			Expect(errors.Is(err, recordstore.ErrCapacity)).To(BeTrue())
 			Expect(err.Error()).To(ContainSubstring(about))
@@ -281,18 +301,18 @@ var _ = Describe("publishing within the limits an owner loads with", func() {
 			row := func(extra string) []recordstore.Values {
 				return normalizeAll(allTypes(), []recordstore.Row{{"s": strings.Repeat("x", 87) + strings.Repeat("\n", 2000) + extra}})
 			}
-			name, err := d.Publish(ctx, sampleDelivery(id, row("")), format)
+			name, err := d.Publish(ctx, sampleBatch(id, row("")), format)
 			Expect(err).NotTo(HaveOccurred())
 			b, err := d.Load(ctx, spool.StateIncoming, name.String())
 			Expect(err).NotTo(HaveOccurred())
 			got, err := b.ReadAll(ctx)
 			Expect(err).NotTo(HaveOccurred(), "the owner's load accepts what a publish accepted")
-			Expect(got.Entries[0].Values).To(Equal(row("")))
+			Expect(got.Entries[0].Rows).To(Equal(row("")))
 			if format == spool.FormatNDJSON {
 				Expect(b.Manifest.Entries[0].Bytes).To(BeEquivalentTo(4096))
 			}
 
-			_, err = d.Publish(ctx, sampleDelivery(id, row("x")), format)
+			_, err = d.Publish(ctx, sampleBatch(id, row("x")), format)
 			Expect(err).To(MatchError(spool.ErrTooLarge))
 			Expect(err).To(MatchError(ContainSubstring("entry 0")))
 			names, err := d.List(ctx, spool.StateIncoming)
@@ -306,13 +326,13 @@ var _ = Describe("publishing within the limits an owner loads with", func() {
 
 	It("publishes a batch at the limits, and the owner's load accepts it", func() {
 		rows := wide(10, 300)
-		name, err := d.Publish(ctx, sampleDelivery(id, rows), spool.FormatNDJSON)
+		name, err := d.Publish(ctx, sampleBatch(id, rows), spool.FormatNDJSON)
 		Expect(err).NotTo(HaveOccurred())
 		b, err := d.Load(ctx, spool.StateIncoming, name.String())
 		Expect(err).NotTo(HaveOccurred())
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Entries[0].Values).To(Equal(rows))
+		Expect(got.Entries[0].Rows).To(Equal(rows))
 	})
 })
 
@@ -329,4 +349,20 @@ func expectEmpty(d *spool.Dir, s spool.State) {
 	ents, err := os.ReadDir(d.Path(s, ""))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(ents).To(BeEmpty(), string(s))
+}
+
+// sliceSource is a recordstore.RowSource over rows in memory.
+type sliceSource struct {
+	rows []recordstore.Values
+	next int
+}
+
+func (s *sliceSource) Len() int { return len(s.rows) }
+
+func (s *sliceSource) Next() (recordstore.Values, error) {
+	if s.next == len(s.rows) {
+		return nil, io.EOF
+	}
+	s.next++
+	return s.rows[s.next-1], nil
 }

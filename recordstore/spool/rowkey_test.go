@@ -32,10 +32,10 @@ func numberKeyed() *recordstore.Kind {
 var publishFormats = []string{spool.FormatNDJSON, spool.FormatNDJSONGz, "parquet"}
 
 // oneEntry is a delivery of one append entry of kind k.
-func oneEntry(id *spool.Identity, k *recordstore.Kind, vals []recordstore.Values) *spool.Delivery {
-	return &spool.Delivery{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
+func oneEntry(id *spool.Identity, k *recordstore.Kind, vals []recordstore.Values) *recordstore.Batch {
+	return &recordstore.Batch{ID: spool.NewID(), Producer: id.Producer(id.Next()), Created: time.Now(),
 		Schemas: []recordstore.Kind{*k},
-		Entries: []spool.DeliveryEntry{{Entry: spool.Entry{Op: spool.OpAppend, Stream: "s", Kind: k.Name}, Values: vals}}}
+		Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "s", Kind: k.Name, Rows: vals}}}
 }
 
 var _ = Describe("key identity on the spool paths", func() {

@@ -48,7 +48,7 @@ type WriterOptions struct {
 	Now func() time.Time
 	// OnDeliver, when set, is called after each successful delivery (the
 	// owner package awaits the ids it sees here).
-	OnDeliver func(d *Delivery)
+	OnDeliver func(b *recordstore.Batch)
 }
 
 // Writer buffers the writes of one producer and delivers them as batches.
@@ -70,7 +70,7 @@ type Writer struct {
 		sync.Mutex
 		schemas map[string]*recordstore.Kind // validated declarations by name
 		cur     pendingBatch                 // the batch being filled
-		queue   []*Delivery                  // cut, not yet delivered, oldest first
+		queue   []*recordstore.Batch         // cut, not yet delivered, oldest first
 		err     error                        // fatal (an fsync failure): every call returns it
 		closed  bool
 	}
@@ -78,7 +78,7 @@ type Writer struct {
 
 // pendingBatch is the batch a Writer is filling.
 type pendingBatch struct {
-	entries []DeliveryEntry
+	entries []recordstore.BatchEntry
 	rows    int64
 	bytes   int64
 	keys    map[string]struct{} // key values of the last entry, when its kind has a key
@@ -189,7 +189,7 @@ func (w *Writer) checkLimits(stream string, k *recordstore.Kind, vals []recordst
 
 // Seal buffers a seal of stream (see Append for delivery and errors).
 func (w *Writer) Seal(ctx context.Context, stream string) error {
-	return w.op(ctx, Entry{Op: OpSeal, Stream: stream})
+	return w.op(ctx, recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: stream})
 }
 
 // Reopen buffers an unseal of stream, fenced by generation (>= 1).
@@ -197,7 +197,7 @@ func (w *Writer) Reopen(ctx context.Context, stream string, generation int64) er
 	if generation < 1 {
 		return recordstore.Invalidf("reopen %s: generation must be >= 1", stream)
 	}
-	return w.op(ctx, Entry{Op: OpReopen, Stream: stream, Generation: generation})
+	return w.op(ctx, recordstore.BatchEntry{Op: recordstore.OpReopen, Stream: stream, Generation: generation})
 }
 
 // Expire buffers an expiry of stream ttl after the owner ingests it.
@@ -205,21 +205,20 @@ func (w *Writer) Expire(ctx context.Context, stream string, ttl time.Duration) e
 	if ttl <= 0 {
 		return recordstore.Invalidf("expire %s: ttl must be positive", stream)
 	}
-	return w.op(ctx, Entry{Op: OpExpire, Stream: stream, TTL: recordstore.Duration(ttl)})
+	return w.op(ctx, recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: stream, TTL: ttl})
 }
 
 // Trim buffers a trim of the rows of stream appended before before.
 func (w *Writer) Trim(ctx context.Context, stream string, before time.Time) error {
-	b := before.UTC()
-	return w.op(ctx, Entry{Op: OpTrim, Stream: stream, Before: &b})
+	return w.op(ctx, recordstore.BatchEntry{Op: recordstore.OpTrim, Stream: stream, Before: before.UTC()})
 }
 
 // Delete buffers a delete of stream.
 func (w *Writer) Delete(ctx context.Context, stream string) error {
-	return w.op(ctx, Entry{Op: OpDelete, Stream: stream})
+	return w.op(ctx, recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: stream})
 }
 
-func (w *Writer) op(ctx context.Context, e Entry) error {
+func (w *Writer) op(ctx context.Context, e recordstore.BatchEntry) error {
 	if err := recordstore.ValidateStreamID(e.Stream); err != nil {
 		return err
 	}
@@ -232,7 +231,7 @@ func (w *Writer) op(ctx context.Context, e Entry) error {
 		return err
 	}
 	cur := &w.mu.cur
-	cur.entries = append(cur.entries, DeliveryEntry{Entry: e})
+	cur.entries = append(cur.entries, e)
 	cur.keys = nil
 	w.cutIfFullLocked()
 	return nil
@@ -316,9 +315,9 @@ func (w *Writer) addAppendLocked(stream string, k *recordstore.Kind, vals []reco
 	cur := &w.mu.cur
 	if n := len(cur.entries); n > 0 && w.mergeableLocked(&cur.entries[n-1], stream, k, keys) {
 		last := &cur.entries[n-1]
-		last.Values = append(last.Values, vals...)
+		last.Rows = append(last.Rows, vals...)
 	} else {
-		cur.entries = append(cur.entries, DeliveryEntry{Entry: Entry{Op: OpAppend, Stream: stream, Kind: k.Name}, Values: vals})
+		cur.entries = append(cur.entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: k.Name, Rows: vals})
 		cur.keys = nil
 		if len(k.Key) > 0 {
 			cur.keys = map[string]struct{}{}
@@ -334,8 +333,8 @@ func (w *Writer) addAppendLocked(stream string, k *recordstore.Kind, vals []reco
 
 // mergeableLocked reports whether rows with keys may join entry e without
 // changing the outcome: same stream and kind, and no key in common.
-func (w *Writer) mergeableLocked(e *DeliveryEntry, stream string, k *recordstore.Kind, keys []string) bool {
-	if e.Op != OpAppend || e.Stream != stream || e.Kind != k.Name || e.Seal || e.Generation != 0 {
+func (w *Writer) mergeableLocked(e *recordstore.BatchEntry, stream string, k *recordstore.Kind, keys []string) bool {
+	if e.Op != recordstore.OpAppend || e.Stream != stream || e.Kind != k.Name || e.Seal || e.Generation != 0 {
 		return false
 	}
 	for _, key := range keys {
@@ -353,14 +352,14 @@ func (w *Writer) cutIfFullLocked() {
 	}
 }
 
-// cutLocked turns the current batch into a Delivery with a new id and the
-// identity's next seq, and queues it.
+// cutLocked turns the current batch into a recordstore.Batch with a new id
+// and the identity's next seq, and queues it.
 func (w *Writer) cutLocked() {
 	cur := w.mu.cur
-	d := &Delivery{ID: NewID(), Producer: w.id.Producer(w.id.Next()), Created: w.opts.Now().UTC(), Entries: cur.entries}
+	d := &recordstore.Batch{ID: NewID(), Producer: w.id.Producer(w.id.Next()), Created: w.opts.Now().UTC(), Entries: cur.entries}
 	seen := map[string]bool{}
 	for _, e := range cur.entries {
-		if e.Op == OpAppend && !seen[e.Kind] {
+		if e.Op == recordstore.OpAppend && !seen[e.Kind] {
 			seen[e.Kind] = true
 			d.Schemas = append(d.Schemas, *w.mu.schemas[e.Kind])
 		}
@@ -376,7 +375,7 @@ func (w *Writer) deliverLocked(ctx context.Context) error {
 	for len(w.mu.queue) > 0 {
 		d := w.mu.queue[0]
 		if err := w.sink.Deliver(ctx, d); err != nil {
-			err = fmt.Errorf("deliver batch %s: %w", d.Name(), err)
+			err = fmt.Errorf("deliver batch %s: %w", NameOf(d), err)
 			if errors.Is(err, fsutil.ErrSync) {
 				w.mu.err = fmt.Errorf("spool writer stopped: %w", err)
 			}

@@ -21,12 +21,12 @@ import (
 // recordingSink keeps what it is given and fails on demand.
 type recordingSink struct {
 	mu        sync.Mutex
-	delivered []*spool.Delivery
+	delivered []*recordstore.Batch
 	attempts  []string // ids, in attempt order
 	failNext  []error
 }
 
-func (s *recordingSink) Deliver(_ context.Context, d *spool.Delivery) error {
+func (s *recordingSink) Deliver(_ context.Context, d *recordstore.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.attempts = append(s.attempts, fmt.Sprintf("%s/%d", d.ID, d.Producer.Seq))
@@ -122,15 +122,15 @@ var _ = Describe("the Writer", func() {
 		Expect(d.Producer.Instance).To(Equal(id.Instance))
 		Expect(d.Producer.Seq).To(Equal(int64(1)))
 		Expect(spool.ValidID(d.ID)).To(BeTrue())
-		var ops []spool.Op
+		var ops []recordstore.BatchOp
 		for _, e := range d.Entries {
 			ops = append(ops, e.Op)
 		}
-		Expect(ops).To(Equal([]spool.Op{spool.OpAppend, spool.OpAppend, spool.OpSeal, spool.OpExpire, spool.OpTrim, spool.OpReopen, spool.OpDelete}))
-		Expect(d.Entries[0].Values).To(HaveLen(5), "two appends of distinct keys share an entry")
-		Expect(d.Entries[1].Values).To(BeEmpty())
+		Expect(ops).To(Equal([]recordstore.BatchOp{recordstore.OpAppend, recordstore.OpAppend, recordstore.OpSeal, recordstore.OpExpire, recordstore.OpTrim, recordstore.OpReopen, recordstore.OpDelete}))
+		Expect(d.Entries[0].Rows).To(HaveLen(5), "two appends of distinct keys share an entry")
+		Expect(d.Entries[1].Rows).To(BeEmpty())
 		Expect(d.Schemas).To(HaveLen(1))
-		Expect(d.Entries[3].TTL).To(Equal(recordstore.Duration(time.Hour)))
+		Expect(d.Entries[3].TTL).To(Equal(time.Hour))
 		Expect(d.Entries[5].Generation).To(Equal(int64(2)))
 		rows, entries = w.Pending()
 		Expect(rows + int64(entries)).To(BeZero())
@@ -203,7 +203,7 @@ var _ = Describe("the Writer", func() {
 		Expect(sink.delivered).To(HaveLen(2))
 		Expect(sink.delivered[0].Producer.Seq).To(Equal(int64(1)))
 		Expect(sink.delivered[1].Producer.Seq).To(Equal(int64(2)))
-		Expect(sink.delivered[1].Entries[0].Values).To(HaveLen(1), "the refused append is not there")
+		Expect(sink.delivered[1].Entries[0].Rows).To(HaveLen(1), "the refused append is not there")
 	})
 
 	It("stops for good after an fsync failure", func() {
@@ -224,7 +224,7 @@ var _ = Describe("the Writer", func() {
 
 	It("hands OnDeliver every delivered batch", func() {
 		var seen []string
-		w = spool.NewWriter(sink, spool.WriterOptions{Identity: id, OnDeliver: func(d *spool.Delivery) { seen = append(seen, d.ID) }})
+		w = spool.NewWriter(sink, spool.WriterOptions{Identity: id, OnDeliver: func(d *recordstore.Batch) { seen = append(seen, d.ID) }})
 		Expect(w.Append(ctx, "s", keyed(), rowsOf(1, 0))).To(Succeed())
 		Expect(w.Flush(ctx)).To(Succeed())
 		Expect(seen).To(Equal([]string{sink.delivered[0].ID}))
@@ -245,8 +245,8 @@ var _ = Describe("the Writer", func() {
 		Expect(err).NotTo(HaveOccurred())
 		got, err := b.ReadAll(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Entries[0].Values).To(Equal(normalizeAll(kind, edgeRows())))
-		Expect(got.Entries[1].Op).To(Equal(spool.OpSeal))
+		Expect(got.Entries[0].Rows).To(Equal(normalizeAll(kind, edgeRows())))
+		Expect(got.Entries[1].Op).To(Equal(recordstore.OpSeal))
 
 		_, err = d.NewWriter("csv", spool.WriterOptions{})
 		Expect(err).To(MatchError(spool.ErrUnknownCodec))

@@ -52,14 +52,14 @@ func publish(name, format string) string {
 		must(err)
 		rows = append(rows, v)
 	}
-	del := &spool.Delivery{
+	del := &recordstore.Batch{
 		ID:       fmt.Sprintf("%032x", seq),
-		Producer: spool.Producer{Instance: "00000000000000aa", Seq: seq, Pid: 0, Host: "testhost", Build: "testdata"},
+		Producer: recordstore.Producer{Instance: "00000000000000aa", Seq: seq, PID: 0, Host: "testhost", Build: "testdata"},
 		Created:  time.Date(2030, 1, 2, 3, 4, 5, int(seq), time.UTC),
 		Schemas:  []recordstore.Kind{kind},
-		Entries: []spool.DeliveryEntry{
-			{Entry: spool.Entry{Op: spool.OpAppend, Stream: "events", Kind: "event"}, Values: rows},
-			{Entry: spool.Entry{Op: spool.OpSeal, Stream: "events"}},
+		Entries: []recordstore.BatchEntry{
+			{Op: recordstore.OpAppend, Stream: "events", Kind: "event", Rows: rows},
+			{Op: recordstore.OpSeal, Stream: "events"},
 		},
 	}
 	bn, err := d.Publish(context.Background(), del, format)

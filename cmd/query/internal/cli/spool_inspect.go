@@ -87,7 +87,7 @@ func checkBatch(ctx context.Context, dir *spool.Dir, state spool.State, name str
 
 // readEntry reads the rows of entry i to the end: the reader checks the
 // data file's checksum first, then each row and the row count.
-func readEntry(ctx context.Context, b *spool.Batch, i int) error {
+func readEntry(ctx context.Context, b *spool.Folder, i int) error {
 	r, err := b.Open(ctx, i)
 	if err != nil {
 		return err

@@ -98,17 +98,14 @@ func (a *app) spoolPublish(ctx context.Context, p publishArgs) error {
 		return err
 	}
 	id := spool.NewIdentity("query " + buildVersion().Version)
-	del := &spool.Delivery{
+	b := &recordstore.Batch{
 		ID:       spool.NewID(),
 		Producer: id.Producer(id.Next()),
 		Created:  time.Now().UTC(),
 		Schemas:  []recordstore.Kind{*kind},
-		Entries: []spool.DeliveryEntry{{
-			Entry:  spool.Entry{Op: spool.OpAppend, Stream: p.stream, Kind: kind.Name},
-			Values: vals,
-		}},
+		Entries:  []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: p.stream, Kind: kind.Name, Rows: vals}},
 	}
-	batch, err := dir.Publish(ctx, del, p.format.value)
+	batch, err := dir.Publish(ctx, b, p.format.value)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,13 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// Batch is a loaded batch: its manifest has been decoded and validated,
+// Folder is a loaded batch folder: its manifest has been decoded and validated,
 // its name matches the manifest, and every data file is a plain file of
 // the declared size. Checksums and rows are checked as entries are read.
-// A Batch is not safe for concurrent use. It is the folder on disk, not
+// A Folder is not safe for concurrent use. It is the folder on disk, not
 // the recordstore.Batch an owner makes of it to apply it (see the
 // glossary in docs/concepts.md).
-type Batch struct {
+type Folder struct {
 	// Name is the parsed folder name.
 	Name BatchName
 	// Path is the batch folder.
@@ -43,7 +43,7 @@ type Batch struct {
 // ErrUnknownCodec or ErrTooManyRows — or an I/O error (which wraps no
 // recordstore sentinel) when the folder could not be read. Load changes
 // nothing on disk.
-func (d *Dir) Load(ctx context.Context, s State, name string) (*Batch, error) {
+func (d *Dir) Load(ctx context.Context, s State, name string) (*Folder, error) {
 	if err := checkEntryName(name); err != nil {
 		return nil, &ValidationError{Batch: name, Reason: err}
 	}
@@ -52,7 +52,7 @@ func (d *Dir) Load(ctx context.Context, s State, name string) (*Batch, error) {
 
 // LoadPath loads the batch folder at path (see Dir.Load), holding it to
 // lim (0 = unlimited).
-func LoadPath(ctx context.Context, path string, lim Limits) (*Batch, error) {
+func LoadPath(ctx context.Context, path string, lim Limits) (*Folder, error) {
 	base := filepath.Base(path)
 	b, err := loadPath(ctx, path, base, lim)
 	if err != nil {
@@ -61,7 +61,7 @@ func LoadPath(ctx context.Context, path string, lim Limits) (*Batch, error) {
 	return b, nil
 }
 
-func loadPath(ctx context.Context, path, base string, lim Limits) (*Batch, error) {
+func loadPath(ctx context.Context, path, base string, lim Limits) (*Folder, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func loadPath(ctx context.Context, path, base string, lim Limits) (*Batch, error
 	if m.Name().String() != base {
 		return nil, fmt.Errorf("%w: folder name %s does not match the manifest (%s)", ErrBadManifest, base, m.Name())
 	}
-	b := &Batch{Name: name, Path: path, Manifest: m, limits: lim}
+	b := &Folder{Name: name, Path: path, Manifest: m, limits: lim}
 	if err := b.checkFiles(); err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func openPlain(path string) (*os.File, error) {
 
 // checkFiles checks the row total and that every data file is a plain file
 // of the declared size, without reading them.
-func (b *Batch) checkFiles() error {
+func (b *Folder) checkFiles() error {
 	var rows int64
 	for i, e := range b.Manifest.Entries {
 		rows += e.Rows
@@ -163,14 +163,14 @@ func (b *Batch) checkFiles() error {
 
 // Kind returns the manifest schema of entry i (nil for entries that carry
 // no rows).
-func (b *Batch) Kind(i int) *recordstore.Kind {
+func (b *Folder) Kind(i int) *recordstore.Kind {
 	return b.Manifest.Schema(b.Manifest.Entries[i].Kind)
 }
 
 // Verify reads every data file once and checks its size and SHA-256.
 // Errors are *ValidationError wrapping ErrChecksum or ErrUnsafePath, or I/O
 // errors.
-func (b *Batch) Verify(ctx context.Context) error {
+func (b *Folder) Verify(ctx context.Context) error {
 	for i, e := range b.Manifest.Entries {
 		if e.File == "" {
 			continue
@@ -186,7 +186,7 @@ func (b *Batch) Verify(ctx context.Context) error {
 
 // openVerified opens the data file of entry i and checks its size and
 // SHA-256 by reading it once.
-func (b *Batch) openVerified(ctx context.Context, i int) (*os.File, error) {
+func (b *Folder) openVerified(ctx context.Context, i int) (*os.File, error) {
 	e := b.Manifest.Entries[i]
 	f, err := openPlain(filepath.Join(b.Path, e.File))
 	if err != nil {
@@ -231,7 +231,7 @@ func checkSum(ctx context.Context, f *os.File, e Entry) error {
 	return nil
 }
 
-func (b *Batch) invalid(i int, err error) error {
+func (b *Folder) invalid(i int, err error) error {
 	return &ValidationError{Batch: b.Name.String(), Reason: fmt.Errorf("entry %d: %w", i, err)}
 }
 
@@ -241,13 +241,13 @@ func (b *Batch) invalid(i int, err error) error {
 // manifest (ErrRowCount as soon as one row too many is read, or at the end)
 // and the batch limits while reading. An entry without a file reads as
 // zero rows. Errors are *ValidationError.
-func (b *Batch) Open(ctx context.Context, i int) (*EntryReader, error) {
+func (b *Folder) Open(ctx context.Context, i int) (*EntryReader, error) {
 	if i < 0 || i >= len(b.Manifest.Entries) {
 		return nil, recordstore.Invalidf("spool: batch %s has no entry %d", b.Name, i)
 	}
 	e := b.Manifest.Entries[i]
 	r := &EntryReader{batch: b, index: i, entry: e, ctx: ctx}
-	if e.Op != OpAppend || e.File == "" {
+	if e.Op != recordstore.OpAppend || e.File == "" {
 		return r, nil
 	}
 	codec, err := Lookup(e.Format)
@@ -271,7 +271,7 @@ func (b *Batch) Open(ctx context.Context, i int) (*EntryReader, error) {
 
 // Rows returns the rows of entry i as an iterator; iteration stops after
 // the first error, which is yielded with a nil row.
-func (b *Batch) Rows(ctx context.Context, i int) iter.Seq2[recordstore.Values, error] {
+func (b *Folder) Rows(ctx context.Context, i int) iter.Seq2[recordstore.Values, error] {
 	return func(yield func(recordstore.Values, error) bool) {
 		r, err := b.Open(ctx, i)
 		if err != nil {
@@ -291,31 +291,43 @@ func (b *Batch) Rows(ctx context.Context, i int) iter.Seq2[recordstore.Values, e
 	}
 }
 
-// ReadAll reads and checks every entry and returns the batch in memory.
-// Nothing is returned unless the whole batch is valid.
-func (b *Batch) ReadAll(ctx context.Context) (*Delivery, error) {
+// Batch returns the batch the folder holds, without rows: its header and
+// schemas are the manifest's (shared with it), its entries the manifest's
+// (Entry.BatchEntry). The caller reads the rows of each append entry with
+// Open, or all of them with ReadAll.
+func (b *Folder) Batch() *recordstore.Batch {
 	m := b.Manifest
-	del := &Delivery{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
-		Entries: make([]DeliveryEntry, len(m.Entries))}
-	for i, e := range m.Entries {
-		del.Entries[i].Entry = e
-		if e.Op != OpAppend {
+	batch := &recordstore.Batch{ID: m.ID, Producer: m.Producer, Created: m.Created, Schemas: m.Schemas,
+		Entries: make([]recordstore.BatchEntry, len(m.Entries))}
+	for i := range m.Entries {
+		batch.Entries[i] = m.Entries[i].BatchEntry()
+	}
+	return batch
+}
+
+// ReadAll reads and checks every entry and returns the batch in memory,
+// every append entry's rows in Rows. Nothing is returned unless the whole
+// batch is valid.
+func (b *Folder) ReadAll(ctx context.Context) (*recordstore.Batch, error) {
+	batch := b.Batch()
+	for i := range batch.Entries {
+		if batch.Entries[i].Op != recordstore.OpAppend {
 			continue
 		}
 		r, err := b.Open(ctx, i)
 		if err != nil {
 			return nil, err
 		}
-		if del.Entries[i].Values, err = r.ReadAll(); err != nil {
+		if batch.Entries[i].Rows, err = r.ReadAll(); err != nil {
 			return nil, err
 		}
 	}
-	return del, nil
+	return batch, nil
 }
 
-// EntryReader streams the rows of one entry (see Batch.Open).
+// EntryReader streams the rows of one entry (see Folder.Open).
 type EntryReader struct {
-	batch *Batch
+	batch *Folder
 	index int
 	entry Entry
 	ctx   context.Context
