@@ -330,3 +330,25 @@ type ChangeSource interface {
 	// ends; it returns ctx.Err() then.
 	WatchChanges(ctx context.Context, changed func()) error
 }
+
+// DeclareBatch checks every kind of kinds with check (a backend's
+// CheckDeclare) and returns the batch that declares them all, in order.
+// No kinds, or a kind named twice, is ErrInvalid; when check refuses a
+// kind, its error is returned and no batch. It writes nothing.
+func DeclareBatch(ctx context.Context, kinds []Kind, check func(context.Context, Kind) (KindStatus, error)) (Batch, error) {
+	if len(kinds) == 0 {
+		return Batch{}, Invalidf("declare: no kinds")
+	}
+	var batch Batch
+	for _, k := range kinds {
+		if _, dup := batch.Schema(k.Name); dup {
+			return Batch{}, Invalidf("declare: kind %s appears twice", k.Name)
+		}
+		if _, err := check(ctx, k); err != nil {
+			return Batch{}, err
+		}
+		batch.Schemas = append(batch.Schemas, k)
+		batch.Entries = append(batch.Entries, BatchEntry{Op: OpDeclare, Kind: k.Name})
+	}
+	return batch, nil
+}

@@ -70,15 +70,7 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 	if err != nil {
 		return Appended{}, err
 	}
-	w, res, err := s.sendPrepared(ctx, batch, opts.WriteOptions, "append to "+stream)
-	if err != nil || w.Pending {
-		return Appended{Written: w}, err
-	}
-	last := res.Entries[len(res.Entries)-1]
-	if last.Append == nil {
-		return Appended{Written: w}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
-	}
-	return Appended{AppendResult: *last.Append, Written: w}, nil
+	return s.sendAppend(ctx, stream, batch, opts.WriteOptions)
 }
 
 // checkBuffered refuses, before anything is written, what AppendBuffer

@@ -132,15 +132,7 @@ func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recor
 	if err != nil {
 		return Appended{}, err
 	}
-	w, res, err := s.sendPrepared(ctx, batch, opts.WriteOptions, "append to "+stream)
-	if err != nil || w.Pending {
-		return Appended{Written: w}, err
-	}
-	last := res.Entries[len(res.Entries)-1]
-	if last.Append == nil {
-		return Appended{Written: w}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
-	}
-	return Appended{AppendResult: *last.Append, Written: w}, nil
+	return s.sendAppend(ctx, stream, batch, opts.WriteOptions)
 }
 
 // appendOwned is Append in the owner: the declaration, then the append.
@@ -284,4 +276,18 @@ func (s *Store[T]) sendPrepared(ctx context.Context, batch recordstore.Batch, op
 		return w, res, fmt.Errorf("%s: batch %s has %d entry results, want %d", what, res.ID, len(res.Entries), len(batch.Entries))
 	}
 	return w, res, nil
+}
+
+// sendAppend publishes a prepared append's batch (its last entry is the
+// append) and, unless opts.NoWait, returns the owner's window for it.
+func (s *Store[T]) sendAppend(ctx context.Context, stream string, batch recordstore.Batch, opts WriteOptions) (Appended, error) {
+	w, res, err := s.sendPrepared(ctx, batch, opts, "append to "+stream)
+	if err != nil || w.Pending {
+		return Appended{Written: w}, err
+	}
+	last := res.Entries[len(res.Entries)-1]
+	if last.Append == nil {
+		return Appended{Written: w}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
+	}
+	return Appended{AppendResult: *last.Append, Written: w}, nil
 }

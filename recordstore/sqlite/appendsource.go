@@ -68,15 +68,7 @@ func (b *Backend) appendSourceReadOnly(ctx context.Context, stream string, kind 
 	if err != nil {
 		return recordstore.AppendResult{}, err
 	}
-	r, err := b.submit(ctx, "append to "+stream, batch.Schemas, batch.Entries[0])
-	if err != nil {
-		return recordstore.AppendResult{}, err
-	}
-	if r.Append == nil {
-		return recordstore.AppendResult{}, fmt.Errorf("append to %s: the owner's result has no append window", stream)
-	}
-	b.notifier.Notify(stream)
-	return *r.Append, nil
+	return b.submitAppend(ctx, stream, batch)
 }
 
 // PrepareAppendSource checks an append of the rows of src (stored values

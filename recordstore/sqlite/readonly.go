@@ -193,6 +193,12 @@ func (b *Backend) appendReadOnly(ctx context.Context, stream, kind string, rows 
 	if err != nil {
 		return recordstore.AppendResult{}, err
 	}
+	return b.submitAppend(ctx, stream, batch)
+}
+
+// submitAppend submits a prepared append's batch (one append entry, see
+// PrepareAppend) and returns the owner's window for it.
+func (b *Backend) submitAppend(ctx context.Context, stream string, batch recordstore.Batch) (recordstore.AppendResult, error) {
 	r, err := b.submit(ctx, "append to "+stream, batch.Schemas, batch.Entries[0])
 	if err != nil {
 		return recordstore.AppendResult{}, err

@@ -47,21 +47,7 @@ func (b *Backend) CheckDeclare(_ context.Context, k recordstore.Kind) (recordsto
 // refused, the error names it and nothing is returned. The kinds are kept
 // by this process only when DeclareKind declares them.
 func (b *Backend) PrepareDeclare(ctx context.Context, kinds []recordstore.Kind) (recordstore.Batch, error) {
-	if len(kinds) == 0 {
-		return recordstore.Batch{}, recordstore.Invalidf("declare: no kinds")
-	}
-	var batch recordstore.Batch
-	for _, k := range kinds {
-		if _, dup := batch.Schema(k.Name); dup {
-			return recordstore.Batch{}, recordstore.Invalidf("declare: kind %s appears twice", k.Name)
-		}
-		if _, err := b.CheckDeclare(ctx, k); err != nil {
-			return recordstore.Batch{}, err
-		}
-		batch.Schemas = append(batch.Schemas, k)
-		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: k.Name})
-	}
-	return batch, nil
+	return recordstore.DeclareBatch(ctx, kinds, b.CheckDeclare)
 }
 
 // PrepareAppend checks an append of rows of kind to stream and returns the
