@@ -103,12 +103,71 @@ func SentinelForCode(code string) error {
 	return nil
 }
 
-// Invalidf returns an error wrapping ErrInvalid with a formatted message.
-func Invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+// Error is an error of one of the codes of Code, carrying its code and its
+// message as fields, so that nobody has to cut a sentinel's text back out of
+// Error(): Message, InvalidText and AsBatchError read Msg. Invalidf and
+// Errorf return it; errors.Is(err, ErrX) holds for the sentinel of Code,
+// and errors.As finds the *Error through any %w wrapping.
+type Error struct {
+	// Code is one of the codes of Code() ("invalid", "not_found", ...).
+	Code string
+	// Msg is the message without the sentinel's text: "kind jobs: no
+	// columns".
+	Msg string
+	// Err is the cause when the message was formatted with %w (nil
+	// otherwise); its text is part of Msg already, and errors.Is and
+	// errors.As look through it.
+	Err error
 }
 
-// wrapf returns an error wrapping sentinel with a formatted message.
-func wrapf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+// Error returns the sentinel's text, ": " and Msg ("invalid: kind jobs: no
+// columns", "not found: stream s1"), or the sentinel's text alone when Msg
+// is empty. These are the bytes every error of the code printed before
+// Error existed, and what older ledgers and error.json files hold. A code
+// with no sentinel stands for itself.
+func (e *Error) Error() string {
+	head := e.Code
+	if s := SentinelForCode(e.Code); s != nil {
+		head = s.Error()
+	}
+	if e.Msg == "" {
+		return head
+	}
+	return head + ": " + e.Msg
+}
+
+// Is reports whether target is the sentinel of e's code.
+func (e *Error) Is(target error) bool {
+	s := SentinelForCode(e.Code)
+	return s != nil && target == s
+}
+
+// Unwrap returns the cause, or nil.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error of sentinel's code whose Msg is the formatted
+// message. A %w verb keeps its operand as Err, so errors.Is and errors.As
+// still find the cause. A sentinel that is not one of the codes' sentinels
+// gives code CodeInternal.
+func Errorf(sentinel error, format string, args ...any) error {
+	code := CodeInternal
+	for _, c := range codes {
+		if c.err == sentinel {
+			code = c.code
+		}
+	}
+	cause := fmt.Errorf(format, args...)
+	e := &Error{Code: code, Msg: cause.Error()}
+	if errors.Unwrap(cause) != nil {
+		e.Err = cause
+	} else if u, ok := cause.(interface{ Unwrap() []error }); ok && len(u.Unwrap()) > 0 {
+		e.Err = cause
+	}
+	return e
+}
+
+// Invalidf returns an *Error of code "invalid" with a formatted message
+// (see Errorf).
+func Invalidf(format string, args ...any) error {
+	return Errorf(ErrInvalid, format, args...)
 }
