@@ -134,6 +134,19 @@ var _ = Describe("Error", func() {
 		Expect(recordstore.AsBatchError(err)).To(Equal(&recordstore.BatchError{Code: "invalid", Message: "invalid: no rows (empty input)"}))
 	})
 
+	It("gives its message whole when its %w cause has no code, whatever the cause's text says", func() {
+		err := recordstore.Errorf(recordstore.ErrNotFound, "spool batch %s: %w", "b1", errors.New("not found: no such folder"))
+		Expect(recordstore.Code(err)).To(Equal("not_found"))
+		Expect(recordstore.Message(err)).To(Equal("spool batch b1: not found: no such folder"))
+	})
+
+	It("drops the sentinel's text its %w cause of the same code brought into the message", func() {
+		err := recordstore.Invalidf("kind file %s: %w", "k.json", recordstore.Invalidf("duration %q", "x"))
+		Expect(err.Error()).To(Equal(`invalid: kind file k.json: invalid: duration "x"`))
+		Expect(recordstore.Message(err)).To(Equal(`kind file k.json: duration "x"`))
+		Expect(recordstore.AsBatchError(err).Message).To(Equal(`kind file k.json: invalid: duration "x"`))
+	})
+
 	It("InvalidText reads the message of an invalid Error and keeps any other error whole", func() {
 		Expect(recordstore.InvalidText(recordstore.Invalidf("1.5 is not an integer"))).To(Equal("1.5 is not an integer"))
 		Expect(recordstore.InvalidText(fmt.Errorf("column n: %w", recordstore.Invalidf("x")))).To(Equal("column n: invalid: x"))

@@ -33,8 +33,9 @@ func InvalidText(err error) string {
 
 // Message returns err's text on one line, for printing next to its code
 // (Code), without the code's sentinel text: "invalid: kind jobs: no
-// columns" reads "kind jobs: no columns". An *Error formatted without %w
-// gives its Msg. Any other error only exists as text once wrapped, so its
+// columns" reads "kind jobs: no columns". An *Error gives its Msg, unless
+// its %w cause has the same code (and so may carry the sentinel's text
+// inside Msg). Any other error only exists as text once wrapped, so its
 // text goes through cutSentinelText: "open store x: not found: stream s"
 // reads "open store x: stream s" and "batch b: schema_conflict: kind k: key
 // differs" reads "batch b: kind k: key differs". Line breaks become spaces.
@@ -45,7 +46,7 @@ func Message(err error) string {
 		return ""
 	}
 	code := Code(err)
-	if e, ok := err.(*Error); ok && e.Code == code && e.Err == nil && e.Msg != "" {
+	if e, ok := err.(*Error); ok && e.Code == code && e.Msg != "" && Code(e.Err) != code {
 		return oneLine(e.Msg)
 	}
 	return cutSentinelText(oneLine(err.Error()), code, cutSegments)
