@@ -114,10 +114,16 @@ type Error struct {
 	// Msg is the message without the sentinel's text: "kind jobs: no
 	// columns".
 	Msg string
-	// Err is the cause when the message was formatted with %w (nil
-	// otherwise); its text is part of Msg already, and errors.Is and
-	// errors.As look through it.
+	// Err is what the error wraps besides its code's sentinel (nil when
+	// nothing): the operand of a %w verb, or the package sentinel given
+	// to Errorf. Its text is part of Msg already; errors.Is and errors.As
+	// look through it.
 	Err error
+
+	// quotesCode is set by Errorf when a %w operand has the same code, so
+	// that Msg holds that operand's text with the sentinel's word in it
+	// ("kind file k.json: invalid: duration"), which Message cuts out.
+	quotesCode bool
 }
 
 // Error returns the sentinel's text, ": " and Msg ("invalid: kind jobs: no
@@ -145,24 +151,40 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns the cause, or nil.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf returns an *Error of sentinel's code whose Msg is the formatted
-// message. A %w verb keeps its operand as Err, so errors.Is and errors.As
-// still find the cause. A sentinel that is not one of the codes' sentinels
-// gives code CodeInternal.
+// Errorf returns an *Error whose Msg is the formatted message. sentinel is
+// either one of the sentinels of the codes (ErrInvalid, ErrNotFound, ...),
+// which gives the code, or a package's own sentinel that is itself an
+// *Error (spool's or parquet's "invalid: corrupt parquet file"), which
+// gives its code and puts its message in front: Errorf(ErrCorrupt, "page
+// %d", 3) reads "invalid: corrupt parquet file: page 3" and
+// errors.Is(err, ErrCorrupt) holds. A %w verb keeps its operand in Err, so
+// errors.Is and errors.As still find it. Any other sentinel gives code
+// CodeInternal.
 func Errorf(sentinel error, format string, args ...any) error {
-	code := CodeInternal
-	for _, c := range codes {
-		if c.err == sentinel {
-			code = c.code
+	cause := fmt.Errorf(format, args...)
+	var wrapped error
+	if errors.Unwrap(cause) != nil {
+		wrapped = cause
+	} else if u, ok := cause.(interface{ Unwrap() []error }); ok && len(u.Unwrap()) > 0 {
+		wrapped = cause
+	}
+	e := &Error{Code: CodeInternal, Msg: cause.Error(), Err: wrapped}
+	if s, ok := sentinel.(*Error); ok {
+		e.Code, e.Err = s.Code, s
+		if s.Msg != "" {
+			e.Msg = s.Msg + ": " + e.Msg
+		}
+		if wrapped != nil {
+			e.Err = fmt.Errorf("%w: %w", s, wrapped)
+		}
+	} else {
+		for _, c := range codes {
+			if c.err == sentinel {
+				e.Code = c.code
+			}
 		}
 	}
-	cause := fmt.Errorf(format, args...)
-	e := &Error{Code: code, Msg: cause.Error()}
-	if errors.Unwrap(cause) != nil {
-		e.Err = cause
-	} else if u, ok := cause.(interface{ Unwrap() []error }); ok && len(u.Unwrap()) > 0 {
-		e.Err = cause
-	}
+	e.quotesCode = wrapped != nil && Code(wrapped) == e.Code
 	return e
 }
 

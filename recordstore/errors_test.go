@@ -3,6 +3,7 @@ package recordstore_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -145,6 +146,28 @@ var _ = Describe("Error", func() {
 		Expect(err.Error()).To(Equal(`invalid: kind file k.json: invalid: duration "x"`))
 		Expect(recordstore.Message(err)).To(Equal(`kind file k.json: duration "x"`))
 		Expect(recordstore.AsBatchError(err).Message).To(Equal(`kind file k.json: invalid: duration "x"`))
+	})
+
+	It("puts a package sentinel's message in front, keeps its code and matches it", func() {
+		errCorrupt := recordstore.Invalidf("corrupt parquet file")
+		err := recordstore.Errorf(errCorrupt, "page %d", 3)
+		Expect(err.Error()).To(Equal("invalid: corrupt parquet file: page 3"))
+		Expect(errors.Is(err, errCorrupt)).To(BeTrue())
+		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
+		Expect(errors.Is(err, recordstore.Invalidf("corrupt parquet file"))).To(BeFalse(), "a sentinel is matched by identity")
+		Expect(recordstore.Code(err)).To(Equal("invalid"))
+		Expect(recordstore.Message(err)).To(Equal("corrupt parquet file: page 3"))
+		Expect(recordstore.AsBatchError(err).Message).To(Equal("corrupt parquet file: page 3"))
+		Expect(recordstore.InvalidText(err)).To(Equal("corrupt parquet file: page 3"))
+	})
+
+	It("keeps both a package sentinel and a %w cause", func() {
+		errCorrupt := recordstore.Invalidf("corrupt parquet file")
+		err := recordstore.Errorf(errCorrupt, "footer: %w", io.ErrUnexpectedEOF)
+		Expect(err.Error()).To(Equal("invalid: corrupt parquet file: footer: unexpected EOF"))
+		Expect(errors.Is(err, errCorrupt)).To(BeTrue())
+		Expect(errors.Is(err, io.ErrUnexpectedEOF)).To(BeTrue())
+		Expect(recordstore.Message(err)).To(Equal("corrupt parquet file: footer: unexpected EOF"))
 	})
 
 	It("InvalidText reads the message of an invalid Error and keeps any other error whole", func() {

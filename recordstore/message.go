@@ -46,7 +46,7 @@ func Message(err error) string {
 		return ""
 	}
 	code := Code(err)
-	if e, ok := err.(*Error); ok && e.Code == code && e.Msg != "" && Code(e.Err) != code {
+	if e, ok := err.(*Error); ok && e.Code == code && e.Msg != "" && !e.quotesCode {
 		return oneLine(e.Msg)
 	}
 	return cutSentinelText(oneLine(err.Error()), code, cutSegments)
