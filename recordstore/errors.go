@@ -128,9 +128,10 @@ type Error struct {
 
 // Error returns the sentinel's text, ": " and Msg ("invalid: kind jobs: no
 // columns", "not found: stream s1"), or the sentinel's text alone when Msg
-// is empty. These are the bytes every error of the code printed before
-// Error existed, and what older ledgers and error.json files hold. A code
-// with no sentinel stands for itself.
+// is empty: the sentinel's text rather than the code, because these are the
+// bytes errors of the code printed before Error existed (logs, retry
+// records and specs compare them). A code with no sentinel stands for
+// itself.
 func (e *Error) Error() string {
 	head := e.Code
 	if s := SentinelForCode(e.Code); s != nil {
