@@ -7,7 +7,6 @@ package recordstore
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -229,8 +228,9 @@ func (e *BatchError) Unwrap() error { return SentinelForCode(e.Code) }
 
 // AsBatchError turns any error into a BatchError carrying its code and its
 // message without the sentinel's own text in front (the rest of the text is
-// kept as it is). A BatchError in the chain is returned as is. nil stays
-// nil.
+// kept as it is, so "entry 0: invalid: checksum mismatch" is recorded
+// whole). A BatchError in the chain is returned as is; an *Error gives its
+// Code and Msg. nil stays nil.
 func AsBatchError(err error) *BatchError {
 	if err == nil {
 		return nil
@@ -239,67 +239,11 @@ func AsBatchError(err error) *BatchError {
 	if errors.As(err, &be) {
 		return be
 	}
-	msg := err.Error()
-	if s := SentinelForCode(Code(err)); s != nil {
-		msg = strings.TrimPrefix(msg, s.Error()+": ")
-	}
-	return &BatchError{Code: Code(err), Message: msg}
-}
-
-// Message returns err's text on one line, for printing next to its code
-// (Code): the text of the code's sentinel, and the code itself as a
-// BatchError writes it, are removed wherever they start a segment, so that
-// "invalid: kind jobs: no columns" reads "kind jobs: no columns", "open
-// store x: not found: stream s" reads "open store x: stream s" and "batch
-// b: schema_conflict: kind k: key differs" reads "batch b: kind k: key
-// differs". Line breaks become spaces. When nothing would be left (a bare
-// sentinel) the text is kept. A nil error has message "".
-func Message(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := oneLine(err.Error())
 	code := Code(err)
-	sentinel := SentinelForCode(code)
-	if sentinel == nil {
-		return msg
+	if e, ok := err.(*Error); ok && e.Code == code && e.Msg != "" {
+		return &BatchError{Code: code, Message: e.Msg}
 	}
-	// The sentinel's text, and the code as a BatchError writes it
-	// ("schema_conflict: ..." where the sentinel says "schema conflict").
-	for _, prefix := range []string{sentinel.Error() + ": ", code + ": "} {
-		if stripped := stripSegments(msg, prefix); stripped != "" {
-			msg = stripped
-		}
-	}
-	return msg
-}
-
-// stripSegments removes prefix wherever it starts msg or follows a ": "
-// separator, repeatedly ("a: invalid: invalid: b" becomes "a: b").
-func stripSegments(msg, prefix string) string {
-	var b strings.Builder
-	for {
-		for strings.HasPrefix(msg, prefix) {
-			msg = msg[len(prefix):]
-		}
-		i := strings.Index(msg, ": "+prefix)
-		if i < 0 {
-			b.WriteString(msg)
-			return b.String()
-		}
-		b.WriteString(msg[:i+2])
-		msg = msg[i+2:]
-	}
-}
-
-// oneLine trims s and, when it spans several lines, joins its words with
-// single spaces.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
+	return &BatchError{Code: code, Message: cutSentinelText(err.Error(), code, cutLeading)}
 }
 
 // BatchAppender is implemented by backends that apply batches exactly once.

@@ -103,12 +103,94 @@ func SentinelForCode(code string) error {
 	return nil
 }
 
-// Invalidf returns an error wrapping ErrInvalid with a formatted message.
-func Invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+// Error is an error of one of the codes of Code, carrying its code and its
+// message as fields, so that nobody has to cut a sentinel's text back out of
+// Error(): Message, InvalidText and AsBatchError read Msg. Invalidf and
+// Errorf return it; errors.Is(err, ErrX) holds for the sentinel of Code,
+// and errors.As finds the *Error through any %w wrapping.
+type Error struct {
+	// Code is one of the codes of Code() ("invalid", "not_found", ...).
+	Code string
+	// Msg is the message without the sentinel's text: "kind jobs: no
+	// columns".
+	Msg string
+	// Err is what the error wraps besides its code's sentinel (nil when
+	// nothing): the operand of a %w verb, or the package sentinel given
+	// to Errorf. Its text is part of Msg already; errors.Is and errors.As
+	// look through it.
+	Err error
+
+	// quotesCode is set by Errorf when a %w operand has the same code, so
+	// that Msg holds that operand's text with the sentinel's word in it
+	// ("kind file k.json: invalid: duration"), which Message cuts out.
+	quotesCode bool
 }
 
-// wrapf returns an error wrapping sentinel with a formatted message.
-func wrapf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+// Error returns the sentinel's text, ": " and Msg ("invalid: kind jobs: no
+// columns", "not found: stream s1"), or the sentinel's text alone when Msg
+// is empty: the sentinel's text rather than the code, because these are the
+// bytes errors of the code printed before Error existed (logs, retry
+// records and specs compare them). A code with no sentinel stands for
+// itself.
+func (e *Error) Error() string {
+	head := e.Code
+	if s := SentinelForCode(e.Code); s != nil {
+		head = s.Error()
+	}
+	if e.Msg == "" {
+		return head
+	}
+	return head + ": " + e.Msg
+}
+
+// Is reports whether target is the sentinel of e's code.
+func (e *Error) Is(target error) bool {
+	s := SentinelForCode(e.Code)
+	return s != nil && target == s
+}
+
+// Unwrap returns the cause, or nil.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error whose Msg is the formatted message. sentinel is
+// either one of the sentinels of the codes (ErrInvalid, ErrNotFound, ...),
+// which gives the code, or a package's own sentinel that is itself an
+// *Error (spool's or parquet's "invalid: corrupt parquet file"), which
+// gives its code and puts its message in front: Errorf(ErrCorrupt, "page
+// %d", 3) reads "invalid: corrupt parquet file: page 3" and
+// errors.Is(err, ErrCorrupt) holds. A %w verb keeps its operand in Err, so
+// errors.Is and errors.As still find it. Any other sentinel gives code
+// CodeInternal.
+func Errorf(sentinel error, format string, args ...any) error {
+	cause := fmt.Errorf(format, args...)
+	var wrapped error
+	if errors.Unwrap(cause) != nil {
+		wrapped = cause
+	} else if u, ok := cause.(interface{ Unwrap() []error }); ok && len(u.Unwrap()) > 0 {
+		wrapped = cause
+	}
+	e := &Error{Code: CodeInternal, Msg: cause.Error(), Err: wrapped}
+	if s, ok := sentinel.(*Error); ok {
+		e.Code, e.Err = s.Code, s
+		if s.Msg != "" {
+			e.Msg = s.Msg + ": " + e.Msg
+		}
+		if wrapped != nil {
+			e.Err = fmt.Errorf("%w: %w", s, wrapped)
+		}
+	} else {
+		for _, c := range codes {
+			if c.err == sentinel {
+				e.Code = c.code
+			}
+		}
+	}
+	e.quotesCode = wrapped != nil && Code(wrapped) == e.Code
+	return e
+}
+
+// Invalidf returns an *Error of code "invalid" with a formatted message
+// (see Errorf).
+func Invalidf(format string, args ...any) error {
+	return Errorf(ErrInvalid, format, args...)
 }

@@ -368,7 +368,7 @@ const (
 // by an older build reconciles. Both kinds must already be valid.
 func Reconcile(stored, incoming Kind, subset bool) (Kind, KindStatus, error) {
 	conflict := func(what string) (Kind, KindStatus, error) {
-		return stored, "", wrapf(ErrSchemaConflict, "kind %s: %s differs from the stored declaration", stored.Name, what)
+		return stored, "", Errorf(ErrSchemaConflict, "kind %s: %s differs from the stored declaration", stored.Name, what)
 	}
 	if stored.Name != incoming.Name {
 		return conflict("name")

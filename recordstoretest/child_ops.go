@@ -34,7 +34,7 @@ func (c *child) do(i int, st Step) (any, error) {
 		os.Exit(st.Code)
 	}
 	if !c.isOpen {
-		return nil, fmt.Errorf("%w: step %s needs an open store", recordstore.ErrInvalid, st.Op)
+		return nil, recordstore.Errorf(recordstore.ErrInvalid, "step %s needs an open store", st.Op)
 	}
 	return c.doStore(ctx, i, st)
 }
@@ -45,7 +45,7 @@ func (c *child) doStore(ctx context.Context, i int, st Step) (any, error) {
 	switch st.Op {
 	case OpDeclare:
 		if st.Schema == nil {
-			return nil, fmt.Errorf("%w: declare needs a schema", recordstore.ErrInvalid)
+			return nil, recordstore.Errorf(recordstore.ErrInvalid, "declare needs a schema")
 		}
 		return b.DeclareKind(ctx, *st.Schema)
 	case OpAppend:
@@ -79,12 +79,12 @@ func (c *child) doStore(ctx context.Context, i int, st Step) (any, error) {
 		c.isOpen = false
 		return nil, c.store.Close()
 	}
-	return nil, fmt.Errorf("%w: unknown step op %q", recordstore.ErrInvalid, st.Op)
+	return nil, recordstore.Errorf(recordstore.ErrInvalid, "unknown step op %q", st.Op)
 }
 
 func (c *child) doOpen(ctx context.Context, st Step) (any, error) {
 	if c.isOpen {
-		return nil, fmt.Errorf("%w: the store is open already", recordstore.ErrInvalid)
+		return nil, recordstore.Errorf(recordstore.ErrInvalid, "the store is open already")
 	}
 	o := ChildOptions{Failpoint: c.fp.hit, Logger: c.log,
 		OnRole: func(r string) { c.event(EventRole, "", r) }}
@@ -155,7 +155,7 @@ func (c *child) batchEntry(ctx context.Context, batch *recordstore.Batch, e Publ
 func (c *child) schema(ctx context.Context, batch *recordstore.Batch, e PublishEntry) (*recordstore.Kind, error) {
 	if k, ok := batch.Schema(e.Kind); ok {
 		if e.Schema != nil && e.Schema.String() != k.String() {
-			return nil, fmt.Errorf("%w: two schemas of kind %s in one batch", recordstore.ErrInvalid, e.Kind)
+			return nil, recordstore.Errorf(recordstore.ErrInvalid, "two schemas of kind %s in one batch", e.Kind)
 		}
 		return k, nil
 	}
@@ -190,7 +190,7 @@ func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
 	if st.RefName != "" {
 		i, ok := c.script.StepIndex(st.RefName)
 		if !ok {
-			return nil, fmt.Errorf("%w: the script has no step named %q", recordstore.ErrInvalid, st.RefName)
+			return nil, recordstore.Errorf(recordstore.ErrInvalid, "the script has no step named %q", st.RefName)
 		}
 		ref = &i
 	}
@@ -205,7 +205,7 @@ func (c *child) doAwait(ctx context.Context, st Step) (any, error) {
 				return res, res.Err()
 			}
 		}
-		return nil, fmt.Errorf("%w: step %d published nothing", recordstore.ErrInvalid, *ref)
+		return nil, recordstore.Errorf(recordstore.ErrInvalid, "step %d published nothing", *ref)
 	}
 	var out []recordstore.BatchResult
 	var firstErr error
@@ -281,7 +281,7 @@ func (c *child) doHold(st Step) error {
 
 func (c *child) doFailpoint(st Step) error {
 	if st.Failpoint == nil || st.Failpoint.Name == "" {
-		return fmt.Errorf("%w: %s needs a failpoint name", recordstore.ErrInvalid, st.Op)
+		return recordstore.Errorf(recordstore.ErrInvalid, "%s needs a failpoint name", st.Op)
 	}
 	if st.Op == OpArm {
 		return c.fp.arm(*st.Failpoint)
@@ -298,7 +298,7 @@ func (c *child) doWrite(ctx context.Context, st Step) error {
 	if c.writer == nil {
 		bw, ok := c.store.(BulkWriterStore)
 		if !ok {
-			return fmt.Errorf("%w: this store has no bulk writer", recordstore.ErrUnsupported)
+			return recordstore.Errorf(recordstore.ErrUnsupported, "this store has no bulk writer")
 		}
 		c.writer = bw.NewBulkWriter(st.BatchRows)
 	}

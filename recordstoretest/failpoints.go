@@ -4,7 +4,6 @@
 package recordstoretest
 
 import (
-	"fmt"
 	"os"
 	"sync"
 
@@ -42,7 +41,7 @@ func checkAction(a string) error {
 	case ActKill, ActPause, ActExit, ActBlock, ActReport:
 		return nil
 	}
-	return fmt.Errorf("%w: failpoint action %q: want kill, pause, exit, block or report", recordstore.ErrInvalid, a)
+	return recordstore.Errorf(recordstore.ErrInvalid, "failpoint action %q: want kill, pause, exit, block or report", a)
 }
 
 // hit counts one hit of name and fires the rules armed for it.

@@ -104,7 +104,7 @@ func (m *model) streamLocked(ctx context.Context, id string) (*modelStream, erro
 	}
 	s := m.liveLocked(id)
 	if s == nil {
-		return nil, fmt.Errorf("%w: stream %s", recordstore.ErrNotFound, id)
+		return nil, recordstore.Errorf(recordstore.ErrNotFound, "stream %s", id)
 	}
 	return s, nil
 }
@@ -165,7 +165,7 @@ func (m *model) Kind(ctx context.Context, name string) (recordstore.Kind, error)
 	}
 	k, ok := m.mu.kinds[name]
 	if !ok {
-		return recordstore.Kind{}, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, name)
+		return recordstore.Kind{}, recordstore.Errorf(recordstore.ErrNotFound, "kind %s", name)
 	}
 	return k.Clone(), nil
 }
@@ -188,7 +188,7 @@ func (m *model) Append(ctx context.Context, stream, kind string, rows []recordst
 			recordstore.ErrSchemaConflict, stream, s.kind, kind)
 	}
 	if s != nil && s.sealed {
-		return recordstore.AppendResult{}, fmt.Errorf("%w: stream %s", recordstore.ErrSealed, stream)
+		return recordstore.AppendResult{}, recordstore.Errorf(recordstore.ErrSealed, "stream %s", stream)
 	}
 	now := m.now()
 	changed := false
@@ -221,7 +221,7 @@ func (m *model) checkAppendLocked(stream, kind string, rows []recordstore.Row) (
 	}
 	k, ok := m.mu.kinds[kind]
 	if !ok {
-		return recordstore.Kind{}, nil, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, kind)
+		return recordstore.Kind{}, nil, recordstore.Errorf(recordstore.ErrNotFound, "kind %s", kind)
 	}
 	vals := make([]recordstore.Values, len(rows))
 	seen := map[string]int{} // key → row, counted from 1 as in every row error

@@ -386,7 +386,7 @@ func (mb *modelBatches) createEmpty(ctx context.Context, stream, kind string) (r
 	}
 	k, ok := m.mu.kinds[kind]
 	if !ok {
-		return recordstore.AppendResult{}, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, kind)
+		return recordstore.AppendResult{}, recordstore.Errorf(recordstore.ErrNotFound, "kind %s", kind)
 	}
 	s := m.liveLocked(stream)
 	switch {
@@ -397,7 +397,7 @@ func (mb *modelBatches) createEmpty(ctx context.Context, stream, kind string) (r
 		return recordstore.AppendResult{}, fmt.Errorf("%w: stream %s holds kind %s, not %s",
 			recordstore.ErrSchemaConflict, stream, s.kind, kind)
 	case s.sealed:
-		return recordstore.AppendResult{}, fmt.Errorf("%w: stream %s", recordstore.ErrSealed, stream)
+		return recordstore.AppendResult{}, recordstore.Errorf(recordstore.ErrSealed, "stream %s", stream)
 	}
 	return recordstore.AppendResult{Stream: stream, Kind: kind, From: s.high + 1, To: s.high}, nil
 }
@@ -409,7 +409,7 @@ func (mb *modelBatches) BatchOutcome(ctx context.Context, id string) (recordstor
 	}
 	res, ok := mb.recorded(id)
 	if !ok {
-		return recordstore.BatchResult{}, fmt.Errorf("%w: batch %s is not in the ledger", recordstore.ErrNotFound, id)
+		return recordstore.BatchResult{}, recordstore.Errorf(recordstore.ErrNotFound, "batch %s is not in the ledger", id)
 	}
 	return res, nil
 }

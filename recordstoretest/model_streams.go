@@ -27,7 +27,7 @@ func (m *model) Scan(ctx context.Context, stream string, opts recordstore.ScanOp
 	}
 	s := m.liveLocked(stream)
 	if s == nil {
-		return nil, fmt.Errorf("%w: stream %s", recordstore.ErrNotFound, stream)
+		return nil, recordstore.Errorf(recordstore.ErrNotFound, "stream %s", stream)
 	}
 	k := m.mu.kinds[s.kind]
 	out := []recordstore.Record{}
@@ -66,7 +66,7 @@ func (m *model) Streams(ctx context.Context, kind string) ([]recordstore.Meta, e
 			return nil, err
 		}
 		if _, ok := m.mu.kinds[kind]; !ok {
-			return nil, fmt.Errorf("%w: kind %s", recordstore.ErrNotFound, kind)
+			return nil, recordstore.Errorf(recordstore.ErrNotFound, "kind %s", kind)
 		}
 	}
 	ids := make([]string, 0, len(m.mu.streams))

@@ -6,7 +6,6 @@
 package recordstoretest
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -18,10 +17,10 @@ func stopSelf() { os.Exit(145) }
 
 // Stop is not supported on this platform.
 func (c *Child) Stop() error {
-	return fmt.Errorf("%w: stopping a child needs unix signals", recordstore.ErrUnsupported)
+	return recordstore.Errorf(recordstore.ErrUnsupported, "stopping a child needs unix signals")
 }
 
 // Cont is not supported on this platform.
 func (c *Child) Cont() error {
-	return fmt.Errorf("%w: continuing a child needs unix signals", recordstore.ErrUnsupported)
+	return recordstore.Errorf(recordstore.ErrUnsupported, "continuing a child needs unix signals")
 }

@@ -184,7 +184,7 @@ func (s *batchSuite) describeBatchSources() {
 				r.failAt, r.failErr = 300, recordstore.Invalidf("row count mismatch at the end")
 			}, "invalid"),
 			Entry("an error with another code", 10, func(r *rowSource) {
-				r.failAt, r.failErr = 4, fmt.Errorf("%w: row 4 names an unknown column", recordstore.ErrSchemaConflict)
+				r.failAt, r.failErr = 4, recordstore.Errorf(recordstore.ErrSchemaConflict, "row 4 names an unknown column")
 			}, "schema_conflict"),
 		)
 

@@ -7,6 +7,8 @@ package main_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -150,6 +152,16 @@ var _ = Describe("bad input", func() {
 				}
 			}}, badEntries...)...,
 		)
+
+		if !served {
+			It("names an input file called after a code's word in full", func() {
+				s := st()
+				Expect(os.WriteFile(filepath.Join(s.dir, "invalid"), nil, 0o600)).To(Succeed())
+				r := s.run("", "append", "--stream", "s1", "--kind", "jobs", "invalid")
+				Expect(r.code).To(Equal(1), "stdout %q stderr %q", r.stdout, r.stderr)
+				Expect(r.stderr).To(Equal("query: invalid: invalid: no rows (empty input)\n"))
+			})
+		}
 	})
 })
 

@@ -55,7 +55,7 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 	}
 	sa, ok := any(s.backend).(SourceAppender)
 	if !ok {
-		return Appended{}, fmt.Errorf("%w: the store's backend cannot append rows from a source", recordstore.ErrUnsupported)
+		return Appended{}, recordstore.Errorf(recordstore.ErrUnsupported, "the store's backend cannot append rows from a source")
 	}
 	if s.Role() == RoleOwner {
 		if opts.Declare != nil {

@@ -5,7 +5,6 @@
 package owner
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -24,7 +23,7 @@ func shared[T Target](path string, open func() (*Store[T], error)) (*Store[T], e
 	if v, ok := registry.m[path]; ok {
 		s, ok := v.(*Store[T])
 		if !ok {
-			return nil, fmt.Errorf("%w: %s is already open in this process with another backend type", recordstore.ErrInvalid, path)
+			return nil, recordstore.Errorf(recordstore.ErrInvalid, "%s is already open in this process with another backend type", path)
 		}
 		s.mu.Lock()
 		s.mu.refs++

@@ -244,7 +244,7 @@ func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, o
 func (s *Store[T]) preparer() (Preparer, error) {
 	p, ok := any(s.backend).(Preparer)
 	if !ok {
-		return nil, fmt.Errorf("%w: the store's backend cannot prepare a write for the spool", recordstore.ErrUnsupported)
+		return nil, recordstore.Errorf(recordstore.ErrUnsupported, "the store's backend cannot prepare a write for the spool")
 	}
 	return p, nil
 }

@@ -264,7 +264,7 @@ type Store[T Target] struct {
 // (the store's and the spool's) may have been created.
 func Open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 	if opts.Path == "" || opts.Open == nil {
-		return nil, fmt.Errorf("%w: owner.Options needs Path and Open", recordstore.ErrInvalid)
+		return nil, recordstore.Errorf(recordstore.ErrInvalid, "owner.Options needs Path and Open")
 	}
 	if opts.Format != "" {
 		if _, err := spool.Lookup(opts.Format); err != nil { // before anything is created

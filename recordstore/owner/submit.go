@@ -158,7 +158,7 @@ func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResul
 		return recordstore.BatchResult{}, err // not a pending batch: nothing was looked at
 	}
 	if !spool.ValidID(id) {
-		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
+		return recordstore.BatchResult{}, recordstore.Errorf(recordstore.ErrInvalid, "batch id %q", id)
 	}
 	res, pending, err := s.lookup(ctx, id)
 	switch {
@@ -182,7 +182,7 @@ func (s *Store[T]) Outcome(ctx context.Context, id string) (recordstore.BatchRes
 		return recordstore.BatchResult{}, err
 	}
 	if !spool.ValidID(id) {
-		return recordstore.BatchResult{}, fmt.Errorf("%w: batch id %q", recordstore.ErrInvalid, id)
+		return recordstore.BatchResult{}, recordstore.Errorf(recordstore.ErrInvalid, "batch id %q", id)
 	}
 	res, pending, err := s.lookup(ctx, id)
 	switch {

@@ -6,7 +6,6 @@ package recordresults
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -42,7 +41,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	var wait time.Duration
 	if q := r.URL.Query().Get("wait"); q != "" {
 		if wait, err = time.ParseDuration(q); err != nil || wait < 0 || wait > MaxBatchWait {
-			writeError(w, r, h.log, fmt.Errorf("%w: wait %q: want a duration from 0 to %s, like 5s", recordstore.ErrInvalid, q, MaxBatchWait))
+			writeError(w, r, h.log, recordstore.Errorf(recordstore.ErrInvalid, "wait %q: want a duration from 0 to %s, like 5s", q, MaxBatchWait))
 			return
 		}
 	}

@@ -229,7 +229,7 @@ func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, r, h.log, fmt.Errorf("%w: no route for %s %s", recordstore.ErrNotFound, r.Method, r.URL.Path))
+	writeError(w, r, h.log, recordstore.Errorf(recordstore.ErrNotFound, "no route for %s %s", r.Method, r.URL.Path))
 }
 
 // intParam reads an optional non-negative integer query parameter.

@@ -412,7 +412,7 @@ func (d *lineDecoder) Next() (recordstore.Values, error) {
 		}
 		d.rows++
 		if d.lim.MaxRows > 0 && d.rows > d.lim.MaxRows {
-			d.err = fmt.Errorf("%w: more than %d rows", ErrTooManyRows, d.lim.MaxRows)
+			d.err = recordstore.Errorf(ErrTooManyRows, "more than %d rows", d.lim.MaxRows)
 			return nil, d.err
 		}
 		vals, err := d.sc.scan(line)
@@ -434,7 +434,7 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 		chunk, err := d.r.ReadSlice('\n')
 		d.bytes += int64(len(chunk))
 		if d.lim.MaxBytes > 0 && d.bytes > d.lim.MaxBytes {
-			return nil, fmt.Errorf("%w: more than %d bytes of rows", ErrTooLarge, d.lim.MaxBytes)
+			return nil, recordstore.Errorf(ErrTooLarge, "more than %d bytes of rows", d.lim.MaxBytes)
 		}
 		switch {
 		case err == nil:

@@ -217,7 +217,7 @@ func (d *Dir) readNames(ctx context.Context, s State) ([]string, error) {
 // checkEntryName refuses a name that is not one entry of a spool folder.
 func checkEntryName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("%w: %s is not a spool entry name", ErrUnsafePath, recordstore.Quote(name))
+		return recordstore.Errorf(ErrUnsafePath, "%s is not a spool entry name", recordstore.Quote(name))
 	}
 	return nil
 }

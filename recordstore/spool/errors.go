@@ -1,5 +1,5 @@
-// Sentinel and typed errors of the spool. Each sentinel wraps the
-// recordstore sentinel a caller branches on, so recordstore.Code works.
+// Sentinel and typed errors of the spool. Each sentinel carries the code of
+// the recordstore sentinel a caller branches on, so recordstore.Code works.
 
 package spool
 
@@ -9,35 +9,37 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// Sentinels. Each wraps recordstore.ErrInvalid (the input is malformed and
-// will never load) or recordstore.ErrCapacity (a configured limit was hit).
+// Sentinels. Each is a *recordstore.Error of code invalid (the input is
+// malformed and will never load) or capacity (a configured limit was hit),
+// so errors.Is finds recordstore.ErrInvalid or recordstore.ErrCapacity;
+// add detail with recordstore.Errorf(ErrX, ...).
 var (
 	// ErrManifestFormat is returned for a manifest whose format is not 1.
-	ErrManifestFormat = fmt.Errorf("%w: unsupported manifest format", recordstore.ErrInvalid)
+	ErrManifestFormat = recordstore.Invalidf("unsupported manifest format")
 	// ErrBadManifest is returned for a manifest that is not valid JSON or
 	// whose fields break the rules of format 1 (bad ids, unknown op, ...).
-	ErrBadManifest = fmt.Errorf("%w: bad manifest", recordstore.ErrInvalid)
+	ErrBadManifest = recordstore.Invalidf("bad manifest")
 	// ErrBadBatchName is returned for a batch folder name that does not
 	// follow the naming rule.
-	ErrBadBatchName = fmt.Errorf("%w: bad batch name", recordstore.ErrInvalid)
+	ErrBadBatchName = recordstore.Invalidf("bad batch name")
 	// ErrChecksum is returned when a data file's size or SHA-256 differs
 	// from its manifest entry.
-	ErrChecksum = fmt.Errorf("%w: checksum mismatch", recordstore.ErrInvalid)
+	ErrChecksum = recordstore.Invalidf("checksum mismatch")
 	// ErrUnsafePath is returned for a data file name that leaves the batch
 	// folder, or a data file that is not a plain file (symlink, folder).
-	ErrUnsafePath = fmt.Errorf("%w: unsafe data file", recordstore.ErrInvalid)
+	ErrUnsafePath = recordstore.Invalidf("unsafe data file")
 	// ErrRowCount is returned when a data file holds a different number of
 	// rows than its manifest entry says.
-	ErrRowCount = fmt.Errorf("%w: row count mismatch", recordstore.ErrInvalid)
+	ErrRowCount = recordstore.Invalidf("row count mismatch")
 	// ErrUnknownCodec is returned for a format name no codec is registered
 	// under.
-	ErrUnknownCodec = fmt.Errorf("%w: unknown codec", recordstore.ErrInvalid)
+	ErrUnknownCodec = recordstore.Invalidf("unknown codec")
 	// ErrTooManyRows is returned by a decoder that would return more rows
 	// than Limits.MaxRows.
-	ErrTooManyRows = fmt.Errorf("%w: too many rows", recordstore.ErrCapacity)
+	ErrTooManyRows = recordstore.Errorf(recordstore.ErrCapacity, "too many rows")
 	// ErrTooLarge is returned by a decoder that would read more bytes than
 	// Limits.MaxBytes.
-	ErrTooLarge = fmt.Errorf("%w: too large", recordstore.ErrCapacity)
+	ErrTooLarge = recordstore.Errorf(recordstore.ErrCapacity, "too large")
 )
 
 // ValidationError says which batch failed to load and why. It unwraps to

@@ -6,7 +6,6 @@ package spool
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -89,7 +88,7 @@ func IDOf(s string) (string, error) {
 	if n, err := ParseBatchName(s); err == nil {
 		return n.ID, nil
 	}
-	return "", fmt.Errorf("%w: %s is neither a batch id (%d lowercase hex digits) nor a batch name", ErrBadBatchName, recordstore.Quote(s), IDLen)
+	return "", recordstore.Errorf(ErrBadBatchName, "%s is neither a batch id (%d lowercase hex digits) nor a batch name", recordstore.Quote(s), IDLen)
 }
 
 func isLowerHex(s string, n int) bool {

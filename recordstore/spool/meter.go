@@ -5,7 +5,6 @@
 package spool
 
 import (
-	"fmt"
 	"unicode/utf8"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -38,7 +37,7 @@ func NewMeter(kind *recordstore.Kind, lim Limits) *Meter {
 // On error nothing is counted.
 func (m *Meter) Add(vals recordstore.Values) error {
 	if max := m.lim.MaxRows; max > 0 && m.rows+1 > max {
-		return fmt.Errorf("%w: more than %d rows in one append", ErrTooManyRows, max)
+		return recordstore.Errorf(ErrTooManyRows, "more than %d rows in one append", max)
 	}
 	n, err := m.lineSize(vals)
 	if err != nil {

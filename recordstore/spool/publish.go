@@ -314,7 +314,7 @@ func checkRows(batch *recordstore.Batch, m *Manifest) error {
 
 // tooLarge is the ErrTooLarge of an entry over the byte limit.
 func tooLarge(limit int64) error {
-	return fmt.Errorf("%w: its rows take more than the limit of %d bytes as NDJSON; split them into several appends", ErrTooLarge, limit)
+	return recordstore.Errorf(ErrTooLarge, "its rows take more than the limit of %d bytes as NDJSON; split them into several appends", limit)
 }
 
 func writeRows(ctx context.Context, enc Encoder, rows []recordstore.Values) error {

@@ -129,15 +129,15 @@ func closedErr(path string) error {
 }
 
 func notFound(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", recordstore.ErrNotFound, fmt.Sprintf(format, args...))
+	return recordstore.Errorf(recordstore.ErrNotFound, format, args...)
 }
 
 func schemaConflict(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", recordstore.ErrSchemaConflict, fmt.Sprintf(format, args...))
+	return recordstore.Errorf(recordstore.ErrSchemaConflict, format, args...)
 }
 
 func sealed(stream string) error {
-	return fmt.Errorf("%w: stream %s is sealed", recordstore.ErrSealed, stream)
+	return recordstore.Errorf(recordstore.ErrSealed, "stream %s is sealed", stream)
 }
 
 func corrupt(format string, args ...any) error {

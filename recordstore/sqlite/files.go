@@ -183,7 +183,7 @@ func (b *Backend) unwritable(err *error) {
 		if serr != nil || writable(p) {
 			continue
 		}
-		*err = fmt.Errorf("%w: %s is not writable by this process (mode %s): %w", recordstore.ErrReadOnly, p, fi.Mode().Perm(), *err)
+		*err = recordstore.Errorf(recordstore.ErrReadOnly, "%s is not writable by this process (mode %s): %w", p, fi.Mode().Perm(), *err)
 		return
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -63,7 +64,7 @@ func readFooter(r io.ReaderAt, size int64, lim spool.Limits) (*metadata.FileMeta
 		return nil, 0, err
 	}
 	if bytes.Equal(tail[4:], magicEncrypted) || bytes.Equal(head[:], magicEncrypted) {
-		return nil, 0, fmt.Errorf("%w: encrypted footer", ErrUnsupported)
+		return nil, 0, recordstore.Errorf(ErrUnsupported, "encrypted footer")
 	}
 	if !bytes.Equal(tail[4:], magic) || !bytes.Equal(head[:], magic) {
 		return nil, 0, corruptf("magic bytes PAR1 not found at both ends")

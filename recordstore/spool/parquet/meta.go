@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -61,10 +62,10 @@ func (d *decoder) checkRowGroup(i int, rows int64) (int64, error) {
 			return 0, corruptf("row group %d: column %s: %v", i, name, err)
 		}
 		if cc.CryptoMetadata() != nil {
-			return 0, fmt.Errorf("%w: row group %d: column %s is encrypted", ErrUnsupported, i, name)
+			return 0, recordstore.Errorf(ErrUnsupported, "row group %d: column %s is encrypted", i, name)
 		}
 		if cc.FilePath() != "" {
-			return 0, fmt.Errorf("%w: row group %d: column %s lives in another file", ErrUnsupported, i, name)
+			return 0, recordstore.Errorf(ErrUnsupported, "row group %d: column %s lives in another file", i, name)
 		}
 		if cc.Type() != d.meta.Schema.Column(j).PhysicalType() {
 			return 0, corruptf("row group %d: column %s: chunk type %s differs from the schema", i, name, cc.Type())

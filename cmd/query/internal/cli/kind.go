@@ -165,7 +165,7 @@ func (a *app) readInput(src string) ([]byte, string, error) {
 // missing or unreadable is the caller's mistake (ErrInvalid).
 func inputErr(src string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("%w: read %s: %w", recordstore.ErrInvalid, src, err)
+		return recordstore.Errorf(recordstore.ErrInvalid, "read %s: %w", src, err)
 	}
 	return fmt.Errorf("read %s: %w", src, err)
 }

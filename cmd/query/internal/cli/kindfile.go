@@ -32,7 +32,7 @@ func (a *app) readKindFile(src string) (recordstore.KindFile, error) {
 	}
 	kinds, err := decodeKindFile(data)
 	if err != nil {
-		return file, fmt.Errorf("%w: kind file %s: %w", recordstore.ErrInvalid, name, err)
+		return file, recordstore.Errorf(recordstore.ErrInvalid, "kind file %s: %w", name, err)
 	}
 	file.Kinds = kinds
 	return file, nil

@@ -65,7 +65,7 @@ func (r *rowReader) Next() (recordstore.Row, int, error) {
 
 // lineErr returns an ErrInvalid error naming the line last read.
 func (r *rowReader) lineErr(err error) error {
-	return fmt.Errorf("%w: %s line %d: %w", recordstore.ErrInvalid, r.name, r.line, err)
+	return recordstore.Errorf(recordstore.ErrInvalid, "%s line %d: %w", r.name, r.line, err)
 }
 
 // decodeRow decodes one line holding exactly one JSON object.

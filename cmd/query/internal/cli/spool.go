@@ -230,7 +230,7 @@ func findBatch(dir *spool.Dir, name string) (spool.State, error) {
 			return "", fmt.Errorf("look for spool batch %s: %w", name, err)
 		}
 	}
-	return "", fmt.Errorf("%w: spool batch %s (neither in incoming/ nor in failed/)", recordstore.ErrNotFound, name)
+	return "", recordstore.Errorf(recordstore.ErrNotFound, "spool batch %s (neither in incoming/ nor in failed/)", name)
 }
 
 func (a *app) spoolGCCmd() *cobra.Command {
@@ -320,12 +320,12 @@ func (a *app) spoolRetry(ctx context.Context, name string) error {
 	err = dir.Retry(ctx, name)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%w: %w (incoming/ already holds a batch of that name)", recordstore.ErrInvalid, err)
+		return recordstore.Errorf(recordstore.ErrInvalid, "%w (incoming/ already holds a batch of that name)", err)
 	case errors.Is(err, fs.ErrNotExist):
 		if state, ferr := findBatch(dir, name); ferr == nil && state == spool.StateIncoming {
 			return recordstore.Invalidf("spool batch %s is in incoming/, not in failed/", name)
 		}
-		return fmt.Errorf("%w: spool batch %s (not in failed/)", recordstore.ErrNotFound, name)
+		return recordstore.Errorf(recordstore.ErrNotFound, "spool batch %s (not in failed/)", name)
 	case err != nil:
 		return err
 	}
