@@ -295,6 +295,7 @@ func (s *Store[T]) ownState(phase Phase) State {
 	if phase != PhaseStarting {
 		st.Epoch = s.backend.Epoch()
 		st.Store = s.backend.LivePath()
+		st.Corrupt = damageOf(s.backend)
 	}
 	return st
 }
