@@ -8,10 +8,12 @@ package owner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,8 +29,9 @@ import (
 // openPoisoned opens the store here as owner over a flaky backend that
 // fails every batch with an entry for stream "flaky" (flakyStream), with a
 // retry policy that would allow a hundred tries, minRetry apart at first,
-// logging at level Info to logs when it is not nil. The caller closes it.
-func openPoisoned(ctx context.Context, path string, minRetry time.Duration, logs io.Writer) (*owner.Store[*flakyBackend], *flakyBackend) {
+// logging at level Info to logs when it is not nil; hold is the backend's
+// holdFailures. The caller closes it.
+func openPoisoned(ctx context.Context, path string, minRetry time.Duration, logs io.Writer, hold bool) (*owner.Store[*flakyBackend], *flakyBackend) {
 	GinkgoHelper()
 	var mode atomic.Int32
 	mode.Store(flakyStream)
@@ -46,7 +49,7 @@ func openPoisoned(ctx context.Context, path string, minRetry time.Duration, logs
 			if err != nil {
 				return nil, err
 			}
-			fb = &flakyBackend{Backend: b, mode: &mode, fails: map[string]int{}}
+			fb = &flakyBackend{Backend: b, mode: &mode, fails: map[string]int{}, holdFailures: hold}
 			return fb, nil
 		},
 	})
@@ -75,7 +78,7 @@ var _ = Describe("a batch that fails alone with the same internal error every ti
 	It("is failed after RepeatLimit tries, though the retry policy allows many more, and its waiter answered", func(ctx SpecContext) {
 		path := storePath()
 		logs := gbytes.NewBuffer() // safe for the logger's goroutines
-		s, fb := openPoisoned(ctx, path, 5*time.Millisecond, logs)
+		s, fb := openPoisoned(ctx, path, 5*time.Millisecond, logs, false)
 		DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
 		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
 		resp, err := ingestWait(s.Paths().Socket, bad, wait)
@@ -112,16 +115,28 @@ var _ = Describe("a batch that fails alone with the same internal error every ti
 		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
 		for try := 1; try < owner.RepeatLimit; try++ {
 			// A retry delay of an hour: each owner tries it once.
-			s, fb := openPoisoned(ctx, path, time.Hour, nil)
+			s, fb := openPoisoned(ctx, path, time.Hour, nil, false)
 			Eventually(func() int { return fb.failures(bad.ID) }, wait, 5*time.Millisecond).Should(Equal(1))
 			Expect(s.Close()).To(Succeed(), "its own work done, an owner closes without error")
 			Expect(incoming(path)).To(ContainElement(bad), "still to be retried after try %d", try)
 		}
-		s, _ := openPoisoned(ctx, path, time.Hour, nil)
+		s, _ := openPoisoned(ctx, path, time.Hour, nil, false)
 		DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
 		expectFailed(path, bad, "internal", "gave up after 5 tries")
 		Eventually(outcomeOf(ctx, s, bad), wait, 5*time.Millisecond).Should(Equal(recordstore.OutcomeFailed))
 		Expect(entries(path, spool.StateFailed+"/"+spool.State(bad.String()))).NotTo(ContainElement(spool.AttemptsFile))
+	})
+
+	It("is failed at its fifth try even when the owner closes while recording the failure", func(ctx SpecContext) {
+		path := storePath()
+		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
+		fourth := spool.Attempts{Format: 1, Batch: bad.String(), Repeats: owner.RepeatLimit - 1, LastAt: time.Now().UTC(),
+			Error: fmt.Sprintf("append batch: read %s: %v", bad.ID, syscall.EIO)}
+		Expect(spoolDir(path).WriteAttempts(ctx, fourth)).To(Succeed(), "four owners tried it before")
+		s, fb := openPoisoned(ctx, path, time.Hour, nil, true)
+		Eventually(func() int { return fb.failures(bad.ID) }, wait, 5*time.Millisecond).Should(Equal(1))
+		Expect(s.Close()).To(Succeed())
+		expectFailed(path, bad, "internal", "gave up after 5 tries")
 	})
 })
 

@@ -119,6 +119,9 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 			return false, nil
 		}
 		err = &gaveUpError{attempts: attempt, err: err}
+		// Failing it completes too: were it cut short, the try would go
+		// unlogged and the batch wait for another owner's try.
+		ctx = nctx
 	}
 	if ferr := s.failBatch(ctx, n, err); ferr != nil {
 		return false, ferr
