@@ -6,6 +6,7 @@ package recordstoretest
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -21,6 +22,26 @@ func eventKind() recordstore.Kind {
 		{Name: "n", Type: recordstore.TypeInteger, Required: true},
 		{Name: "msg", Type: recordstore.TypeString},
 	}}
+}
+
+// widenedEventKind is eventKind with one more column.
+func widenedEventKind() recordstore.Kind {
+	k := eventKind()
+	k.Columns = append(k.Columns, recordstore.Column{Name: "extra", Type: recordstore.TypeString})
+	return k
+}
+
+// withSchema returns schemas with k in place of the schema of its name,
+// or added when there is none.
+func withSchema(schemas []recordstore.Kind, k recordstore.Kind) []recordstore.Kind {
+	out := slices.Clone(schemas)
+	for i := range out {
+		if out[i].Name == k.Name {
+			out[i] = k
+			return out
+		}
+	}
+	return append(out, k)
 }
 
 // itemKind is keyed by id, with conflict policy p.

@@ -25,16 +25,22 @@ func (s *batchSuite) describeBatchOnce() {
 			Expect(s.outcome(batch.ID)).To(Equal(res))
 		})
 
-		It("returns the recorded result for an id it applied before and changes nothing, not even by its schemas", func() {
-			batch := s.newBatch(eventEntry("s", 1, 2))
-			res := s.applyOne(batch)
-			s.clock.Advance(time.Minute)
-			before := s.snapshot()
-			batch.Schemas = append(batch.Schemas, allTypesKind())
-			Expect(s.apply(batch)).To(Equal([]recordstore.BatchResult{res}))
-			s.expectUnchanged(before)
-			Expect(s.outcome(batch.ID)).To(Equal(res), "the record still reads as at the first application")
-		})
+		DescribeTable("returns the recorded result for an id it applied before and changes nothing, not even by its schemas",
+			func(seqRaise int64, schema recordstore.Kind) {
+				batch := s.newBatch(eventEntry("s", 1, 2))
+				res := s.applyOne(batch)
+				s.clock.Advance(time.Minute)
+				before := s.snapshot()
+				batch.Producer.Seq += seqRaise
+				batch.Schemas = withSchema(batch.Schemas, schema)
+				Expect(s.apply(batch)).To(Equal([]recordstore.BatchResult{res}))
+				s.expectUnchanged(before)
+				Expect(s.outcome(batch.ID)).To(Equal(res), "the record still reads as at the first application")
+			},
+			Entry("sent again as it was, with a new kind", int64(0), allTypesKind()),
+			Entry("sent again under a higher producer seq, with a new kind", int64(1000), allTypesKind()),
+			Entry("sent again under a higher producer seq, with a kind widened by a column", int64(1000), widenedEventKind()),
+		)
 
 		It("goes by the id alone: other entries under a recorded id, even with a higher producer seq, are not applied", func() {
 			batch := s.newBatch(eventEntry("s", 1, 1))

@@ -85,7 +85,7 @@ func (s *Store[T]) groupFailed(ctx context.Context, group []loaded, err error) (
 	case failed:
 		return 1, nil
 	}
-	return 0, err
+	return 0, retryHeld{err}
 }
 
 // failBatch records a batch that cannot be applied as failed in the ledger
@@ -123,7 +123,12 @@ func (s *Store[T]) moveFailed(ctx context.Context, n spool.BatchName, cause erro
 		s.setLastError(err)
 		return err
 	}
-	s.log.Warn("batch failed", "batch", key, "code", recordstore.Code(cause), "error", cause)
+	attrs := []any{"batch", key}
+	var gaveUp *gaveUpError
+	if errors.As(cause, &gaveUp) {
+		attrs = append(attrs, "attempt", gaveUp.attempts)
+	}
+	s.log.Warn("batch failed", append(attrs, "code", recordstore.Code(cause), "error", cause)...)
 	s.mu.Lock()
 	s.mu.failed++
 	s.mu.lastErr = key + ": " + cause.Error()

@@ -13,7 +13,8 @@ import (
 
 // controlStatus reports the owner's live state. Backlog is counted now:
 // the batches of incoming/ this owner has not applied (the last drain's
-// count when incoming/ cannot be listed).
+// count when incoming/ cannot be listed); so is the damage its backend
+// met.
 func (s *Store[T]) controlStatus(ctx context.Context) Status {
 	backlog, err := s.countBacklog(ctx)
 	s.mu.Lock()
@@ -24,6 +25,7 @@ func (s *Store[T]) controlStatus(ctx context.Context) Status {
 	st.Backlog, st.Failed, st.Refused, st.LastError = backlog, s.mu.failed, s.mu.refused, s.mu.lastErr
 	role := s.mu.role
 	s.mu.Unlock()
+	st.Corrupt = damageOf(s.backend)
 	return Status{State: st, Role: role, SocketAlive: true,
 		HeartbeatAgeMS: time.Since(st.HeartbeatAt).Milliseconds()}
 }

@@ -28,7 +28,9 @@ func (s *Store[T]) ingestLoop(ctx context.Context) {
 				s.log.Error("writer stopped: fsync failed; reopen the store", "error", f)
 				return
 			}
-			s.log.Warn("drain", "error", err)
+			if !errors.As(err, new(retryHeld)) { // retryOrFail logged it
+				s.log.Warn("drain", "error", err)
+			}
 		}
 		if n > 0 {
 			delay = s.opts.PollMin

@@ -8,11 +8,17 @@ package owner_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -22,15 +28,20 @@ import (
 
 // openPoisoned opens the store here as owner over a flaky backend that
 // fails every batch with an entry for stream "flaky" (flakyStream), with a
-// retry policy that would allow a hundred tries, minRetry apart at first.
-// The caller closes it.
-func openPoisoned(ctx context.Context, path string, minRetry time.Duration) (*owner.Store[*flakyBackend], *flakyBackend) {
+// retry policy that would allow a hundred tries, minRetry apart at first,
+// logging at level Info to logs when it is not nil; hold is the backend's
+// holdFailures. The caller closes it.
+func openPoisoned(ctx context.Context, path string, minRetry time.Duration, logs io.Writer, hold bool) (*owner.Store[*flakyBackend], *flakyBackend) {
 	GinkgoHelper()
 	var mode atomic.Int32
 	mode.Store(flakyStream)
 	var fb *flakyBackend
+	var logger *slog.Logger
+	if logs != nil {
+		logger = slog.New(slog.NewTextHandler(logs, nil))
+	}
 	s, err := owner.Open(ctx, owner.Options[*flakyBackend]{
-		Path: path, CatalogVersion: sqlite.CatalogVersion,
+		Path: path, CatalogVersion: sqlite.CatalogVersion, Logger: logger,
 		PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond,
 		Retry: owner.RetryPolicy{Min: minRetry, Max: 2 * minRetry, Attempts: 100, For: time.Hour},
 		Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*flakyBackend, error) {
@@ -38,7 +49,7 @@ func openPoisoned(ctx context.Context, path string, minRetry time.Duration) (*ow
 			if err != nil {
 				return nil, err
 			}
-			fb = &flakyBackend{Backend: b, mode: &mode, fails: map[string]int{}}
+			fb = &flakyBackend{Backend: b, mode: &mode, fails: map[string]int{}, holdFailures: hold}
 			return fb, nil
 		},
 	})
@@ -66,7 +77,8 @@ func (h *hwBackend) ProducerSeq(ctx context.Context, instance string) (int64, er
 var _ = Describe("a batch that fails alone with the same internal error every time", func() {
 	It("is failed after RepeatLimit tries, though the retry policy allows many more, and its waiter answered", func(ctx SpecContext) {
 		path := storePath()
-		s, fb := openPoisoned(ctx, path, 5*time.Millisecond)
+		logs := gbytes.NewBuffer() // safe for the logger's goroutines
+		s, fb := openPoisoned(ctx, path, 5*time.Millisecond, logs, false)
 		DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
 		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
 		resp, err := ingestWait(s.Paths().Socket, bad, wait)
@@ -77,6 +89,25 @@ var _ = Describe("a batch that fails alone with the same internal error every ti
 		expectFailed(path, bad, "internal", "gave up after 5 tries")
 		Expect(fb.failures(bad.ID)).To(Equal(owner.RepeatLimit))
 		Expect(entries(path, spool.StateFailed)).To(ConsistOf(bad.String()))
+
+		By("each try is logged once, with the batch, its attempt and the error")
+		var lines []string
+		for _, l := range strings.Split(string(logs.Contents()), "\n") {
+			if strings.Contains(l, bad.ID) {
+				lines = append(lines, l)
+			}
+		}
+		Expect(lines).To(HaveLen(owner.RepeatLimit), "one line per try:\n%s", strings.Join(lines, "\n"))
+		for i, l := range lines {
+			msg := `msg="batch failed; will retry"`
+			if i == owner.RepeatLimit-1 {
+				msg = `msg="batch failed"`
+				Expect(l).To(ContainSubstring("gave up after 5 tries"))
+			}
+			Expect(l).To(ContainSubstring(msg))
+			Expect(l).To(ContainSubstring(" batch=%s attempt=%d ", bad, i+1))
+			Expect(l).To(ContainSubstring("input/output error"))
+		}
 	})
 
 	It("counts its tries across owners, so that owners that each try it once fail it at the fifth", func(ctx SpecContext) {
@@ -84,16 +115,28 @@ var _ = Describe("a batch that fails alone with the same internal error every ti
 		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
 		for try := 1; try < owner.RepeatLimit; try++ {
 			// A retry delay of an hour: each owner tries it once.
-			s, fb := openPoisoned(ctx, path, time.Hour)
+			s, fb := openPoisoned(ctx, path, time.Hour, nil, false)
 			Eventually(func() int { return fb.failures(bad.ID) }, wait, 5*time.Millisecond).Should(Equal(1))
 			Expect(s.Close()).To(Succeed(), "its own work done, an owner closes without error")
 			Expect(incoming(path)).To(ContainElement(bad), "still to be retried after try %d", try)
 		}
-		s, _ := openPoisoned(ctx, path, time.Hour)
+		s, _ := openPoisoned(ctx, path, time.Hour, nil, false)
 		DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
 		expectFailed(path, bad, "internal", "gave up after 5 tries")
 		Eventually(outcomeOf(ctx, s, bad), wait, 5*time.Millisecond).Should(Equal(recordstore.OutcomeFailed))
 		Expect(entries(path, spool.StateFailed+"/"+spool.State(bad.String()))).NotTo(ContainElement(spool.AttemptsFile))
+	})
+
+	It("is failed at its fifth try even when the owner closes while recording the failure", func(ctx SpecContext) {
+		path := storePath()
+		bad := handBatch(path, "flaky", []recordstore.Row{{"k": "poison"}}, nil)
+		fourth := spool.Attempts{Format: 1, Batch: bad.String(), Repeats: owner.RepeatLimit - 1, LastAt: time.Now().UTC(),
+			Error: fmt.Sprintf("append batch: read %s: %v", bad.ID, syscall.EIO)}
+		Expect(spoolDir(path).WriteAttempts(ctx, fourth)).To(Succeed(), "four owners tried it before")
+		s, fb := openPoisoned(ctx, path, time.Hour, nil, true)
+		Eventually(func() int { return fb.failures(bad.ID) }, wait, 5*time.Millisecond).Should(Equal(1))
+		Expect(s.Close()).To(Succeed())
+		expectFailed(path, bad, "internal", "gave up after 5 tries")
 	})
 })
 

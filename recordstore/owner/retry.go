@@ -96,9 +96,10 @@ func deterministic(err error) bool {
 // apply on its own with err: a deterministic error fails it at once; an
 // internal one holds it for a retry (due says when) until the retry policy
 // is used up or the same error has come RepeatLimit times in a row, and
-// then fails it. It reports whether the batch was failed (see failBatch);
-// an error means failing it failed, and the batch stays in incoming/ to be
-// tried again.
+// then fails it. It logs the try once: "batch failed; will retry" here,
+// or "batch failed" when failBatch moves it. It reports whether the batch
+// was failed (see failBatch); an error means failing it failed, and the
+// batch stays in incoming/ to be tried again.
 func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error) (bool, error) {
 	if !deterministic(err) {
 		key := n.String()
@@ -108,21 +109,46 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 		// owner closing), or the next owner would count from fewer.
 		nctx := context.WithoutCancel(ctx)
 		repeats := s.repeats(nctx, key, err)
+		attempt := max(tries, repeats)
 		if !exhausted && repeats < RepeatLimit {
 			a := spool.Attempts{Batch: key, Error: err.Error(), Repeats: repeats, LastAt: time.Now().UTC()}
 			if werr := s.spool.WriteAttempts(nctx, a); werr != nil {
 				s.log.Debug("record the tries of a batch", "batch", key, "error", werr)
 			}
-			s.log.Warn("batch failed; will retry", "batch", key, "tries", tries, "same_error", repeats, "error", err)
+			s.log.Warn("batch failed; will retry", "batch", key, "attempt", attempt, "same_error", repeats, "error", err)
 			return false, nil
 		}
-		err = fmt.Errorf("gave up after %d tries: %w", max(tries, repeats), err)
+		err = &gaveUpError{attempts: attempt, err: err}
+		// Failing it completes too: were it cut short, the try would go
+		// unlogged and the batch wait for another owner's try.
+		ctx = nctx
 	}
 	if ferr := s.failBatch(ctx, n, err); ferr != nil {
 		return false, ferr
 	}
 	return true, nil
 }
+
+// gaveUpError is the error a batch is failed with when retryOrFail gives
+// up on it after attempts tries that failed with err.
+type gaveUpError struct {
+	attempts int
+	err      error
+}
+
+func (e *gaveUpError) Error() string {
+	return fmt.Sprintf("gave up after %d tries: %v", e.attempts, e.err)
+}
+
+func (e *gaveUpError) Unwrap() error { return e.err }
+
+// retryHeld is the error of a batch that failed alone and that
+// retryOrFail held for a retry, and logged: the ingest loop does not log
+// it again.
+type retryHeld struct{ err error }
+
+func (e retryHeld) Error() string { return e.err.Error() }
+func (e retryHeld) Unwrap() error { return e.err }
 
 // repeats returns how many tries of batch key in a row, this one (which
 // failed with err) included, failed with err's text, from the batch's

@@ -30,6 +30,9 @@ type flakyBackend struct {
 	mode  *atomic.Int32
 	mu    sync.Mutex
 	fails map[string]int
+	// holdFailures makes the write of a failure record outlast the
+	// owner: given a ctx that can end, it waits for its end and fails.
+	holdFailures bool
 }
 
 const (
@@ -40,6 +43,10 @@ const (
 
 func (f *flakyBackend) AppendBatch(ctx context.Context, batches ...recordstore.Batch) ([]recordstore.BatchResult, error) {
 	for _, b := range batches {
+		if f.holdFailures && b.Failure != nil && ctx.Done() != nil {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
 		hit := f.mode.Load() == flakyAll
 		for _, e := range b.Entries {
 			hit = hit || (f.mode.Load() == flakyStream && e.Stream == "flaky")

@@ -295,6 +295,7 @@ func (s *Store[T]) ownState(phase Phase) State {
 	if phase != PhaseStarting {
 		st.Epoch = s.backend.Epoch()
 		st.Store = s.backend.LivePath()
+		st.Corrupt = damageOf(s.backend)
 	}
 	return st
 }
@@ -381,6 +382,10 @@ func (s *Store[T]) leftBehind(err error) error {
 	}
 	if f := s.fatal(); f != nil {
 		return f
+	}
+	if errors.As(err, new(retryHeld)) { // its try is logged, with the error
+		s.log.Warn("closing: batches left in incoming/ for the next owner")
+		return nil
 	}
 	s.log.Warn("closing: batches left in incoming/ for the next owner", "error", err)
 	return nil

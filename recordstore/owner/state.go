@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/internal/fsutil"
 )
 
@@ -60,6 +61,44 @@ type State struct {
 	// --refused).
 	Refused   int    `json:"refused"`
 	LastError string `json:"lastError,omitempty"`
+	// Corrupt is the damage the owner's backend met in the live file (a
+	// read or a write that found a damaged page), written at each
+	// heartbeat once met; absent when none was met. A damaged file does
+	// not heal: it stays until the store is reopened on a repaired or
+	// restored file.
+	Corrupt *Damage `json:"corrupt,omitempty"`
+}
+
+// Damage is a damaged live file as a backend reported it: its error's
+// code (recordstore.Code: "corrupt") and message. It is itself an error
+// with that code, so that it reads as the backend's error did.
+type Damage struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error returns the message.
+func (d *Damage) Error() string { return d.Message }
+
+// ErrorCode returns the code, for recordstore.Code.
+func (d *Damage) ErrorCode() string { return d.Code }
+
+// damageable is the optional capability of a backend that remembers the
+// damage its calls met (sqlite.Backend.Damage).
+type damageable interface{ Damage() error }
+
+// damageOf returns the damage backend b met, or nil when it met none or
+// cannot tell.
+func damageOf(b any) *Damage {
+	d, ok := b.(damageable)
+	if !ok {
+		return nil
+	}
+	err := d.Damage()
+	if err == nil {
+		return nil
+	}
+	return &Damage{Code: recordstore.Code(err), Message: recordstore.Message(err)}
 }
 
 // ReadState reads a state file. It returns ErrNoState when there is none,

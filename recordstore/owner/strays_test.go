@@ -43,6 +43,8 @@ var _ = Describe("entries of incoming/ that are not batches", func() {
 		Eventually(func() recordstore.BatchOutcome { return outcome(s, n) }, wait, 5*time.Millisecond).
 			Should(Equal(recordstore.OutcomeCommitted))
 		Expect(streamKeys(s, "s")).To(Equal([]string{"beside"}))
-		Expect(string(logs.Contents())).To(ContainSubstring("notes.txt"), "each move is logged")
+		// Each move is logged just after it is made: wait for the line.
+		Eventually(func() string { return string(logs.Contents()) }, wait, 5*time.Millisecond).
+			Should(And(ContainSubstring("entry=notes.txt"), ContainSubstring("entry=not-a-batch")), "each move is logged")
 	})
 })

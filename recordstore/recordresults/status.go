@@ -22,13 +22,21 @@ import (
 // set).
 type Status struct {
 	owner.Status
-	// Corrupt, when not empty, is the damage the serving process met in
-	// the live file (code corrupt); absent otherwise.
+	// Corrupt, when not empty, is the damage met in the live file (code
+	// corrupt): by the owner (owner.State.Corrupt), or by the serving
+	// process; absent otherwise.
 	Corrupt string
 }
 
-// NewStatus returns the printed form of st.
-func NewStatus(st owner.Status) Status { return Status{Status: st} }
+// NewStatus returns the printed form of st: Corrupt is the message of the
+// damage the owner recorded (owner.State.Corrupt), if any.
+func NewStatus(st owner.Status) Status {
+	out := Status{Status: st}
+	if st.State.Corrupt != nil {
+		out.Corrupt = st.State.Corrupt.Message
+	}
+	return out
+}
 
 // printedStatus is the JSON form of a Status, field by field in the order
 // it is printed. A spec checks that it prints every field of owner.State.

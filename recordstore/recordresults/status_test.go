@@ -28,11 +28,20 @@ func fullStatus() owner.Status {
 	}
 }
 
+// damagedStatus is fullStatus of an owner that met a damaged live file.
+func damagedStatus() owner.Status {
+	st := fullStatus()
+	st.Corrupt = &owner.Damage{Code: "corrupt", Message: "live file: malformed"}
+	return st
+}
+
 var _ = Describe("the printed status", func() {
 	DescribeTable("is pinned byte for byte",
 		func(st owner.Status, corrupt string, want string) {
 			printed := recordresults.NewStatus(st)
-			printed.Corrupt = corrupt
+			if corrupt != "" { // the serving process met a damaged file
+				printed.Corrupt = corrupt
+			}
 			raw, err := json.Marshal(printed)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(raw)).To(Equal(want))
@@ -49,6 +58,12 @@ var _ = Describe("the printed status", func() {
 				`"store":"/d/v1/records.sqlite","catalogVersion":1,"socket":"/d/records.sqlite.sock",`+
 				`"spool":{"dir":"/d/records.sqlite.spool","manifestFormat":1,"formats":["ndjson","ndjson.gz"]},`+
 				`"backlog":2,"failed":5,"refused":3,"lastError":"boom","socketAlive":true,"stale":true,"corrupt":"damaged"}`),
+		Entry("an owner that met a damaged file adds its message as corrupt", damagedStatus(), "",
+			`{"instance":"inst","pid":7,"host":"h","build":"b1","phase":"ready","epoch":4,`+
+				`"startedAt":"2030-01-02T02:04:05.123456Z","heartbeatAt":"2030-01-02T02:04:06.123456Z",`+
+				`"store":"/d/v1/records.sqlite","catalogVersion":1,"socket":"/d/records.sqlite.sock",`+
+				`"spool":{"dir":"/d/records.sqlite.spool","manifestFormat":1,"formats":["ndjson","ndjson.gz"]},`+
+				`"backlog":2,"failed":5,"refused":3,"lastError":"boom","socketAlive":true,"stale":true,"corrupt":"live file: malformed"}`),
 		Entry("an unreadable state: zero times and an empty lastError print as empty strings",
 			owner.Status{State: owner.State{Phase: owner.PhaseUnknown, Backlog: 1}, Hint: owner.BadStateHint}, "",
 			`{"instance":"","pid":0,"host":"","build":"","phase":"unknown","epoch":0,"startedAt":"","heartbeatAt":"",`+
@@ -58,8 +73,10 @@ var _ = Describe("the printed status", func() {
 			`{"phase":"none"}`),
 	)
 
-	It("prints every field of the owner's state", func() {
-		raw, err := json.Marshal(recordresults.NewStatus(fullStatus()))
+	It("prints every field of the owner's state, its damage as corrupt", func() {
+		full := fullStatus()
+		full.Corrupt = &owner.Damage{Code: "corrupt", Message: "damaged"}
+		raw, err := json.Marshal(recordresults.NewStatus(full))
 		Expect(err).NotTo(HaveOccurred())
 		var printed map[string]any
 		Expect(json.Unmarshal(raw, &printed)).To(Succeed())

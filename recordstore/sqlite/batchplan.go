@@ -20,6 +20,7 @@ type batchPlan struct {
 	dupOf    int                      // an earlier batch of the call with the same id, or -1
 	recorded *recordstore.BatchResult // the ledger's result when the batch was applied before
 	replaces bool                     // the ledger records it as failed, and it is a Retry
+	unlooked bool                     // taken as new by its producer mark, not looked up yet
 	entries  []entryPlan
 }
 
@@ -66,7 +67,8 @@ func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch, 
 				return nil, err
 			}
 			if fresh {
-				continue // not in the ledger: no lookup
+				p.unlooked = true // not in the ledger: no lookup, unless it declares
+				continue
 			}
 		}
 		ids = append(ids, p.batch.ID)
@@ -91,7 +93,12 @@ func (b *Backend) planBatches(ctx context.Context, batches []recordstore.Batch, 
 		if p.batch.Failure != nil {
 			continue
 		}
-		if p.entries, err = b.planEntries(ctx, p.batch, memo); err != nil {
+		p.entries, err = b.planEntries(ctx, p, memo)
+		if errors.Is(err, errRecordedBatch) {
+			p.entries = nil // p.recorded is set: a replay writes nothing
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("batch %s: %w", p.batch.ID, err)
 		}
 	}
@@ -120,8 +127,35 @@ func equalPtr[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// planEntries resolves the batch's schemas, then checks its entries.
-func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch, memo schemaMemo) ([]entryPlan, error) {
+// errRecordedBatch: a batch its producer mark took as new is in the ledger
+// after all, found by confirmNew before its schemas declared anything.
+var errRecordedBatch = errors.New("batch id in the ledger")
+
+// confirmNew looks up in the ledger a batch that its producer mark took as
+// new, before one of its schemas declares a kind or adds a column: a
+// recorded id sent again under a higher producer seq (see producerMarks)
+// must write nothing, not even its schemas. It returns errRecordedBatch,
+// with p.recorded set, when the id is recorded.
+func (b *Backend) confirmNew(ctx context.Context, p *batchPlan) error {
+	if !p.unlooked {
+		return nil
+	}
+	recorded, err := b.ledger.lookup(ctx, []string{p.batch.ID})
+	if err != nil {
+		return err
+	}
+	p.unlooked = false
+	if rec, found := recorded[p.batch.ID]; found {
+		p.recorded = &rec
+		return errRecordedBatch
+	}
+	return nil
+}
+
+// planEntries resolves the batch's schemas, then checks its entries. It
+// returns errRecordedBatch when confirmNew finds the batch recorded.
+func (b *Backend) planEntries(ctx context.Context, p *batchPlan, memo schemaMemo) ([]entryPlan, error) {
+	batch := p.batch
 	strict := map[string]bool{}
 	for _, e := range batch.Entries {
 		if e.Op == recordstore.OpDeclare {
@@ -139,7 +173,7 @@ func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch, mem
 			kinds[s.Name] = m.plan
 			continue
 		}
-		kp, err := b.resolveSchema(ctx, s, strict[s.Name])
+		kp, err := b.resolveSchema(ctx, s, strict[s.Name], p)
 		if err != nil {
 			return nil, err
 		}
@@ -167,8 +201,10 @@ func (b *Backend) planEntries(ctx context.Context, batch *recordstore.Batch, mem
 // omit stored columns), unless the batch declares k (strict, as
 // DeclareKind does). A changed key, type, policy or other difference is
 // the kind's error (ErrSchemaConflict); the stored kind never changes
-// otherwise. The returned error is for failures of the whole call.
-func (b *Backend) resolveSchema(ctx context.Context, k recordstore.Kind, strict bool) (kindPlan, error) {
+// otherwise. Before it changes the catalog it confirms that p is new
+// (confirmNew). The returned error is for failures of the whole call, or
+// errRecordedBatch.
+func (b *Backend) resolveSchema(ctx context.Context, k recordstore.Kind, strict bool, p *batchPlan) (kindPlan, error) {
 	if err := k.ValidateStored(); err != nil { // the rest in declareTx: see checkDeclaration
 		return kindPlan{err: err}, nil
 	}
@@ -188,6 +224,9 @@ func (b *Backend) resolveSchema(ctx context.Context, k recordstore.Kind, strict 
 		if status == recordstore.KindUnchanged {
 			return kindPlan{t: t, from: &k, status: status}, nil
 		}
+	}
+	if err := b.confirmNew(ctx, p); err != nil {
+		return kindPlan{}, err
 	}
 	t, status, err := b.declareLocked(ctx, k, !strict)
 	if err != nil {

@@ -23,7 +23,9 @@ import (
 // ledger row, which the epoch check makes so. Should it be wrong anyway (a
 // producer that reused a batch id under a higher seq, say), the ledger's
 // primary key refuses the second row (errLedgerConflict), and AppendBatch
-// forgets every mark and plans the call again with the lookups.
+// forgets every mark and plans the call again with the lookups. A batch
+// whose schemas would change the catalog is looked up before they do
+// (confirmNew), so that such a replay declares nothing either.
 type producerMarks map[string]int64
 
 // maxProducerMarks bounds the marks kept; when full they start over.

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
@@ -28,6 +29,12 @@ the store it prints {"phase":"none"}; when the state file is not a valid
 state (garbage) it prints {"phase":"unknown","backlog":N,"hint":"..."}
 and exits 0: the next process to own the store replaces the file.
 
+When the owner met a damaged live file (a read or a write found a damaged
+page; its state file records it at each heartbeat, its socket answers it
+at once) the object has a "corrupt" field with the damage, and status,
+having printed it, fails with code corrupt and exits 1: restore the live
+file from a backup.
+
 status neither opens the store nor takes its lock: it reads the state file
 and asks the owner over its socket, so it is safe to run at any time.`,
 		Args: cobra.NoArgs,
@@ -48,7 +55,14 @@ func (a *app) status(ctx context.Context) error {
 	if st.Phase == owner.PhaseUnknown {
 		return a.printOne(unknownStatus{Phase: st.Phase, Backlog: st.Backlog, Hint: st.Hint})
 	}
-	return a.printOne(recordresults.NewStatus(st))
+	if err := a.printOne(recordresults.NewStatus(st)); err != nil {
+		return err
+	}
+	if st.State.Corrupt != nil {
+		// Printed, and failed: the owner met a damaged live file.
+		return fmt.Errorf("the owner met a damaged live file: %w", st.State.Corrupt)
+	}
+	return nil
 }
 
 // unknownStatus is the output of status when the state file cannot be
