@@ -34,6 +34,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 		return s.groupFailed(ctx, group, err)
 	}
 	s.ing.single = false
+	s.ing.unwritable = false
 	var bad map[int]bool // batches whose streamed rows failed them
 	for i, res := range results {
 		g := group[i]
@@ -110,6 +111,7 @@ func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error
 		s.setLastError(err)
 		return err
 	}
+	s.ing.unwritable = false
 	s.ing.done(key)
 	s.raiseHighWater(n.Instance, n.Seq)
 	return s.moveFailed(ctx, n, cause, results)

@@ -6,6 +6,7 @@ package owner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,13 @@ type ingestState struct {
 	gapSince map[string]time.Time // batch name → when it was first held back by a gap
 	retries  map[string]*retry    // batch name → transient failures so far
 	single   bool                 // apply one batch per transaction (a group just failed)
+	// unwritable is set when the failure of a batch given up on could not
+	// be recorded either (the store as a whole fails to write: a full
+	// disk), and cleared by the next transaction that commits. While it
+	// is set, a batch's internal errors are not taken as its own, and
+	// retryOrFail holds it instead of giving up: once the store writes
+	// again, the batch is applied, not failed for the store's trouble.
+	unwritable bool
 }
 
 type retry struct {
@@ -48,6 +56,7 @@ func (st *ingestState) reset() {
 	st.gapSince = map[string]time.Time{}
 	st.retries = map[string]*retry{}
 	st.single = false
+	st.unwritable = false
 }
 
 // due reports whether a batch that failed transiently may be tried again.
@@ -96,7 +105,9 @@ func deterministic(err error) bool {
 // apply on its own with err: a deterministic error fails it at once; an
 // internal one holds it for a retry (due says when) until the retry policy
 // is used up or the same error has come RepeatLimit times in a row, and
-// then fails it. It logs the try once: "batch failed; will retry" here,
+// then fails it — unless the store could not record such a failure the
+// last time and has committed nothing since (ingestState.unwritable): the
+// batch is then held, to be applied once the store writes again. It logs the try once: "batch failed; will retry" here,
 // or "batch failed" when failBatch moves it. It reports whether the batch
 // was failed (see failBatch); an error means failing it failed, and the
 // batch stays in incoming/ to be tried again.
@@ -110,7 +121,7 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 		nctx := context.WithoutCancel(ctx)
 		repeats := s.repeats(nctx, key, err)
 		attempt := max(tries, repeats)
-		if !exhausted && repeats < RepeatLimit {
+		if s.ing.unwritable || (!exhausted && repeats < RepeatLimit) {
 			a := spool.Attempts{Batch: key, Error: err.Error(), Repeats: repeats, LastAt: time.Now().UTC()}
 			if werr := s.spool.WriteAttempts(nctx, a); werr != nil {
 				s.log.Debug("record the tries of a batch", "batch", key, "error", werr)
@@ -124,6 +135,10 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 		ctx = nctx
 	}
 	if ferr := s.failBatch(ctx, n, err); ferr != nil {
+		var gaveUp *gaveUpError
+		if errors.As(err, &gaveUp) {
+			s.ing.unwritable = true
+		}
 		return false, ferr
 	}
 	return true, nil
