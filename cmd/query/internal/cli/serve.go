@@ -33,6 +33,7 @@ it never takes the store over. Each role is logged as
 "msg=role role=owner|non-owner|detached|closed" (detached as a warning).
 
   GET /healthz
+  GET /metrics                                            (Prometheus text format)
   GET /api/v1/status                                      (the owner's status)
   GET /api/v1/batches/{batch}[?wait=D]                    (a spooled batch's outcome)
   GET /api/v1/streams[?kind=K]
@@ -97,7 +98,8 @@ func (a *app) serve(ctx context.Context, addr string) error {
 			hopts.Batches = nil // a read-only store has no spool to look batches up in
 		}
 		h := recordresults.Handler(st.Backend(), hopts)
-		return runHTTP(ctx, ln, h, log, func() { close(done) })
+		m := metricsHandler(storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
+		return runHTTP(ctx, ln, withMetrics(h, m), log, func() { close(done) })
 	})
 	if err != nil {
 		return err
