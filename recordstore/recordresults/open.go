@@ -155,7 +155,7 @@ func mustExist(path string) error {
 			return fmt.Errorf("look for a store at %s: %w", path, err)
 		}
 	}
-	return fmt.Errorf("%w: no store at %s", recordstore.ErrNotFound, path)
+	return recordstore.Errorf(recordstore.ErrNotFound, "no store at %s", path)
 }
 
 // Unwritable reports whether err says that a file or folder of the store

@@ -72,14 +72,14 @@ func loadPath(ctx context.Context, path, base string, lim Limits) (*Folder, erro
 	if fi, err := os.Lstat(path); err != nil {
 		return nil, fmt.Errorf("stat batch: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("%w: batch %s is not a folder (%s)", ErrUnsafePath, base, fi.Mode().Type())
+		return nil, recordstore.Errorf(ErrUnsafePath, "batch %s is not a folder (%s)", base, fi.Mode().Type())
 	}
 	m, err := readManifest(filepath.Join(path, ManifestFile))
 	if err != nil {
 		return nil, err
 	}
 	if m.Name().String() != base {
-		return nil, fmt.Errorf("%w: folder name %s does not match the manifest (%s)", ErrBadManifest, base, m.Name())
+		return nil, recordstore.Errorf(ErrBadManifest, "folder name %s does not match the manifest (%s)", base, m.Name())
 	}
 	b := &Folder{Name: name, Path: path, Manifest: m, limits: lim}
 	if err := b.checkFiles(); err != nil {
@@ -113,10 +113,10 @@ func openPlain(path string) (*os.File, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafePath, filepath.Base(path))
+			return nil, recordstore.Errorf(ErrUnsafePath, "%s is a symlink", filepath.Base(path))
 		}
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s is missing", ErrBadManifest, filepath.Base(path))
+			return nil, recordstore.Errorf(ErrBadManifest, "%s is missing", filepath.Base(path))
 		}
 		return nil, fmt.Errorf("open %s: %w", filepath.Base(path), err)
 	}
@@ -127,7 +127,7 @@ func openPlain(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s is not a plain file (%s)", ErrUnsafePath, filepath.Base(path), fi.Mode().Type())
+		return nil, recordstore.Errorf(ErrUnsafePath, "%s is not a plain file (%s)", filepath.Base(path), fi.Mode().Type())
 	}
 	return f, nil
 }
@@ -139,7 +139,7 @@ func (b *Folder) checkFiles() error {
 	for i, e := range b.Manifest.Entries {
 		rows += e.Rows
 		if b.limits.MaxRows > 0 && rows > b.limits.MaxRows {
-			return fmt.Errorf("%w: the batch declares more than %d rows", ErrTooManyRows, b.limits.MaxRows)
+			return recordstore.Errorf(ErrTooManyRows, "the batch declares more than %d rows", b.limits.MaxRows)
 		}
 		if e.File == "" {
 			continue
@@ -213,7 +213,7 @@ func checkSum(ctx context.Context, f *os.File, e Entry) error {
 		h.Write(buf[:k])
 		n += int64(k)
 		if n > e.Bytes {
-			return fmt.Errorf("%w: data file %s is larger than %d bytes", ErrChecksum, e.File, e.Bytes)
+			return recordstore.Errorf(ErrChecksum, "data file %s is larger than %d bytes", e.File, e.Bytes)
 		}
 		if err == io.EOF {
 			break
@@ -223,10 +223,10 @@ func checkSum(ctx context.Context, f *os.File, e Entry) error {
 		}
 	}
 	if n != e.Bytes {
-		return fmt.Errorf("%w: data file %s has %d bytes, the manifest says %d", ErrChecksum, e.File, n, e.Bytes)
+		return recordstore.Errorf(ErrChecksum, "data file %s has %d bytes, the manifest says %d", e.File, n, e.Bytes)
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != e.SHA256 {
-		return fmt.Errorf("%w: data file %s has SHA-256 %s, the manifest says %s", ErrChecksum, e.File, sum, e.SHA256)
+		return recordstore.Errorf(ErrChecksum, "data file %s has SHA-256 %s, the manifest says %s", e.File, sum, e.SHA256)
 	}
 	return nil
 }
@@ -358,7 +358,7 @@ func (r *EntryReader) Next() (recordstore.Values, error) {
 	case err == io.EOF:
 		r.done = true
 		if r.rows != r.entry.Rows {
-			return nil, r.batch.invalid(r.index, fmt.Errorf("%w: data file %s holds %d rows, the manifest says %d", ErrRowCount, r.entry.File, r.rows, r.entry.Rows))
+			return nil, r.batch.invalid(r.index, recordstore.Errorf(ErrRowCount, "data file %s holds %d rows, the manifest says %d", r.entry.File, r.rows, r.entry.Rows))
 		}
 		return nil, io.EOF
 	case errors.Is(err, ErrTooManyRows):
@@ -377,7 +377,7 @@ func (r *EntryReader) Next() (recordstore.Values, error) {
 }
 
 func (r *EntryReader) tooMany() error {
-	return r.batch.invalid(r.index, fmt.Errorf("%w: data file %s holds more than the %d rows the manifest says", ErrRowCount, r.entry.File, r.entry.Rows))
+	return r.batch.invalid(r.index, recordstore.Errorf(ErrRowCount, "data file %s holds more than the %d rows the manifest says", r.entry.File, r.entry.Rows))
 }
 
 // ReadAll reads every remaining row (the manifest's count sized the

@@ -121,7 +121,7 @@ func (m *Manifest) Encode() ([]byte, error) {
 // always reported as such).
 func DecodeManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadManifest, MaxManifestBytes)
+		return nil, recordstore.Errorf(ErrBadManifest, "larger than %d bytes", MaxManifestBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -141,10 +141,10 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadManifest, err)
+		return nil, recordstore.Errorf(ErrBadManifest, "%v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: data after the manifest object", ErrBadManifest)
+		return nil, recordstore.Errorf(ErrBadManifest, "data after the manifest object")
 	}
 	if err := m.validate(cached); err != nil {
 		return nil, err
@@ -245,10 +245,10 @@ func checkFormat(data []byte) error {
 		Format json.RawMessage `json:"format"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return fmt.Errorf("%w: not a JSON object: %v", ErrBadManifest, err)
+		return recordstore.Errorf(ErrBadManifest, "not a JSON object: %v", err)
 	}
 	if probe.Format == nil {
-		return fmt.Errorf("%w: no format field", ErrBadManifest)
+		return recordstore.Errorf(ErrBadManifest, "no format field")
 	}
 	if string(probe.Format) != "1" {
 		return fmt.Errorf("%w %s (this build reads format %d)", ErrManifestFormat, probe.Format, ManifestFormat)
@@ -294,7 +294,7 @@ func (m *Manifest) validate(schemasChecked bool) error {
 }
 
 func badManifest(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadManifest, fmt.Sprintf(format, args...))
+	return recordstore.Errorf(ErrBadManifest, "%s", fmt.Sprintf(format, args...))
 }
 
 func (m *Manifest) validateProducer() error {
@@ -419,7 +419,7 @@ var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 // plain name inside the batch folder.
 func checkFileName(name string) error {
 	if !fileNameRE.MatchString(name) || strings.Contains(name, "..") || name == ManifestFile || name == ErrorFile {
-		return fmt.Errorf("%w: file name %s: want ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ without \"..\"", ErrUnsafePath, recordstore.Quote(name))
+		return recordstore.Errorf(ErrUnsafePath, "file name %s: want ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ without \"..\"", recordstore.Quote(name))
 	}
 	return nil
 }

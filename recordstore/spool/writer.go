@@ -297,7 +297,7 @@ func (w *Writer) declareLocked(k *recordstore.Kind) error {
 		return nil
 	}
 	if have.String() != k.String() {
-		return fmt.Errorf("%w: kind %s is declared differently earlier on this writer", recordstore.ErrSchemaConflict, k.Name)
+		return recordstore.Errorf(recordstore.ErrSchemaConflict, "kind %s is declared differently earlier on this writer", k.Name)
 	}
 	return nil
 }
