@@ -24,21 +24,8 @@ var _ = Describe("the limits of one append", func() {
 	// 12 bytes).
 	limits := spool.Limits{MaxRows: 3, MaxBytes: 48}
 
-	// open opens a store with limits as role: a child process owns it for
-	// RoleNonOwner.
 	open := func(ctx context.Context, role owner.Role) *recordresults.Store {
-		path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-		if role == owner.RoleNonOwner {
-			startPlainOwner(path)
-		}
-		opts := mpOptions()
-		opts.Spool.Limits = limits
-		st, err := mpOpenAs(ctx, path, opts, role)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(st.Close)
-		_, err = st.DeclareKinds(ctx, []recordstore.Kind{eventsKind}, owner.WriteOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		return st
+		return openLimited(ctx, role, limits, eventsKind)
 	}
 	// buffer holds a row of events per message.
 	buffer := func(msgs ...string) *recordstore.RowBuffer {
@@ -109,6 +96,24 @@ var _ = Describe("the limits of one append", func() {
 })
 
 // bufferOfJobs holds a row of jobs per id.
+// openLimited opens a new store with the spool limits as role (a child
+// process owns it for RoleNonOwner) and declares kind.
+func openLimited(ctx context.Context, role owner.Role, limits spool.Limits, kind recordstore.Kind) *recordresults.Store {
+	GinkgoHelper()
+	path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
+	if role == owner.RoleNonOwner {
+		startPlainOwner(path)
+	}
+	opts := mpOptions()
+	opts.Spool.Limits = limits
+	st, err := mpOpenAs(ctx, path, opts, role)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(st.Close)
+	_, err = st.DeclareKinds(ctx, []recordstore.Kind{kind}, owner.WriteOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return st
+}
+
 func bufferOfJobs(ids ...int64) *recordstore.RowBuffer {
 	var b recordstore.RowBuffer
 	for _, id := range ids {
@@ -123,20 +128,10 @@ var _ = Describe("the limits of one batch of a Writer and of AppendFrom", func()
 	DescribeTable("are the same for the owner and for a process writing through the spool",
 		func(role owner.Role) {
 			ctx := context.Background()
-			path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-			if role == owner.RoleNonOwner {
-				startPlainOwner(path)
-			}
-			opts := mpOptions()
-			opts.Spool.Limits = limits
-			st, err := mpOpenAs(ctx, path, opts, role)
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(st.Close)
-			_, err = st.DeclareKinds(ctx, []recordstore.Kind{jobsKind}, owner.WriteOptions{})
-			Expect(err).NotTo(HaveOccurred())
+			st := openLimited(ctx, role, limits, jobsKind)
 
 			w := st.NewWriter(spool.WriterOptions{})
-			err = w.Append(ctx, "j", &jobsKind, jobRows(1, 2, 3, 4))
+			err := w.Append(ctx, "j", &jobsKind, jobRows(1, 2, 3, 4))
 			Expect(err).To(MatchError(spool.ErrTooManyRows), "one append of four rows")
 			Expect(w.Append(ctx, "j", &jobsKind, jobRows(1, 2))).To(Succeed())
 			Expect(w.Append(ctx, "j", &jobsKind, jobRows(3, 4))).To(Succeed(), "cut into another batch")
