@@ -14,7 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/internal/seams"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"

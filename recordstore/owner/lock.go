@@ -13,7 +13,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // lockFile is one flock on a path.

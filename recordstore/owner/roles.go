@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 

@@ -28,7 +28,7 @@
 //
 // Publish writes tmp/<instance>-<id>/, fsyncs every file and the folder,
 // then renames the folder into incoming/ (the single commit point) and
-// fsyncs incoming/ — all through recordstore/internal/fsutil. A producer
+// fsyncs incoming/ — all through recordstore/fsutil. A producer
 // that dies at any step leaves either nothing in incoming/ or the complete
 // batch; a half-written batch stays in tmp/, is never listed, and GC
 // removes it after 24 hours. Readers therefore never see a partial batch,

@@ -6,7 +6,7 @@ import (
 	"context"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // WithFS returns opts with h as the durable-file helper, whose FS the test

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // ErrorFile is the name of the failure record inside a failed batch folder.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // preparedMaxAge bounds the age of a prepared folder a publish uses; an

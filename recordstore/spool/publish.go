@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // The publish steps a Failpoint hook is called with, in order.

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // Default batch caps of a Writer.

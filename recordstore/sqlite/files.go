@@ -18,7 +18,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // CatalogVersion is the layout version of the live file: the bookkeeping

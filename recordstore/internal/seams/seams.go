@@ -6,7 +6,7 @@
 // is initialised; it is nil until that package is linked in.
 package seams
 
-import "github.com/fb46ecde/records/recordstore/internal/fsutil"
+import "github.com/fb46ecde/records/recordstore/fsutil"
 
 // SetSpoolFS makes opts, a *spool.Options, use h as its durable-file
 // helper instead of fsutil.Default: every file and folder the spool makes

@@ -14,7 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/fb46ecde/records/recordstore/internal/fsutil"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 func TestFsutil(t *testing.T) {
