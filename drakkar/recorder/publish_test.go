@@ -308,6 +308,12 @@ var _ = Describe("Publishing a sealed file", func() {
 		expectPublished(src, history, "sealed data")
 	})
 
+	It("reports a missing source and creates nothing", func() {
+		_, err := (&recorder.Mover{}).Publish(ctx, filepath.Join(storage, "w-2026-10-13__08_00_00.db"), history, testMeta())
+		Expect(err).To(MatchError(os.ErrNotExist))
+		Expect(filepath.Join(shared, "history")).NotTo(BeADirectory())
+	})
+
 	It("stops before writing when its context is done", func() {
 		src := sealedFile(storage, "sealed data")
 		cctx, cancel := context.WithCancel(ctx)
