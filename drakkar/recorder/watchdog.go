@@ -1,0 +1,67 @@
+// The watchdog file (spec "Watchdog file"): <worker>.watchdog in
+// storage.dir, present while a worker runs, so that the next start can
+// tell a killed run (OOM, SIGKILL) from a clean stop.
+
+package recorder
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore/fsutil"
+)
+
+// CleanExitMarker is the content of the watchdog file after a clean stop.
+const CleanExitMarker = "CLEAN_EXIT"
+
+// Watchdog is the running worker's watchdog file.
+type Watchdog struct {
+	path string
+	h    *fsutil.Helper
+}
+
+// OpenWatchdog reads storageDir/<worker>.watchdog left by the previous run
+// and then writes it again with empty content, durably, mode 0600.
+// previousKilled is true when the file was there without the CLEAN_EXIT
+// marker: the previous run ended without a clean stop. An absent file is
+// a first run or a clean previous run (CleanExit removes the file).
+//
+// On error the old file is unchanged (or absent) and no Watchdog is
+// returned; previousKilled is still reported when the read succeeded.
+func OpenWatchdog(storageDir, worker string) (w *Watchdog, previousKilled bool, err error) {
+	path := filepath.Join(storageDir, dbfiles.WatchdogFileName(worker))
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, false, fmt.Errorf("read watchdog: %w", err)
+	default:
+		previousKilled = !bytes.Contains(old, []byte(CleanExitMarker))
+	}
+	w = &Watchdog{path: path, h: fsutil.Default}
+	if err := w.h.WriteFile(path, nil, fsutil.FileMode); err != nil {
+		return nil, previousKilled, fmt.Errorf("write watchdog: %w", err)
+	}
+	return w, previousKilled, nil
+}
+
+// Path is the watchdog file's path.
+func (w *Watchdog) Path() string { return w.path }
+
+// CleanExit marks a clean stop: it writes CLEAN_EXIT into the file
+// durably, then removes it and fsyncs the folder. A crash between the two
+// leaves the marker, which the next start reads as clean. On error the
+// file holds the marker (the write succeeded) or is unchanged.
+func (w *Watchdog) CleanExit() error {
+	if err := w.h.WriteFile(w.path, []byte(CleanExitMarker), fsutil.FileMode); err != nil {
+		return fmt.Errorf("mark clean exit: %w", err)
+	}
+	if err := w.h.FS.Remove(w.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove watchdog: %w", err)
+	}
+	return w.h.SyncDir(filepath.Dir(w.path))
+}
