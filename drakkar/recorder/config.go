@@ -113,6 +113,11 @@ func DefaultConfig() Config {
 // watchdog, no history.
 func (c Config) MemoryOnly() bool { return c.StorageDir == "" }
 
+// WritesFiles reports whether the recorder writes files at all: ui.enabled
+// is on and storage.dir is set. Otherwise there are no recorder files, no
+// watchdog and nothing sealed (the spec's "Modes").
+func (c Config) WritesFiles() bool { return c.UIEnabled && !c.MemoryOnly() }
+
 // Shared is the folder of the fleet: SharedDir, or StorageDir when
 // SharedDir is empty.
 func (c Config) Shared() string {
@@ -191,10 +196,10 @@ type configKey struct {
 }
 
 var configKeys = []configKey{
-	{"storage.dir", setString(func(c *Config) *string { return &c.StorageDir }), func(c Config) string { return c.StorageDir }, func(c Config) error { return checkPath(c.StorageDir) }},
-	{"shared.dir", setString(func(c *Config) *string { return &c.SharedDir }), func(c Config) string { return c.SharedDir }, func(c Config) error { return checkPath(c.SharedDir) }},
-	{"worker.name", setString(func(c *Config) *string { return &c.WorkerName }), func(c Config) string { return c.WorkerName }, func(c Config) error { return workerNameProblem(c.WorkerName) }},
-	{"cluster.name", setString(func(c *Config) *string { return &c.ClusterName }), func(c Config) string { return c.ClusterName }, nil},
+	stringKey("storage.dir", func(c *Config) *string { return &c.StorageDir }, checkPath),
+	stringKey("shared.dir", func(c *Config) *string { return &c.SharedDir }, checkPath),
+	stringKey("worker.name", func(c *Config) *string { return &c.WorkerName }, workerNameProblem),
+	stringKey("cluster.name", func(c *Config) *string { return &c.ClusterName }, nil),
 	boolKey("ui.enabled", func(c *Config) *bool { return &c.UIEnabled }),
 	boolKey("ui.recorder.store_events", func(c *Config) *bool { return &c.StoreEvents }),
 	boolKey("ui.recorder.store_config", func(c *Config) *bool { return &c.StoreConfig }),
@@ -211,8 +216,17 @@ var configKeys = []configKey{
 	intKey("ui.recorder.stdin_max_bytes", 0, func(c *Config) *int { return &c.StdinMaxBytes }),
 }
 
-func setString(field func(*Config) *string) func(*Config, string) error {
-	return func(c *Config, v string) error { *field(c) = v; return nil }
+// stringKey is a text key; check (nil = any text) judges its value.
+func stringKey(name string, field func(*Config) *string, check func(string) error) configKey {
+	k := configKey{
+		name: name,
+		set:  func(c *Config, v string) error { *field(c) = v; return nil },
+		get:  func(c Config) string { return *field(&c) },
+	}
+	if check != nil {
+		k.check = func(c Config) error { return check(*field(&c)) }
+	}
+	return k
 }
 
 func boolKey(name string, field func(*Config) *bool) configKey {

@@ -117,6 +117,17 @@ var _ = Describe("Config", func() {
 			Expect(c.HistoryDir()).To(BeEmpty())
 		})
 
+		DescribeTable("writes files only with ui.enabled and a storage.dir",
+			func(ui bool, storage string, want bool) {
+				c := valid()
+				c.UIEnabled, c.StorageDir = ui, storage
+				Expect(c.WritesFiles()).To(Equal(want))
+			},
+			Entry(nil, true, "/own", true),
+			Entry(nil, false, "/own", false),
+			Entry(nil, true, "", false),
+		)
+
 		DescribeTable("puts the history folder in shared.dir, else storage.dir, under the sanitized cluster",
 			func(storage, shared, cluster, want string) {
 				c := valid()
