@@ -133,9 +133,14 @@ var eventFields = map[string]func(e *Event, raw json.RawMessage) error{
 			return nil
 		}
 		var v any
-		err := decode(raw, &v)
+		if err := decode(raw, &v); err != nil {
+			return errors.New("must be JSON")
+		}
+		if err := encodable(v); err != nil {
+			return err
+		}
 		e.Args = v
-		return err
+		return nil
 	},
 	"metadata": func(e *Event, raw json.RawMessage) error {
 		if isNull(raw) {
@@ -145,6 +150,9 @@ var eventFields = map[string]func(e *Event, raw json.RawMessage) error{
 		if err := decode(raw, &m); err != nil {
 			return errors.New("must be a JSON object or null")
 		}
+		if err := encodable(m); err != nil {
+			return err
+		}
 		e.Metadata = m
 		return nil
 	},
@@ -152,11 +160,19 @@ var eventFields = map[string]func(e *Event, raw json.RawMessage) error{
 		if isNull(raw) {
 			return nil
 		}
-		var m map[string]string
+		var m map[string]any
 		if err := decode(raw, &m); err != nil {
 			return errors.New("must be a JSON object of strings or null")
 		}
-		e.Labels = m
+		labels := make(map[string]string, len(m))
+		for k, v := range m {
+			s, ok := v.(string)
+			if !ok {
+				return errors.New("must be a JSON object of strings or null")
+			}
+			labels[k] = s
+		}
+		e.Labels = labels
 		return nil
 	},
 }
@@ -189,6 +205,15 @@ func decode(raw json.RawMessage, v any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	return d.Decode(v)
+}
+
+// encodable checks that a decoded value encodes as canonical JSON: a
+// number beyond float64, like 1e400, does not.
+func encodable(v any) error {
+	if _, err := canonicalJSON(v); err != nil {
+		return errors.New("a number is out of range")
+	}
+	return nil
 }
 
 func text(raw json.RawMessage) (string, error) {

@@ -76,6 +76,9 @@ var _ = Describe("ParseEventJSON", func() {
 		Entry("duration negative", `{"event":"x","duration":-1}`, "duration: out of range"),
 		Entry("duration a bool", `{"event":"x","duration":true}`, "duration: must be a number"),
 		Entry("metadata an array", `{"event":"x","metadata":[1]}`, "metadata: must be a JSON object"),
+		Entry("labels with a null", `{"event":"x","labels":{"a":null}}`, "labels: must be a JSON object of strings"),
+		Entry("args with a number beyond float64", `{"event":"x","args":[1e400]}`, "args: a number is out of range"),
+		Entry("metadata with a number beyond float64", `{"event":"x","metadata":{"n":-1e999}}`, "metadata: a number is out of range"),
 		Entry("labels with a number", `{"event":"x","labels":{"a":1}}`, "labels: must be a JSON object of strings"),
 	)
 })
