@@ -6,6 +6,7 @@ package recorder
 
 import (
 	"errors"
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -133,7 +134,7 @@ func (c Config) HistoryDir() string {
 	if c.MemoryOnly() {
 		return ""
 	}
-	return filepath.Join(c.Shared(), "history", sanitizeCluster(c.ClusterName))
+	return filepath.Join(c.Shared(), "history", dbfiles.SanitizeCluster(c.ClusterName))
 }
 
 // Keys lists every key Set accepts, in a fixed order.

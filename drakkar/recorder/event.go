@@ -4,6 +4,7 @@
 package recorder
 
 import (
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -117,7 +118,7 @@ func (e Event) Values() ([]any, error) {
 		origin = DefaultOrigin
 	}
 	return []any{
-		tsOf(e.At), dtOf(e.At), e.Kind, nullable(e.Partition), nullable(e.Offset),
+		dbfiles.TS(e.At), dbfiles.DT(e.At), e.Kind, nullable(e.Partition), nullable(e.Offset),
 		nullable(e.TaskID), args, e.StdoutSize, nullable(e.Stdout), nullable(e.Stderr),
 		nullable(e.ExitCode), seconds(e.Duration), nullable(e.OutputTopic), meta,
 		nullable(e.PID), labels, origin, nullable(e.ClientName), nullable(e.RequestID),

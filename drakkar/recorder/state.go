@@ -4,6 +4,7 @@
 package recorder
 
 import (
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -93,7 +94,7 @@ func (s State) Values() ([]any, error) {
 		s.Uptime.Seconds(), assigned, s.PartitionCount, s.PoolActive, s.PoolMax,
 		s.TotalQueued, s.ConsumedCount, s.CompletedCount, s.FailedCount,
 		s.ProducedCount, s.CommittedCount, paused, nullable(s.HealthState), lag,
-		throughput, tsOf(s.At), dtOf(s.At),
+		throughput, dbfiles.TS(s.At), dbfiles.DT(s.At),
 	}, nil
 }
 
@@ -160,6 +161,6 @@ func ConfigRow(info WorkerInfo, at time.Time) ([]any, error) {
 		info.DebugURL, RedactBrokers(info.KafkaBrokers), info.SourceTopic,
 		info.ConsumerGroup, info.BinaryPath, int64(info.MaxExecutors),
 		int64(info.TaskTimeout / time.Second), int64(info.MaxRetries),
-		int64(info.WindowSize), sinks, env, tsOf(at), dtOf(at),
+		int64(info.WindowSize), sinks, env, dbfiles.TS(at), dbfiles.DT(at),
 	}, nil
 }

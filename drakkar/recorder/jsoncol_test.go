@@ -1,5 +1,5 @@
-// Specs of the dbfiles stand-ins: canonical JSON bytes and time formats.
-// Inside the package, since the stand-ins are unexported.
+// Specs of the JSON columns' bytes and of reading a ts back. Inside the
+// package, since the helpers are unexported.
 
 package recorder
 
@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 )
 
 var _ = Describe("canonical JSON", func() {
@@ -30,7 +32,7 @@ var _ = Describe("canonical JSON", func() {
 		Entry("shortest digits", 0.1, `0.1`),
 		Entry("zero and negative zero as Python writes them", []any{0.0, math.Copysign(0, -1)}, `[0.0,-0.0]`),
 		Entry("json.Number integer kept", json.Number("-12"), `-12`),
-		Entry("json.Number beyond int64 in float form", json.Number("12345678901234567890"), `1.2345678901234567e+19`),
+		Entry("json.Number beyond int64 kept as an integer, as Python keeps it", json.Number("12345678901234567890"), `12345678901234567890`),
 		Entry("json.Number float in Python form", json.Number("1E2"), `100.0`),
 		Entry("raw message re-encoded", json.RawMessage(`{ "z" : 1.50, "a":"x" }`), `{"a":"x","z":1.5}`),
 		Entry("time in the canonical datetime format", time.Date(2026, 7, 5, 12, 34, 56, 123456789, time.FixedZone("x", 3600)), `"2026-07-05T11:34:56.123456Z"`),
@@ -47,20 +49,11 @@ var _ = Describe("canonical JSON", func() {
 	})
 })
 
-var _ = Describe("time stand-ins", func() {
-	at := time.Date(2026, 7, 5, 12, 34, 56, 999999999, time.UTC)
-
-	It("derives ts and dt from one microsecond-truncated reading", func() {
-		Expect(micro(at)).To(Equal(time.Date(2026, 7, 5, 12, 34, 56, 999999000, time.UTC)))
-		Expect(dtOf(at)).To(Equal("2026-07-05 12:34:56.999"))
-		Expect(tsOf(at)).To(Equal(float64(at.Unix()) + 0.999999))
-		Expect(formatTime(at)).To(Equal("2026-07-05T12:34:56.999999Z"))
-	})
-
-	It("reads a ts back to the same microsecond", func() {
+var _ = Describe("reading a ts back", func() {
+	It("gives the microsecond it was written from", func() {
 		for _, us := range []int64{0, 1, 499999, 500000, 999999} {
 			t := time.Date(2026, 1, 2, 3, 4, 5, int(us)*1000, time.UTC)
-			Expect(timeOfTS(tsOf(t))).To(Equal(t))
+			Expect(timeOfTS(dbfiles.TS(t))).To(Equal(t))
 		}
 	})
 })
