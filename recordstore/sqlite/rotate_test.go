@@ -4,9 +4,11 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -193,6 +195,36 @@ var _ = Describe("Rotate", func() {
 		_, err := b.Rotate(ctx, second)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(done).Should(Receive(BeNil()))
+	})
+
+	It("moves a change watcher to the new file, so that the old one seals while it runs", func() {
+		wctx, cancel := context.WithCancel(ctx)
+		changes := make(chan struct{}, 16)
+		done := make(chan error, 1)
+		go func() {
+			done <- b.WatchChanges(wctx, func() { changes <- struct{}{} })
+		}()
+		DeferCleanup(func() { cancel(); <-done })
+		// The watcher reads its first data_version when it starts: append
+		// until it reports one.
+		Eventually(func() bool {
+			mustAppend(b, "s", k.Name, recordstore.Row{"name": "before"})
+			select {
+			case <-changes:
+				return true
+			case <-time.After(300 * time.Millisecond): // three polls
+				return false
+			}
+		}).Should(BeTrue())
+		_, err := b.Rotate(ctx, second)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(changes).Should(Receive(), "the switch is a change")
+		Eventually(func() error { _, err := sqlite.Seal(ctx, first, nil); return err }).Should(Succeed())
+		for len(changes) > 0 {
+			<-changes
+		}
+		mustAppend(b, "s", k.Name, recordstore.Row{"name": "after"})
+		Eventually(changes).Should(Receive(), "a commit to the new file")
 	})
 
 	DescribeTable("refuses, leaving the old file live and unchanged",
