@@ -104,6 +104,25 @@ var _ = Describe("Caller-named live files", func() {
 		Expect(fileCount(first, `SELECT count(*) FROM events`)).To(Equal(int64(1)))
 	})
 
+	It("carries the ledger when a read-only backend is promoted", func() {
+		w := newWorker()
+		k := eventsKind()
+		first, second := w.file("1"), w.file("2")
+		b1, err := sqlite.Open(ctx, w.path, sqlite.Options{LiveFile: first, SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		batch := newBatch([]recordstore.Kind{k}, appendEntry("s", k, recordstore.Row{"name": "a"}))
+		want := mustBatch(b1, batch)[0]
+		Expect(b1.Close()).To(Succeed())
+		b2, err := sqlite.Open(ctx, w.path, sqlite.Options{LiveFile: second, SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b2.Close()).To(Succeed())
+
+		ro := openAt(w.path, sqlite.Options{LiveFile: second, ReadOnly: true, CarryFrom: []string{first}})
+		Expect(ro.Promote(ctx)).To(Succeed())
+		Expect(mustBatch(ro, batch)[0]).To(Equal(want))
+		Expect(tablesOf(second)).NotTo(ContainElement("events"), "nothing of the batch was applied again")
+	})
+
 	It("skips a sealed file to carry from, and creates no ledger when nothing is carried", func() {
 		w := newWorker()
 		first, second := w.file("1"), w.file("2")
