@@ -268,6 +268,18 @@ var _ = Describe("Rotate", func() {
 		Entry("a name SQLite would take for its own", func() string { return second + "-shm" }, recordstore.ErrInvalid, true),
 	)
 
+	It("removes the new file it created when it fails half way, the old one staying live", func() {
+		mustAppend(b, "s", k.Name, recordstore.Row{"name": "before"})
+		cctx, cancel := context.WithCancel(ctx)
+		cancel() // the file is created before the first query notices
+		_, err := b.Rotate(cctx, second)
+		Expect(err).To(MatchError(context.Canceled))
+		Expect(second).NotTo(BeAnExistingFile())
+		Expect(b.LivePath()).To(Equal(first))
+		mustAppend(b, "s", k.Name, recordstore.Row{"name": "still"})
+		Expect(mustScan(b, "s")).To(HaveLen(2))
+	})
+
 	It("is refused by a read-only backend", func() {
 		ro := openAt(w.path, sqlite.Options{LiveFile: first, ReadOnly: true})
 		_, err := ro.Rotate(ctx, second)
