@@ -259,7 +259,13 @@ func (b *Backend) loadKinds(ctx context.Context) error {
 
 // readTables reads every kind of the catalog and prepares its table.
 func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	return readTablesOn(ctx, b.w, b.r)
+}
+
+// readTablesOn is readTables on the writer w and the reader pool r (Rotate
+// prepares the tables of the next file before it switches to it).
+func readTablesOn(ctx context.Context, w, r *sql.DB) ([]*table, error) {
+	rows, err := r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("read kinds: %w", err)
 	}
@@ -288,7 +294,7 @@ func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
 		if err != nil {
 			return fail(err)
 		}
-		t, err := newTable(ctx, b.w, b.r, k, e.table)
+		t, err := newTable(ctx, w, r, k, e.table)
 		if err != nil {
 			return fail(err)
 		}
