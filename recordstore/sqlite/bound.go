@@ -47,7 +47,10 @@ func bindTableTx(ctx context.Context, tx *sql.Tx, k *recordstore.Kind) error {
 	case "":
 		for i, stmt := range bt.DDL {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return recordstore.Invalidf("kind %s: table %s: DDL statement %d: %v", k.Name, bt.Name, i+1, err)
+				if isIOError(err) || isDamaged(err) {
+					return fmt.Errorf("create table %s: %w", bt.Name, err)
+				}
+				return recordstore.Invalidf("kind %s: table %s: DDL statement %d: %w", k.Name, bt.Name, i+1, err)
 			}
 		}
 		if typ, err = objectType(ctx, tx, bt.Name); err != nil {

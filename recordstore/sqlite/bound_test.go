@@ -130,7 +130,15 @@ var _ = Describe("Bound kinds", func() {
 		Expect(recs[0].Values["worker_name"]).To(Equal("b"))
 
 		_, err := b.Append(ctx, "w1", "worker_config", []recordstore.Row{{"id": 2, "worker_name": "c", "created_at": 1.0, "created_at_dt": "d"}})
-		Expect(err).To(HaveOccurred()) // CHECK (id = 1)
+		Expect(err).To(MatchError(recordstore.ErrInvalid)) // CHECK (id = 1)
+		Expect(err.Error()).To(ContainSubstring("table worker_config refuses a row"))
+		k := boundWorkerConfig()
+		bad := cfg("c")
+		bad["id"] = 2
+		bres := mustBatch(b, newBatch([]recordstore.Kind{k}, appendEntry("w1", k, bad), appendEntry("w1", k, cfg("d"))))
+		Expect(codes(bres[0])).To(Equal([]string{"invalid", ""}), "the refused row fails its entry, not the batch")
+		Expect(rawCount(db, `SELECT count(*) FROM worker_config WHERE id = 1 AND worker_name = 'd'`)).To(BeEquivalentTo(1))
+		Expect(rawCount(db, `SELECT count(*) FROM worker_config`)).To(BeEquivalentTo(1))
 		Expect(rawCount(db, `SELECT count(*) FROM worker_config`)).To(BeEquivalentTo(1))
 		_, err = b.Trim(ctx, "w1", newClock().Now())
 		Expect(err).To(MatchError(recordstore.ErrInvalid))
