@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -197,6 +198,36 @@ var _ = Describe("Bound kinds", func() {
 		Expect(res.From).To(BeEquivalentTo(3), "AUTOINCREMENT ids are not reused")
 		Expect(seqs(mustScan(b, "w2"))).To(Equal([]int64{3}))
 		Expect(rawCount(db, `SELECT seq FROM sqlite_sequence WHERE name = 'events'`)).To(BeEquivalentTo(3))
+	})
+
+	It("trims, seals and expires a bound stream in its own table only", func() {
+		clk := newClock()
+		b := openStore(clk)
+		db := rawDB(b)
+		declare(b, boundEvents("ev"))
+		declare(b, boundWorkerState())
+		mustAppend(b, "w1", "ev", event("a"), event("b"))
+		mustAppend(b, "s1", "worker_state", recordstore.Row{"updated_at": 1.0, "updated_at_dt": "x"})
+		clk.Advance(time.Minute)
+		mustAppend(b, "w1", "ev", event("c"))
+
+		m, err := b.Trim(ctx, "w1", clk.Now().Add(-time.Second))
+		Expect(err).NotTo(HaveOccurred())
+		Expect([]int64{m.LowSeq, m.HighSeq, m.Total}).To(Equal([]int64{3, 3, 1}))
+		Expect(rawInts(db, `SELECT id FROM events`)).To(Equal([]int64{3}))
+
+		_, err = b.Seal(ctx, "w1")
+		Expect(err).NotTo(HaveOccurred())
+		_, err = b.Append(ctx, "w1", "ev", []recordstore.Row{event("d")})
+		Expect(err).To(MatchError(recordstore.ErrSealed))
+
+		_, err = b.Expire(ctx, "w1", time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		clk.Advance(2 * time.Second)
+		Expect(b.Sweep(ctx)).To(Succeed())
+		Expect(rawCount(db, `SELECT count(*) FROM events`)).To(BeZero())
+		Expect(rawCount(db, `SELECT count(*) FROM worker_state`)).To(BeEquivalentTo(1))
+		Expect(mustAppend(b, "w1", "ev", event("e")).From).To(BeEquivalentTo(4), "the next generation goes on after the AUTOINCREMENT ids")
 	})
 
 	It("refuses an engine kind whose table a bound kind holds", func() {
