@@ -116,6 +116,19 @@ var _ = Describe("Bound kinds", func() {
 		Expect(seqs(mustScan(b, "w1"))[149]).To(BeEquivalentTo(150))
 	})
 
+	It("fills NOT NULL defaults in a large append too, through the driver's bulk path", func() {
+		declare(b, boundEvents("ev"))
+		rows := make([]recordstore.Row, 1100)
+		for i := range rows {
+			rows[i] = event("bulk")
+			rows[i]["pid"] = i
+		}
+		res := mustAppend(b, "w1", "ev", rows...)
+		Expect([]int64{res.From, res.To}).To(Equal([]int64{1, 1100}))
+		Expect(rawCount(db, `SELECT count(*) FROM events WHERE origin = 'kafka' AND pid = id - 1`)).To(BeEquivalentTo(1100))
+		Expect(rawCount(db, `SELECT seq FROM sqlite_sequence WHERE name = 'events'`)).To(BeEquivalentTo(1100))
+	})
+
 	It("replaces worker_config's one row on id, keeping one row with id 1", func() {
 		declare(b, boundWorkerConfig())
 		cfg := func(name string) recordstore.Row {
