@@ -374,3 +374,30 @@ var _ = Describe("Bound kind declarations", func() {
 		Expect([]int64{m.LowSeq, m.HighSeq, m.Total}).To(Equal([]int64{1, 3, 3}))
 	})
 })
+
+var _ = Describe("Bound kinds in read-only mode", func() {
+	It("declare through the owner, then read and write through it; a misfit is the owner's ErrInvalid", func() {
+		path := storePath()
+		w := openAt(path, sqlite.Options{})
+		own := &owner{b: w}
+		ro := openAt(path, sqlite.Options{ReadOnly: true, Submit: own.submit, ChangeInterval: 5 * time.Millisecond})
+
+		st, err := ro.DeclareKind(ctx, boundWorkerConfig())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st).To(Equal(recordstore.KindCreated))
+		Expect(schemaSQL(rawDB(w), "worker_config")).To(Equal(storedText(workerConfigDDL)))
+		row := recordstore.Row{"id": 1, "worker_name": "n", "created_at": 1.0, "created_at_dt": "d"}
+		res, err := ro.Append(ctx, "w", "worker_config", []recordstore.Row{row})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Appended).To(BeEquivalentTo(1))
+		recs, err := ro.Scan(ctx, "w", recordstore.ScanOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(seqs(recs)).To(Equal([]int64{1}))
+
+		before := schemaSnapshot(rawDB(w))
+		misfit := boundKind(cols("a", tInt), nil, "CREATE TABLE t (a TEXT)")
+		_, err = ro.DeclareKind(ctx, misfit)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(schemaSnapshot(rawDB(w))).To(Equal(before))
+	})
+})
