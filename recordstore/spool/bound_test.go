@@ -41,4 +41,15 @@ var _ = Describe("a bound kind's schema", func() {
 			Expect(got.Entries[0].Rows).To(Equal([]recordstore.Values{row}))
 		}
 	})
+
+	It("makes a manifest bad when its DDL could do more than create its table", func() {
+		k := recordstore.Kind{Name: "ev", Columns: []recordstore.Column{{Name: "a", Type: recordstore.TypeString}},
+			Table: &recordstore.BoundTable{Name: "events", DDL: []string{"CREATE TABLE events (a TEXT); DROP TABLE record_kinds"}}}
+		id := spool.NewIdentity("")
+		m := spool.Manifest{Format: 1, ID: spool.NewID(), Producer: id.Producer(1), Created: time.Now().UTC(),
+			Schemas: []recordstore.Kind{k}, Entries: []spool.Entry{{Op: recordstore.OpDeclare, Kind: "ev"}}}
+		err := m.Validate()
+		Expect(err).To(MatchError(spool.ErrBadManifest))
+		Expect(err.Error()).To(ContainSubstring("more than one statement"))
+	})
 })
