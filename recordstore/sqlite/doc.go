@@ -43,6 +43,9 @@
 //	                REAL; a UNIQUE index <kind>:key on (_seq_stream, key
 //	                columns) when the kind has a key, and <kind>:ixN for
 //	                its declared indexes
+//	<bound table>   a bound kind's table (recordstore.BoundTable), made by
+//	                the caller's DDL verbatim and holding one stream: the
+//	                seq is its INTEGER PRIMARY KEY, or its rowid (bound.go)
 //
 // Stored values are those of recordstore.Values: bools as 0/1, datetimes as
 // recordstore.DatetimeLayout text, json as compact text, integers exactly.
