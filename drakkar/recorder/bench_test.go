@@ -113,7 +113,7 @@ func BenchmarkRecord(b *testing.B) {
 			cfg.FlushInterval = time.Hour
 			cfg.RotationInterval = 24 * time.Hour
 			cfg.StateSyncInterval = time.Hour
-			cfg.MaxBuffer = 2 * n
+			cfg.MaxBuffer = max(1000, 2*n)
 			ctx := context.Background()
 			rec, err := recorder.Open(ctx, cfg, recorder.Options{})
 			if err != nil {
