@@ -51,18 +51,25 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 
 // appendEvents appends events to the events stream in one append.
 func (r *Recorder) appendEvents(ctx context.Context, events []Event) error {
-	var rows recordstore.RowBuffer
+	rows, err := eventRows(events)
+	if err != nil {
+		return err
+	}
+	_, err = r.store.AppendBuffer(ctx, EventsKind, &r.events, rows, r.appendOptions(&r.events))
+	return err
+}
+
+// eventRows returns the stored values of events, one row each.
+func eventRows(events []Event) (recordstore.ValueRows, error) {
+	rows := make(recordstore.ValueRows, len(events))
 	for i := range events {
 		vals, err := events[i].Values()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := rows.Add(vals); err != nil {
-			return err
-		}
+		rows[i] = vals
 	}
-	_, err := r.store.AppendBuffer(ctx, EventsKind, &r.events, &rows, r.appendOptions(&r.events))
-	return err
+	return rows, nil
 }
 
 // appendOptions are the options of an append of kind: a process that does
@@ -120,11 +127,7 @@ func (r *Recorder) writeState(ctx context.Context) error {
 }
 
 func (r *Recorder) appendRow(ctx context.Context, k *recordstore.Kind, vals []any) error {
-	var rows recordstore.RowBuffer
-	if err := rows.Add(vals); err != nil {
-		return err
-	}
-	_, err := r.store.AppendBuffer(ctx, k.Name, k, &rows, r.appendOptions(k))
+	_, err := r.store.AppendBuffer(ctx, k.Name, k, recordstore.ValueRows{vals}, r.appendOptions(k))
 	return err
 }
 
@@ -161,19 +164,13 @@ func (r *Recorder) Write(ctx context.Context, events []Event) (Written, error) {
 	if len(kept) == 0 {
 		return w, nil
 	}
-	var rows recordstore.RowBuffer
-	for i := range kept {
-		vals, err := kept[i].Values()
-		if err != nil {
-			return Written{}, err
-		}
-		if err := rows.Add(vals); err != nil {
-			return Written{}, err
-		}
+	rows, err := eventRows(kept)
+	if err != nil {
+		return Written{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res, err := r.store.AppendBuffer(ctx, EventsKind, &r.events, &rows, r.appendOptions(&r.events))
+	res, err := r.store.AppendBuffer(ctx, EventsKind, &r.events, rows, r.appendOptions(&r.events))
 	if err != nil {
 		return Written{}, err
 	}
