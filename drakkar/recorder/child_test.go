@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 //   - "write-until-killed": open the recorder, print "live <file>", then
 //     write batches of COUNT events (task ids k-<batch>-<i>), printing
 //     "acked <batch>" after each, until it is killed;
+//   - "panic": record COUNT events in a goroutine that defers LastBreath
+//     and panics (the process dies of it);
 //   - "spool-writer": open the recorder (another process owns the worker's
 //     store), write COUNT batches of 10 events with task ids
 //     child-<batch>-<i>, printing each acknowledged batch, then close.
@@ -63,6 +65,18 @@ func runChild(mode string) int {
 			}
 			fmt.Println("acked", b)
 		}
+	case "panic":
+		fmt.Println("live", rec.LiveFile())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer rec.LastBreath()
+			for _, e := range taskEvents("p", n) {
+				rec.Record(e)
+			}
+			panic("the worker's goroutine dies")
+		}()
+		<-done
 	case "latency":
 		ev := taskEvents("lat", 1)
 		for i := 0; i < n; i++ {

@@ -164,6 +164,64 @@ var _ = Describe("the flight recorder", func() {
 		Expect(storage).NotTo(BeADirectory())
 	})
 
+	DescribeTable("keeps every table whatever the store_* flags, writing only the rows they allow",
+		func(set map[string]string, wantEvents, wantConfig, wantState bool) {
+			cfg := testConfig(storage, shared)
+			cfg.StateSyncInterval = 30 * time.Millisecond
+			for k, v := range set {
+				Expect(cfg.Set(k, v)).To(Succeed())
+			}
+			rec, err := recorder.Open(ctx, cfg, recorder.Options{})
+			Expect(err).NotTo(HaveOccurred())
+			for _, e := range taskEvents("m", 3) {
+				rec.Record(e)
+			}
+			time.Sleep(150 * time.Millisecond) // a few state ticks
+			Expect(rec.Close(ctx)).To(Succeed())
+			files := sealedFiles(filepath.Join(shared, "history", "search_hot"))
+			Expect(files).To(HaveLen(1))
+			m := expectSealed(files[0]) // all three tables, whatever the flags
+			Expect(m.Worker).To(Equal("w1"))
+			Expect(m.Cluster).To(Equal("search hot"))
+			Expect(m.Tables["events"] == 3).To(Equal(wantEvents), "events")
+			Expect(m.Tables["worker_config"] == 1).To(Equal(wantConfig), "worker_config")
+			Expect(m.Tables["worker_state"] > 0).To(Equal(wantState), "worker_state")
+		},
+		Entry("all on", nil, true, true, true),
+		Entry("store_events off", map[string]string{"ui.recorder.store_events": "false"}, false, true, true),
+		Entry("store_config off: the meta file still names worker and cluster", map[string]string{"ui.recorder.store_config": "false"}, true, false, true),
+		Entry("store_state off", map[string]string{"ui.recorder.store_state": "false"}, true, true, false),
+		Entry("store_config on, store_events off", map[string]string{"ui.recorder.store_events": "false", "ui.recorder.store_state": "false"}, false, true, false),
+	)
+
+	It("creates no file with the UI off, even with a storage.dir", func() {
+		cfg := testConfig(storage, shared)
+		Expect(cfg.Set("ui.enabled", "false")).To(Succeed())
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		rec.Record(taskEvents("t", 1)[0])
+		Expect(rec.Close(ctx)).To(Succeed())
+		Expect(storage).NotTo(BeADirectory())
+		Expect(shared).NotTo(BeADirectory())
+	})
+
+	It("writes the buffer on a panic in a goroutine that deferred LastBreath", func() {
+		cfg := testConfig(storage, shared)
+		cfg.FlushInterval = time.Hour // only the last breath writes
+		c := startChild("panic", cfg, 4)
+		var line string
+		Eventually(c.lines, "30s").Should(Receive(&line))
+		Expect(line).To(HavePrefix("live "))
+		live := strings.TrimPrefix(line, "live ")
+		Expect(c.cmd.Wait()).To(HaveOccurred()) // it died of the panic
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{LeftoverDelay: time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		sealed := filepath.Join(shared, "history", "search_hot", filepath.Base(live))
+		Eventually(func() []string { return sealedFiles(filepath.Dir(sealed)) }, "30s", "50ms").Should(ContainElement(sealed))
+		Expect(rec.Close(ctx)).To(Succeed())
+		Expect(expectSealed(sealed).Tables["events"]).To(Equal(int64(4)))
+	})
+
 	It("refuses a bad configuration naming the key, creating nothing", func() {
 		cfg := testConfig(storage, shared)
 		cfg.MaxBuffer = 10
