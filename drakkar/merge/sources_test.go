@@ -201,6 +201,33 @@ var _ = Describe("Merge sources", func() {
 		Expect(names(dir)).To(ConsistOf(append([]string{"m1.db", "top.db"}, baseNames(good)...)))
 	})
 
+	It("reads the commits of a -wal left beside a WAL-header source, touching neither file", func() {
+		m1, _ := mergeTo("m1.db", good[0])
+		py := filepath.Join(dir, "py.db")
+		// Snapshot a file and its -wal while a writer holds them open, so
+		// that the -wal holds five committed events the file does not.
+		db, err := sql.Open("sqlite", m1)
+		Expect(err).NotTo(HaveOccurred())
+		db.SetMaxOpenConns(1)
+		for _, q := range []string{"PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0",
+			"INSERT INTO events (worker_id, ts, dt, event, task_id) SELECT worker_id, ts + 3600, dt, event, task_id || 'x' FROM events LIMIT 5"} {
+			_, err := db.Exec(q)
+			Expect(err).NotTo(HaveOccurred(), q)
+		}
+		copyTo(m1, py)
+		copyTo(m1+"-wal", py+"-wal")
+		Expect(db.Close()).To(Succeed())
+		before, beforeWAL := stateOf(py), stateOf(py+"-wal")
+
+		out, res := mergeTo("top.db", py, good[1])
+		Expect(res.Sources[0].Status).To(Equal(merge.StatusMerged))
+		Expect(res.Sources[0].Events).To(Equal(int64(45)))
+		Expect(queryInt(openRO(out), "SELECT count(*) FROM events WHERE task_id LIKE '%x'")).To(Equal(int64(5)))
+		Expect(stateOf(py)).To(Equal(before))
+		Expect(stateOf(py + "-wal")).To(Equal(beforeWAL))
+		Expect(py + "-shm").NotTo(BeAnExistingFile())
+	})
+
 	It("puts the private copy in Options.TempDir and removes it", func() {
 		m1, _ := mergeTo("m1.db", good[0])
 		toWALHeader(m1)
@@ -250,4 +277,11 @@ func overwritePage(path string, pick func(pages int) int, seed uint64) {
 		b[i] = byte(r.UintN(256))
 	}
 	Expect(os.WriteFile(path, b, 0o600)).To(Succeed())
+}
+
+// copyTo copies the file src to dst.
+func copyTo(src, dst string) {
+	b, err := os.ReadFile(src)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(dst, b, 0o600)).To(Succeed())
 }
