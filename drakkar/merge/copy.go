@@ -29,15 +29,21 @@ func (w *output) copySource(ctx context.Context, path string) (SourceResult, err
 	}
 	sr.Kind = s.kind
 	err = w.inTx(ctx, func() error { return w.copyTables(ctx, s, &sr) })
+	var ferr error
+	switch {
+	case err == nil:
+		sr.Status = StatusMerged
+	case w.allOrNothing || ctx.Err() != nil || isFatal(err):
+		sr.Workers, sr.Events, sr.States = 0, 0, 0
+		sr, ferr = w.sourceFailed(ctx, sr, err)
+	default:
+		w.log.Warn("merge_source_salvage", "source", path, "error", err)
+		sr, ferr = w.salvage(ctx, s, sr, err)
+	}
 	if derr := w.detachErr(s); derr != nil {
 		return sr, derr
 	}
-	if err != nil {
-		sr.Workers, sr.Events, sr.States = 0, 0, 0
-		return w.sourceFailed(ctx, sr, err)
-	}
-	sr.Status = StatusMerged
-	return sr, nil
+	return sr, ferr
 }
 
 // sourceFailed sorts a failure: the context's end and an error writing
@@ -46,12 +52,17 @@ func (w *output) sourceFailed(ctx context.Context, sr SourceResult, err error) (
 	if cerr := ctx.Err(); cerr != nil {
 		return sr, cerr
 	}
-	var fe fatalError
-	if errors.As(err, &fe) || outputFault(err) {
+	if isFatal(err) {
 		return sr, fmt.Errorf("merge %s: %w", sr.Path, err)
 	}
 	sr.Err = unreadable(sr.Path, err)
 	return sr, nil
+}
+
+// isFatal reports whether err fails the merge rather than the source.
+func isFatal(err error) bool {
+	var fe fatalError
+	return errors.As(err, &fe) || outputFault(err)
 }
 
 // outputFault reports whether a SQLite error is the output's fault (full
@@ -97,39 +108,60 @@ func (w *output) copyTables(ctx context.Context, s *source, sr *SourceResult) er
 	if err != nil {
 		return fmt.Errorf("copy workers: %w", err)
 	}
-	evTable, stTable := "events", "worker_state"
-	if s.kind == KindMerged {
-		stTable = "worker_states"
-	}
-	if sr.Events, err = w.copyRows(ctx, s, evTable, "events", dbfiles.EventColumns, "ts", workerID); err != nil {
-		return fmt.Errorf("copy events: %w", err)
-	}
-	if sr.States, err = w.copyRows(ctx, s, stTable, "worker_states", dbfiles.WorkerStateColumns, "updated_at", workerID); err != nil {
-		return fmt.Errorf("copy %s: %w", stTable, err)
+	counts := []*int64{&sr.Events, &sr.States}
+	for i, t := range rowTables(s.kind) {
+		if *counts[i], err = w.copyRows(ctx, s, t, workerID, "", nil); err != nil {
+			return fmt.Errorf("copy %s: %w", t.src, err)
+		}
 	}
 	return nil
 }
 
-// copyRows copies the source's table into the output's table dst with one
-// INSERT … SELECT ordered by orderCol then id. cols is the recorder
-// table's shape (id first): a column the source lacks (an older file)
-// reads as NULL. Rows of a recorder source get workerID; rows of a merged
-// source get their worker_id remapped through temp.wmap.
-func (w *output) copyRows(ctx context.Context, s *source, table, dst string, cols []dbfiles.Column, orderCol string, workerID int64) (int64, error) {
-	have := s.cols[table]
+// rowTable is a table whose rows are copied from a source: events, or the
+// worker states.
+type rowTable struct {
+	src, dst string           // the source's table, the output's
+	cols     []dbfiles.Column // the recorder table's shape, id first
+	order    string           // the column rows are copied in order of (then id)
+}
+
+// rowTables are the row tables of a source of kind, events first.
+func rowTables(kind string) []rowTable {
+	states := "worker_state"
+	if kind == KindMerged {
+		states = "worker_states"
+	}
+	return []rowTable{
+		{src: "events", dst: "events", cols: dbfiles.EventColumns, order: "ts"},
+		{src: states, dst: "worker_states", cols: dbfiles.WorkerStateColumns, order: "updated_at"},
+	}
+}
+
+// copyRows copies the rows of the source's table t that match where (a
+// condition on the alias s with its args; "" for every row) into the
+// output with one INSERT … SELECT ordered by t.order then id, and returns
+// how many it copied. A column the source lacks (an older file) reads as
+// NULL. Rows of a recorder source get workerID; rows of a merged source
+// get their worker_id remapped through temp.wmap. A source without the
+// table has no rows.
+func (w *output) copyRows(ctx context.Context, s *source, t rowTable, workerID int64, where string, args []any) (int64, error) {
+	have := s.cols[t.src]
 	if have == nil {
 		return 0, nil
 	}
-	names := columnNames(cols[1:])
+	names := columnNames(t.cols[1:])
 	wid := "?"
-	args := []any{workerID}
+	all := []any{workerID}
 	if s.kind == KindMerged {
 		wid = "(SELECT new FROM temp.wmap WHERE old = s.worker_id)"
-		args = nil
+		all = nil
 	}
-	q := fmt.Sprintf("INSERT INTO main.%s (worker_id, %s) SELECT %s, %s FROM %s.%s AS s ORDER BY s.%s, s.id",
-		dst, quoteList(names), wid, selectList(names, have), srcSchema, table, quote(orderCol))
-	r, err := w.conn.ExecContext(ctx, q, args...)
+	if where != "" {
+		where = " WHERE " + where
+	}
+	q := fmt.Sprintf("INSERT INTO main.%s (worker_id, %s) SELECT %s, %s FROM %s.%s AS s%s ORDER BY s.%s, s.id",
+		t.dst, quoteList(names), wid, selectList(names, have), srcSchema, quote(t.src), where, quote(t.order))
+	r, err := w.conn.ExecContext(ctx, q, append(all, args...)...)
 	if err != nil {
 		return 0, err
 	}

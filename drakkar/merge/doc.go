@@ -19,7 +19,11 @@
 //     copied table by table with INSERT … SELECT, events ordered by ts and
 //     states by updated_at. SQLite streams the rows: memory is bounded by
 //     its page cache, not by the size of a source. Each source is one
-//     transaction, so it is either merged whole or not at all.
+//     transaction, so it is merged whole or not at all — unless it fails
+//     part-way (a corrupt page, a row the merged format refuses): then
+//     the salvage reads it again row by row on a connection of its own
+//     and keeps the rows read before the failure, in order (partial;
+//     Options.AllOrNothing turns this off).
 //  3. A source whose header says WAL (drakkar's Python merge leaves one in
 //     its archives) is never opened where it is: opening such a file
 //     read-only creates -wal and -shm beside it. It is copied to a
@@ -27,7 +31,7 @@
 //     read from the copy.
 //  4. A source that cannot be opened or read is skipped and reported with
 //     its cause; the other sources are merged. Callers delete only the
-//     sources reported merged.
+//     sources reported merged (Result.Merged), never a partial one.
 //  5. The indexes are created once every row is in, the file is closed,
 //     fsynced and renamed to its final name with recordstore/fsutil
 //     (rename, then folder fsync).

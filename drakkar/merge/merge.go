@@ -20,6 +20,12 @@ const (
 	// StatusSkipped: the source could not be opened or read; none of its
 	// rows is in the output. SourceResult.Err says why.
 	StatusSkipped = "skipped"
+	// StatusPartial: the source failed part-way (a corrupt page, a row
+	// breaking a constraint) and the rows read before the failure, in
+	// order, are in the output; SourceResult.Err says where the copy
+	// stopped. A caller must not delete it, and must not merge it again
+	// into a file holding this output's rows (they would be there twice).
+	StatusPartial = "partial"
 )
 
 // Kind of a source, as found in its tables.
@@ -43,6 +49,10 @@ type Options struct {
 	// CacheKiB is the output connection's page cache in KiB (the memory a
 	// merge uses beyond a page of each table); 0 means 32768 (32 MiB).
 	CacheKiB int
+	// AllOrNothing skips a source that fails part-way instead of
+	// salvaging the rows read before the failure: no source is then
+	// partial. The archive pass may want it; a debug merge wants the rows.
+	AllOrNothing bool
 	// OnSource, when not nil, is called after each source on Merge's
 	// goroutine, with that source's result.
 	OnSource func(SourceResult)
@@ -52,9 +62,10 @@ type Options struct {
 type SourceResult struct {
 	// Path is the source as given to Merge.
 	Path string
-	// Status is StatusMerged or StatusSkipped.
+	// Status is StatusMerged, StatusPartial or StatusSkipped.
 	Status string
-	// Err is nil for a merged source; for a skipped one it matches
+	// Err is nil for a merged source; for a partial or skipped one it
+	// matches
 	// ErrUnreadable and wraps the cause (ErrNotSQLite, ErrUnknownFormat,
 	// ErrDuplicateSource, fs.ErrNotExist, a SQLite error).
 	Err error
@@ -98,8 +109,8 @@ func (r Result) Merged() []string {
 //
 // out must not exist (ErrOutputExists) and its folder must. Sources are
 // sealed recorder files, merge results or gunzipped archives, in any mix;
-// each one's outcome is in Result.Sources, and a source that cannot be
-// read does not fail the merge. To fold an existing archive into a new
+// each one's outcome is in Result.Sources (merged, partial or skipped),
+// and a source that cannot be read does not fail the merge. To fold an existing archive into a new
 // one, pass the gunzipped archive as one more source: the worker rows it
 // holds are kept, and their source_file values say which sealed files it
 // already covers.

@@ -30,9 +30,11 @@ const mergedTables = 3
 type output struct {
 	out, tmp string
 	tempDir  string
-	db       *sql.DB
-	conn     *sql.Conn // the one connection every statement runs on
-	log      *slog.Logger
+	// allOrNothing is Options.AllOrNothing: no salvage.
+	allOrNothing bool
+	db           *sql.DB
+	conn         *sql.Conn // the one connection every statement runs on
+	log          *slog.Logger
 }
 
 // createOutput creates the temp file (0600, exclusive), opens it with a
@@ -41,10 +43,11 @@ type output struct {
 func createOutput(ctx context.Context, out string, opts Options) (*output, error) {
 	dir := filepath.Dir(out)
 	w := &output{
-		out:     out,
-		tmp:     filepath.Join(dir, "."+filepath.Base(out)+"."+dbfiles.NewHex16()+".tmp"),
-		tempDir: opts.TempDir,
-		log:     opts.Logger,
+		out:          out,
+		tmp:          filepath.Join(dir, "."+filepath.Base(out)+"."+dbfiles.NewHex16()+".tmp"),
+		tempDir:      opts.TempDir,
+		allOrNothing: opts.AllOrNothing,
+		log:          opts.Logger,
 	}
 	f, err := os.OpenFile(w.tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fsutil.FileMode)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -91,41 +92,49 @@ var _ = Describe("Merge sources", func() {
 		Expect(names(dir)).To(ConsistOf(baseNames(good)))
 	})
 
-	DescribeTable("never panics on a corrupt SQLite file and keeps the others",
-		func(corrupt func(path string), mustSkip bool) {
+	DescribeTable("never panics on a corrupt SQLite file, keeps the others and reports what it kept of it",
+		func(corrupt func(path string), allowed ...string) {
 			bad := buildRecorder(dir, rec{name: "c-2026-10-13__08_00_00.db", worker: "c", events: 3000, states: 2})
 			corrupt(bad)
 			out, res := mergeTo("m.db", good[0], bad, good[1])
 			Expect(res.Sources[0].Status).To(Equal(merge.StatusMerged))
 			Expect(res.Sources[2].Status).To(Equal(merge.StatusMerged))
 			c := res.Sources[1]
-			if mustSkip || c.Status == merge.StatusSkipped {
-				Expect(c.Status).To(Equal(merge.StatusSkipped))
+			Expect(c.Status).To(BeElementOf(allowed))
+			db := openRO(out)
+			Expect(res.Events).To(Equal(int64(65) + c.Events))
+			Expect(queryInt(db, "SELECT count(*) FROM events")).To(Equal(res.Events))
+			Expect(queryInt(db, "SELECT count(*) FROM events e JOIN workers w ON w.id = e.worker_id WHERE w.worker_name = 'c'")).To(Equal(c.Events))
+			switch c.Status {
+			case merge.StatusSkipped:
 				Expect(c.Err).To(MatchError(merge.ErrUnreadable))
-				Expect(queryInt(openRO(out), "SELECT count(*) FROM workers WHERE worker_name = 'c'")).To(BeZero())
-				Expect(res.Events).To(Equal(int64(65)))
-			} else {
+				Expect(queryInt(db, "SELECT count(*) FROM workers WHERE worker_name = 'c'")).To(BeZero())
+			case merge.StatusPartial:
+				Expect(c.Err).To(MatchError(merge.ErrUnreadable))
+				Expect(c.Events + c.States).To(BeNumerically(">", 0))
+				Expect(c.Events).To(BeNumerically("<", 3000))
+				ts := queryStrings(db, "SELECT printf('%020.6f', e.ts) FROM events e JOIN workers w ON w.id = e.worker_id WHERE w.worker_name = 'c' ORDER BY e.id")
+				Expect(sort.StringsAreSorted(ts)).To(BeTrue())
+			case merge.StatusMerged:
 				// A damaged page SQLite never reads leaves the source
 				// readable: then all of it is merged.
-				Expect(c.Status).To(Equal(merge.StatusMerged))
-				Expect(res.Events).To(Equal(int64(65) + c.Events))
+				Expect(c.Err).NotTo(HaveOccurred())
 			}
-			Expect(queryInt(openRO(out), "SELECT count(*) FROM events")).To(Equal(res.Events))
 		},
 		Entry("truncated to half its size", func(p string) {
 			fi, err := os.Stat(p)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(os.Truncate(p, fi.Size()/2)).To(Succeed())
-		}, true),
+		}, merge.StatusSkipped, merge.StatusPartial),
 		Entry("a page of the events table overwritten with random bytes", func(p string) {
 			overwritePage(p, func(pages int) int { return pages / 4 }, 7)
-		}, true),
+		}, merge.StatusPartial),
 		Entry("a random page overwritten with random bytes (seed 1)", func(p string) {
 			overwritePage(p, func(pages int) int { return 2 + rand.New(rand.NewPCG(1, 1)).IntN(pages-2) }, 1)
-		}, false),
+		}, merge.StatusMerged, merge.StatusPartial, merge.StatusSkipped),
 		Entry("a random page overwritten with random bytes (seed 2)", func(p string) {
 			overwritePage(p, func(pages int) int { return 2 + rand.New(rand.NewPCG(2, 2)).IntN(pages-2) }, 2)
-		}, false),
+		}, merge.StatusMerged, merge.StatusPartial, merge.StatusSkipped),
 		Entry("the first page's body overwritten", func(p string) {
 			b, err := os.ReadFile(p)
 			Expect(err).NotTo(HaveOccurred())
@@ -134,8 +143,45 @@ var _ = Describe("Merge sources", func() {
 				b[i] = byte(r.UintN(256))
 			}
 			Expect(os.WriteFile(p, b, 0o600)).To(Succeed())
-		}, true),
+		}, merge.StatusSkipped),
 	)
+
+	It("skips a source that fails part-way whole with AllOrNothing", func() {
+		bad := buildRecorder(dir, rec{name: "c-2026-10-13__08_00_00.db", worker: "c", events: 3000, states: 2})
+		overwritePage(bad, func(pages int) int { return pages / 4 }, 7)
+		out := filepath.Join(dir, "m.db")
+		res, err := merge.Merge(context.Background(), out, []string{good[0], bad}, merge.Options{AllOrNothing: true})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Sources[1].Status).To(Equal(merge.StatusSkipped))
+		Expect(res.Sources[1].Err).To(MatchError(merge.ErrUnreadable))
+		Expect(queryStrings(openRO(out), "SELECT worker_name FROM workers")).To(Equal([]string{"a"}))
+		Expect(res.Events).To(Equal(int64(40)))
+	})
+
+	It("keeps the rows before a row the merged format refuses, in ts order, and reports the source partial", func() {
+		p := filepath.Join(dir, "loose-2026-10-13__08_00_00.db")
+		db, err := sql.Open("sqlite", p)
+		Expect(err).NotTo(HaveOccurred())
+		// An events table without NOT NULL on event, one row of it NULL:
+		// the sixth by ts, inserted first.
+		for _, q := range []string{
+			"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, dt TEXT NOT NULL, event TEXT, task_id TEXT)",
+			"INSERT INTO events (ts, dt, event, task_id) VALUES (6, 'x', NULL, 'six')",
+			"INSERT INTO events (ts, dt, event, task_id) WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i - 1 FROM n WHERE i > 1) SELECT i, 'x', 'e', 't' || i FROM n WHERE i <> 6",
+		} {
+			_, err := db.Exec(q)
+			Expect(err).NotTo(HaveOccurred(), q)
+		}
+		Expect(db.Close()).To(Succeed())
+		out, res := mergeTo("m.db", p, good[0])
+		loose := res.Sources[0]
+		Expect(loose.Status).To(Equal(merge.StatusPartial))
+		Expect(loose.Err).To(MatchError(merge.ErrUnreadable))
+		Expect(loose.Err.Error()).To(ContainSubstring("NOT NULL"))
+		Expect([3]int64{loose.Workers, loose.Events, loose.States}).To(Equal([3]int64{1, 5, 0}))
+		Expect(res.Merged()).To(Equal([]string{good[0]}))
+		Expect(queryStrings(openRO(out), "SELECT task_id FROM events WHERE worker_id = 1 ORDER BY id")).To(Equal([]string{"t1", "t2", "t3", "t4", "t5"}))
+	})
 
 	It("keeps every event once, with its own worker, through a merge of merge results", func() {
 		c := buildRecorder(dir, rec{name: "c-2026-10-13__08_00_00.db", events: 15, states: 1})
