@@ -52,6 +52,7 @@ func BenchmarkMerge(b *testing.B) {
 		b.Fatal(benchSources.err)
 	}
 	srcs := benchSources.paths
+	dir := b.TempDir()
 	var mergeTime, rawTime, lateTime time.Duration
 	var events int64
 	b.ResetTimer()
@@ -59,19 +60,19 @@ func BenchmarkMerge(b *testing.B) {
 		steps := []func() error{
 			func() error { // the baseline
 				t0 := time.Now()
-				err := rawMerge(filepath.Join(b.TempDir(), "raw.db"), srcs, false)
+				err := rawMerge(filepath.Join(dir, "raw.db"), srcs, false)
 				rawTime += time.Since(t0)
 				return err
 			},
 			func() error { // the baseline, indexes created after the rows
 				t0 := time.Now()
-				err := rawMerge(filepath.Join(b.TempDir(), "late.db"), srcs, true)
+				err := rawMerge(filepath.Join(dir, "late.db"), srcs, true)
 				lateTime += time.Since(t0)
 				return err
 			},
 			func() error {
 				t0 := time.Now()
-				res, err := merge.Merge(context.Background(), filepath.Join(b.TempDir(), "merged.db"), srcs, merge.Options{})
+				res, err := merge.Merge(context.Background(), filepath.Join(dir, "merged.db"), srcs, merge.Options{})
 				mergeTime += time.Since(t0)
 				events += res.Events
 				if err == nil && res.Events != benchFiles*benchEvents {
@@ -85,6 +86,12 @@ func BenchmarkMerge(b *testing.B) {
 		}
 		for _, step := range steps {
 			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// Each output is some 340 MB: keep one iteration's at a time.
+		for _, name := range []string{"raw.db", "late.db", "merged.db"} {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				b.Fatal(err)
 			}
 		}

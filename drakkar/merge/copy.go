@@ -18,9 +18,10 @@ import (
 )
 
 // copySource attaches one source, copies it in one transaction and
-// detaches it. A failure of the source is reported in the SourceResult
-// (skipped, nothing of it in the output); the error return is for a
-// failure of the merge itself (the context, the output, a detach).
+// detaches it. A source that fails part-way is salvaged (unless
+// AllOrNothing). A failure of the source is reported in the SourceResult
+// (partial or skipped); the error return is for a failure of the merge
+// itself (the context, the output, a rollback or a detach).
 func (w *output) copySource(ctx context.Context, path string) (SourceResult, error) {
 	sr := SourceResult{Path: path, Status: StatusSkipped}
 	s, err := w.attach(ctx, path)

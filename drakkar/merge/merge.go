@@ -184,7 +184,8 @@ func (w *output) mergeOne(ctx context.Context, path string, seen map[string]bool
 // logSource logs one source's outcome.
 func logSource(log *slog.Logger, sr SourceResult) {
 	if sr.Err != nil {
-		log.Warn("merge_source_skipped", "source", sr.Path, "kind", sr.Kind, "error", sr.Err)
+		log.Warn("merge_source_"+sr.Status, "source", sr.Path, "kind", sr.Kind,
+			"events", sr.Events, "states", sr.States, "error", sr.Err)
 		return
 	}
 	log.Info("merge_source_merged", "source", sr.Path, "kind", sr.Kind,

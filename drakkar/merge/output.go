@@ -176,7 +176,8 @@ func (w *output) inTx(ctx context.Context, fn func() error) error {
 		// A rollback uses a fresh context: the caller's may be the reason
 		// fn failed.
 		if _, rerr := w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+			// The output's state is unknown: that fails the merge.
+			return fatalError{errors.Join(err, fmt.Errorf("rollback: %w", rerr))}
 		}
 		return err
 	}

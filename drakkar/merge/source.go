@@ -62,9 +62,11 @@ func readHeader(path string) (wal bool, err error) {
 // privateCopy copies a WAL-header source (and its -wal, when there is
 // one) to a dot-prefixed temp file in tempDir, 0600, and switches the copy
 // to a rollback journal there, which folds in the copied -wal. The source
-// itself is only read. On error the copy and its sidecars are removed.
+// itself is only read. On error the copy and its sidecars are removed. The
+// name, .<base>.<16 hex>.src.tmp, is one the archive sweep deletes when a
+// crash leaves it behind (".*.tmp" with its sidecars).
 func privateCopy(ctx context.Context, path, tempDir string) (string, error) {
-	cp := filepath.Join(tempDir, "."+filepath.Base(path)+"."+dbfiles.NewHex16()+".src")
+	cp := filepath.Join(tempDir, "."+filepath.Base(path)+"."+dbfiles.NewHex16()+".src.tmp")
 	err := copyFile(path, cp)
 	if err == nil {
 		err = copyFile(path+"-wal", cp+"-wal")
