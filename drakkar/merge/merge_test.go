@@ -192,6 +192,15 @@ var _ = Describe("Merge of sealed recorder files", func() {
 		Expect(names(dir)).To(ConsistOf(baseNames(srcs)))
 	})
 
+	It("fails, reading no source, when the output's folder is missing", func() {
+		var seen int
+		missing := filepath.Join(dir, "merged", "m.db")
+		_, err := merge.Merge(context.Background(), missing, srcs, merge.Options{OnSource: func(merge.SourceResult) { seen++ }})
+		Expect(err).To(MatchError(os.ErrNotExist))
+		Expect(seen).To(BeZero())
+		Expect(names(dir)).To(ConsistOf(baseNames(srcs)))
+	})
+
 	It("does not overwrite a file that appeared at the output's name during the merge", func() {
 		res, err := merge.Merge(context.Background(), out, srcs, merge.Options{OnSource: func(s merge.SourceResult) {
 			if s.Path == srcs[2] {
