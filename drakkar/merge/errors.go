@@ -21,8 +21,9 @@ var (
 	// ErrBadPath is returned for an empty output path or one that names a
 	// folder.
 	ErrBadPath = fmt.Errorf("%w: bad merge output path", recordstore.ErrInvalid)
-	// ErrNothingMerged is returned when every source was skipped: no
-	// output is written. The Result still reports each source's cause.
+	// ErrNothingMerged is returned when every source was skipped (none
+	// merged, none partial): no output is written. The Result still
+	// reports each source's cause.
 	ErrNothingMerged = errors.New("merge: no source could be read")
 )
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Status of one source in a Result.
@@ -110,16 +111,18 @@ func (r Result) Merged() []string {
 // out must not exist (ErrOutputExists) and its folder must. Sources are
 // sealed recorder files, merge results or gunzipped archives, in any mix;
 // each one's outcome is in Result.Sources (merged, partial or skipped),
-// and a source that cannot be read does not fail the merge. To fold an existing archive into a new
-// one, pass the gunzipped archive as one more source: the worker rows it
-// holds are kept, and their source_file values say which sealed files it
-// already covers.
+// and a source that cannot be read does not fail the merge. To fold an
+// existing archive into a new one, pass the gunzipped archive as one more
+// source: the worker rows it holds are kept, and their source_file values
+// say which sealed files it already covers.
 //
 // On success the output is complete, 0600, with a rollback journal, and
 // durable (file and folder fsynced). On error nothing is at out and no
-// temp file is left: the Result still tells what was learned of each
-// source so far. Errors: the argument errors of errors.go,
-// ErrNothingMerged, the context's error, or a failure to write the output
+// temp file is left (after a failed folder fsync, the file already
+// renamed to out is removed again, as far as the file system lets it):
+// the Result still tells what was learned of each source so far. Errors:
+// the argument errors of errors.go, ErrNothingMerged (every source
+// skipped), the context's error, or a failure to write the output
 // (fsutil.ErrSync for an fsync).
 func Merge(ctx context.Context, out string, sources []string, opts Options) (Result, error) {
 	res := Result{Out: out}
@@ -162,7 +165,7 @@ func mergeAll(ctx context.Context, w *output, sources []string, opts Options, re
 			opts.OnSource(sr)
 		}
 	}
-	if len(res.Merged()) == 0 {
+	if !slices.ContainsFunc(res.Sources, func(s SourceResult) bool { return s.Status != StatusSkipped }) {
 		return ErrNothingMerged
 	}
 	return ctx.Err()

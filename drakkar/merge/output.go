@@ -129,6 +129,11 @@ func (w *output) finish(ctx context.Context, res *Result) error {
 		return fmt.Errorf("%w: %s", ErrOutputExists, w.out)
 	}
 	if err := fsutil.Rename(w.tmp, w.out); err != nil {
+		if errors.Is(err, fsutil.ErrSync) {
+			// The rename happened but may not survive a crash: the merge
+			// failed, so take the file away again.
+			_ = os.Remove(w.out)
+		}
 		return fmt.Errorf("publish merge output: %w", err)
 	}
 	return nil

@@ -159,20 +159,7 @@ var _ = Describe("Merge sources", func() {
 	})
 
 	It("keeps the rows before a row the merged format refuses, in ts order, and reports the source partial", func() {
-		p := filepath.Join(dir, "loose-2026-10-13__08_00_00.db")
-		db, err := sql.Open("sqlite", p)
-		Expect(err).NotTo(HaveOccurred())
-		// An events table without NOT NULL on event, one row of it NULL:
-		// the sixth by ts, inserted first.
-		for _, q := range []string{
-			"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, dt TEXT NOT NULL, event TEXT, task_id TEXT)",
-			"INSERT INTO events (ts, dt, event, task_id) VALUES (6, 'x', NULL, 'six')",
-			"INSERT INTO events (ts, dt, event, task_id) WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i - 1 FROM n WHERE i > 1) SELECT i, 'x', 'e', 't' || i FROM n WHERE i <> 6",
-		} {
-			_, err := db.Exec(q)
-			Expect(err).NotTo(HaveOccurred(), q)
-		}
-		Expect(db.Close()).To(Succeed())
+		p := buildLoose(dir)
 		out, res := mergeTo("m.db", p, good[0])
 		loose := res.Sources[0]
 		Expect(loose.Status).To(Equal(merge.StatusPartial))
@@ -181,6 +168,14 @@ var _ = Describe("Merge sources", func() {
 		Expect([3]int64{loose.Workers, loose.Events, loose.States}).To(Equal([3]int64{1, 5, 0}))
 		Expect(res.Merged()).To(Equal([]string{good[0]}))
 		Expect(queryStrings(openRO(out), "SELECT task_id FROM events WHERE worker_id = 1 ORDER BY id")).To(Equal([]string{"t1", "t2", "t3", "t4", "t5"}))
+	})
+
+	It("writes the output when its only readable rows come from a partial source", func() {
+		out, res := mergeTo("m.db", buildLoose(dir), filepath.Join(dir, "gone.db"))
+		Expect(res.Sources[0].Status).To(Equal(merge.StatusPartial))
+		Expect(res.Sources[1].Status).To(Equal(merge.StatusSkipped))
+		Expect(res.Merged()).To(BeEmpty())
+		Expect(queryInt(openRO(out), "SELECT count(*) FROM events")).To(Equal(int64(5)))
 	})
 
 	It("keeps every event once, with its own worker, through a merge of merge results", func() {
@@ -330,4 +325,23 @@ func copyTo(src, dst string) {
 	b, err := os.ReadFile(src)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.WriteFile(dst, b, 0o600)).To(Succeed())
+}
+
+// buildLoose writes a recorder file whose events table has no NOT NULL on
+// event, with ten events (ts 1 to 10, inserted newest first) of which the
+// sixth by ts has a NULL event, and returns its path.
+func buildLoose(dir string) string {
+	p := filepath.Join(dir, "loose-2026-10-13__08_00_00.db")
+	db, err := sql.Open("sqlite", p)
+	Expect(err).NotTo(HaveOccurred())
+	defer db.Close()
+	for _, q := range []string{
+		"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, dt TEXT NOT NULL, event TEXT, task_id TEXT)",
+		"INSERT INTO events (ts, dt, event, task_id) VALUES (6, 'x', NULL, 'six')",
+		"INSERT INTO events (ts, dt, event, task_id) WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i - 1 FROM n WHERE i > 1) SELECT i, 'x', 'e', 't' || i FROM n WHERE i <> 6",
+	} {
+		_, err := db.Exec(q)
+		Expect(err).NotTo(HaveOccurred(), q)
+	}
+	return p
 }
