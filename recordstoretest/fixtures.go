@@ -92,8 +92,11 @@ func (s *suite) declare(kinds ...recordstore.Kind) {
 	}
 }
 
-// append appends rows that must be accepted.
+// append appends rows that must be accepted. When the suite binds its
+// kinds, kind is one of the suite's kinds, and the rows go to the kind of
+// stream (see ensureKind), declared first.
 func (s *suite) append(stream, kind string, rows ...recordstore.Row) recordstore.AppendResult {
+	kind = s.ensureKind(kind, stream)
 	res, err := s.b.Append(s.ctx, stream, kind, rows)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "append %d rows of %s to %s", len(rows), kind, stream)
 	return res

@@ -97,6 +97,12 @@ type suite struct {
 	clock  *Clock
 	b      recordstore.Backend
 	closed bool // the spec closed b itself
+
+	// bind, when set, turns the suite's kinds into bound kinds, one per
+	// stream (see kindName); streamKinds holds the per-stream kinds the
+	// running spec used, by name.
+	bind        func(k recordstore.Kind) recordstore.Kind
+	streamKinds map[string]recordstore.Kind
 }
 
 // setUp opens a fresh backend for one spec and arranges its teardown.
@@ -105,7 +111,7 @@ func (s *suite) setUp() {
 	s.clock = NewClock(ClockStart)
 	b, err := s.h.Open(s.ctx, s.clock)
 	Expect(err).NotTo(HaveOccurred(), "open the backend under test")
-	s.b, s.closed = b, false
+	s.b, s.closed, s.streamKinds = b, false, nil
 	DeferCleanup(s.tearDown)
 }
 
