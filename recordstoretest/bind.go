@@ -79,6 +79,25 @@ func (s *suite) skipBound(rule string) {
 	}
 }
 
+// bindDeclared returns k as the suite declares it: k itself, or, when the
+// suite binds its kinds, k bound by the harness's Bind (its name kept:
+// the kind of the first stream that writes with it, see kindName). A kind
+// with retention, indexes or a time column skips the spec: a bound kind
+// has none (its DDL owns the table).
+func (s *suite) bindDeclared(k recordstore.Kind) recordstore.Kind {
+	if !s.bound() {
+		return k
+	}
+	if k.Retention != nil || len(k.Indexes) > 0 || k.TimeColumn != "" {
+		Skip("bound kinds: a bound kind has no retention, indexes or time column (kind " + k.Name + ")")
+	}
+	if s.declared == nil {
+		s.declared = map[string]recordstore.Kind{}
+	}
+	s.declared[k.Name] = k.Clone()
+	return s.bind(k.Clone())
+}
+
 // suiteKinds are the suite's kinds by name, for kindAt.
 func suiteKinds() map[string]recordstore.Kind {
 	out := map[string]recordstore.Kind{}
@@ -90,11 +109,23 @@ func suiteKinds() map[string]recordstore.Kind {
 }
 
 // kindName is the name of the kind the suite writes to stream with
-// instead of kind base: base itself, or, when the suite binds its kinds,
-// base followed by the stream id (characters other than letters, digits
-// and _ made _), so that every stream has a kind, and a table, of its own.
+// instead of kind base. Unbound it is base. Bound (a bound kind holds one
+// stream) it is base for the first stream the spec names with base, and
+// base followed by the stream id for any other (characters other than
+// letters, digits and _ made _): every stream has a kind, and a table, of
+// its own.
 func (s *suite) kindName(base, stream string) string {
 	if !s.bound() {
+		return base
+	}
+	if s.firstStream == nil {
+		s.firstStream = map[string]string{}
+	}
+	first, ok := s.firstStream[base]
+	if !ok {
+		s.firstStream[base], first = stream, stream
+	}
+	if first == stream {
 		return base
 	}
 	var b strings.Builder
@@ -128,8 +159,11 @@ func (s *suite) kindAt(base, stream string) string {
 	if !s.bound() {
 		return base
 	}
-	k, ok := suiteKinds()[base]
-	ExpectWithOffset(1, ok).To(BeTrue(), "the suite has no kind %s", base)
+	k, ok := s.declared[base]
+	if !ok {
+		k, ok = suiteKinds()[base]
+	}
+	ExpectWithOffset(1, ok).To(BeTrue(), "the spec declared no kind %s", base)
 	sk := s.streamKind(k, stream)
 	s.remember(sk)
 	return sk.Name
@@ -185,4 +219,15 @@ func (s *suite) schemasOf(entries []recordstore.BatchEntry) []recordstore.Kind {
 		out = append(out, k)
 	}
 	return out
+}
+
+// genStart is the first seq of a new generation of a stream whose earlier
+// generations used seqs up to high: 1, or, when the suite binds its kinds,
+// high+1 (a bound table never reuses an id: a new generation starts after
+// the highest its table has used, with BindTable's AUTOINCREMENT).
+func (s *suite) genStart(high int64) int64 {
+	if s.bound() {
+		return high + 1
+	}
+	return 1
 }

@@ -83,9 +83,11 @@ func retainedKind(name string, mode recordstore.RetentionMode, ttl time.Duration
 	}, Retention: &recordstore.Retention{Mode: mode, TTL: recordstore.Duration(ttl)}}
 }
 
-// declare declares kinds that must be new.
+// declare declares kinds that must be new (bound by the harness's Bind
+// when it has one: see bindDeclared).
 func (s *suite) declare(kinds ...recordstore.Kind) {
 	for _, k := range kinds {
+		k = s.bindDeclared(k)
 		st, err := s.b.DeclareKind(s.ctx, k)
 		ExpectWithOffset(1, err).NotTo(HaveOccurred(), "declare kind %s", k.Name)
 		ExpectWithOffset(1, st).To(Equal(recordstore.KindCreated), "declare kind %s", k.Name)

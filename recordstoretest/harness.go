@@ -38,6 +38,16 @@ type Harness struct {
 	// CapacityHook. Leave it nil for a backend with no write limits.
 	Capacity *CapacityHook
 
+	// Bind, when set, makes the suite run on bound kinds, as
+	// BatchHarness.Bind does: every kind a spec declares is passed through
+	// Bind (recordstoretest.BindTable for a backend that speaks SQLite's
+	// DDL); a spec that writes several streams of one kind gets one kind
+	// per stream after the first, named after the kind and the stream; the
+	// specs bound kinds cannot meet are skipped with a message naming the
+	// rule (retention, indexes, widening, several streams of one kind as
+	// such, the randomized model test).
+	Bind func(k recordstore.Kind) recordstore.Kind
+
 	// ModelRuns is how many independent runs the randomized model test
 	// makes (0 means 3), each of ModelSteps random operations (0 means
 	// 300). Raise them for a soak.
@@ -74,7 +84,7 @@ func DescribeBackend(name string, h Harness) bool {
 		panic("recordstoretest: Harness.Open is nil")
 	}
 	return Describe(name, func() {
-		s := &suite{h: h}
+		s := &suite{h: h, bind: h.Bind}
 		BeforeEach(s.setUp)
 		s.describeAppends()
 		s.describeKinds()
@@ -103,6 +113,8 @@ type suite struct {
 	// running spec used, by name.
 	bind        func(k recordstore.Kind) recordstore.Kind
 	streamKinds map[string]recordstore.Kind
+	firstStream map[string]string           // kind name → the first stream written with it
+	declared    map[string]recordstore.Kind // the kinds the spec declared, as given
 }
 
 // setUp opens a fresh backend for one spec and arranges its teardown.
@@ -111,7 +123,8 @@ func (s *suite) setUp() {
 	s.clock = NewClock(ClockStart)
 	b, err := s.h.Open(s.ctx, s.clock)
 	Expect(err).NotTo(HaveOccurred(), "open the backend under test")
-	s.b, s.closed, s.streamKinds = b, false, nil
+	s.b, s.closed = b, false
+	s.streamKinds, s.firstStream, s.declared = nil, nil, nil
 	DeferCleanup(s.tearDown)
 }
 
