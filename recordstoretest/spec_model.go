@@ -19,7 +19,6 @@ func (s *suite) describeModel() {
 		}
 		for run := range runs {
 			It(fmt.Sprintf("agrees with the model after every one of %d random operations (run %d)", steps, run+1), func() {
-				s.skipBound("the randomized test writes many streams of each kind, retained kinds among them, against a model of unbound kinds")
 				seed := uint64(GinkgoRandomSeed())*1000003 + uint64(run)
 				GinkgoWriter.Printf("model test seed %d\n", seed)
 				newSimulation(s, seed).run(steps)
