@@ -38,11 +38,14 @@ type BatchHarness struct {
 	// Bind, when set, makes the suite run on bound kinds: every kind a
 	// spec declares is passed through Bind, which must return it bound to
 	// a table (recordstore.Kind.Table) of the kind's name — BindTable does
-	// so for a backend that speaks SQLite's DDL. A bound kind holds one
-	// stream, so the suite then declares one kind per stream, named after
-	// the kind and the stream (event_s for the event rows of stream s),
-	// and skips, with a message naming the rule, the specs that bound
-	// kinds cannot meet (a kind widened by a batch's schema).
+	// so for a backend that speaks SQLite's DDL; the suite expects its
+	// tables never to reuse an id, as BindTable's AUTOINCREMENT tables.
+	// A bound kind holds one stream, so the suite then gives every stream
+	// but a kind's first one a kind of its own, named after the kind and
+	// the stream (event_b for the event rows of stream b), declared by
+	// the batches that write it, and skips, with a message naming the
+	// rule, the specs that bound kinds cannot meet (a kind widened by a
+	// batch's schema).
 	Bind func(k recordstore.Kind) recordstore.Kind
 }
 

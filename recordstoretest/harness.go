@@ -41,11 +41,13 @@ type Harness struct {
 	// Bind, when set, makes the suite run on bound kinds, as
 	// BatchHarness.Bind does: every kind a spec declares is passed through
 	// Bind (recordstoretest.BindTable for a backend that speaks SQLite's
-	// DDL); a spec that writes several streams of one kind gets one kind
-	// per stream after the first, named after the kind and the stream; the
-	// specs bound kinds cannot meet are skipped with a message naming the
-	// rule (retention, indexes, widening, several streams of one kind as
-	// such, the randomized model test).
+	// DDL), whose tables must never reuse an id (AUTOINCREMENT, as
+	// BindTable's); a spec that writes several streams of one kind gets one
+	// kind per stream after the first, named after the kind and the stream;
+	// the specs bound kinds cannot meet are skipped with a message naming
+	// the rule (retention, indexes, widening, listing several streams of one
+	// kind). The randomized model test gives each stream of its pool a
+	// bound kind of its own, without retention.
 	Bind func(k recordstore.Kind) recordstore.Kind
 
 	// ModelRuns is how many independent runs the randomized model test
