@@ -83,17 +83,22 @@ func retainedKind(name string, mode recordstore.RetentionMode, ttl time.Duration
 	}, Retention: &recordstore.Retention{Mode: mode, TTL: recordstore.Duration(ttl)}}
 }
 
-// declare declares kinds that must be new.
+// declare declares kinds that must be new (bound by the harness's Bind
+// when it has one: see bindDeclared).
 func (s *suite) declare(kinds ...recordstore.Kind) {
 	for _, k := range kinds {
+		k = s.bindDeclared(k)
 		st, err := s.b.DeclareKind(s.ctx, k)
 		ExpectWithOffset(1, err).NotTo(HaveOccurred(), "declare kind %s", k.Name)
 		ExpectWithOffset(1, st).To(Equal(recordstore.KindCreated), "declare kind %s", k.Name)
 	}
 }
 
-// append appends rows that must be accepted.
+// append appends rows that must be accepted. When the suite binds its
+// kinds, kind is one of the suite's kinds, and the rows go to the kind of
+// stream (see ensureKind), declared first.
 func (s *suite) append(stream, kind string, rows ...recordstore.Row) recordstore.AppendResult {
+	kind = s.ensureKind(kind, stream)
 	res, err := s.b.Append(s.ctx, stream, kind, rows)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "append %d rows of %s to %s", len(rows), kind, stream)
 	return res

@@ -38,6 +38,18 @@ type Harness struct {
 	// CapacityHook. Leave it nil for a backend with no write limits.
 	Capacity *CapacityHook
 
+	// Bind, when set, makes the suite run on bound kinds, as
+	// BatchHarness.Bind does: every kind a spec declares is passed through
+	// Bind (recordstoretest.BindTable for a backend that speaks SQLite's
+	// DDL), whose tables must never reuse an id (AUTOINCREMENT, as
+	// BindTable's); a spec that writes several streams of one kind gets one
+	// kind per stream after the first, named after the kind and the stream;
+	// the specs bound kinds cannot meet are skipped with a message naming
+	// the rule (retention, indexes, widening, listing several streams of one
+	// kind). The randomized model test gives each stream of its pool a
+	// bound kind of its own, without retention.
+	Bind func(k recordstore.Kind) recordstore.Kind
+
 	// ModelRuns is how many independent runs the randomized model test
 	// makes (0 means 3), each of ModelSteps random operations (0 means
 	// 300). Raise them for a soak.
@@ -74,7 +86,7 @@ func DescribeBackend(name string, h Harness) bool {
 		panic("recordstoretest: Harness.Open is nil")
 	}
 	return Describe(name, func() {
-		s := &suite{h: h}
+		s := &suite{h: h, bind: h.Bind}
 		BeforeEach(s.setUp)
 		s.describeAppends()
 		s.describeKinds()
@@ -97,6 +109,14 @@ type suite struct {
 	clock  *Clock
 	b      recordstore.Backend
 	closed bool // the spec closed b itself
+
+	// bind, when set, turns the suite's kinds into bound kinds, one per
+	// stream (see kindName); streamKinds holds the per-stream kinds the
+	// running spec used, by name.
+	bind        func(k recordstore.Kind) recordstore.Kind
+	streamKinds map[string]recordstore.Kind
+	firstStream map[string]string           // kind name → the first stream written with it
+	declared    map[string]recordstore.Kind // the kinds the spec declared, as given
 }
 
 // setUp opens a fresh backend for one spec and arranges its teardown.
@@ -106,6 +126,7 @@ func (s *suite) setUp() {
 	b, err := s.h.Open(s.ctx, s.clock)
 	Expect(err).NotTo(HaveOccurred(), "open the backend under test")
 	s.b, s.closed = b, false
+	s.streamKinds, s.firstStream, s.declared = nil, nil, nil
 	DeferCleanup(s.tearDown)
 }
 

@@ -29,6 +29,7 @@ type model struct {
 		kinds       map[string]recordstore.Kind
 		streams     map[string]*modelStream // may hold expired streams; live() drops them
 		generations map[string]int64        // last generation of every stream id ever created
+		used        map[string]int64        // bound kinds: the highest seq their table ever held
 	}
 }
 
@@ -60,6 +61,7 @@ func newModel(clock *Clock) *model {
 	m.mu.kinds = map[string]recordstore.Kind{}
 	m.mu.streams = map[string]*modelStream{}
 	m.mu.generations = map[string]int64{}
+	m.mu.used = map[string]int64{}
 	return m
 }
 
@@ -200,6 +202,9 @@ func (m *model) Append(ctx context.Context, stream, kind string, rows []recordst
 		changed = true
 	}
 	res := applyRows(s, k, vals, now)
+	if k.Table != nil {
+		m.mu.used[k.Name] = max(m.mu.used[k.Name], s.high)
+	}
 	if changed || res.Appended > 0 {
 		s.updated = now
 		m.notifier.Notify(stream)
@@ -245,6 +250,12 @@ func (m *model) checkAppendLocked(stream, kind string, rows []recordstore.Row) (
 func (m *model) createLocked(id string, k recordstore.Kind, now time.Time) *modelStream {
 	m.mu.generations[id]++
 	s := &modelStream{id: id, kind: k.Name, gen: m.mu.generations[id], created: now, updated: now}
+	if k.Table != nil {
+		// A bound kind's table never reuses an id (an AUTOINCREMENT
+		// table, as BindTable makes): a new generation starts after the
+		// highest seq it ever held.
+		s.high = m.mu.used[k.Name]
+	}
 	if r := k.Retention; r != nil && r.Mode == recordstore.RetainStream {
 		exp := now.Add(time.Duration(r.TTL))
 		s.expires = &exp

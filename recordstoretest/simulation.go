@@ -45,7 +45,8 @@ type simulation struct {
 type simStream struct{ id, kind string }
 
 // simKinds are the kinds the model test writes: one per policy and
-// retention mode.
+// retention mode. When the suite binds its kinds, each is bound once per
+// stream of the pool, without retention (see newSimulation).
 func simKinds() []recordstore.Kind {
 	col := func(name string, t recordstore.ColumnType) recordstore.Column {
 		return recordstore.Column{Name: name, Type: t}
@@ -71,8 +72,21 @@ func newSimulation(s *suite, seed uint64) *simulation {
 		if k.OnConflict != "" && !s.h.supports(k.OnConflict) {
 			continue
 		}
-		sim.kinds = append(sim.kinds, k)
 		base := strings.TrimPrefix(k.Name, "sim_")
+		if s.bound() {
+			// A bound kind has no retention and holds one stream: each
+			// stream of the pool gets a bound kind of its own.
+			k.Retention = nil
+			for _, x := range []string{"a", "b"} {
+				bk := k.Clone()
+				bk.Name = k.Name + "_" + x
+				bk = s.bind(bk)
+				sim.kinds = append(sim.kinds, bk)
+				sim.streams = append(sim.streams, simStream{base + "." + x, bk.Name})
+			}
+			continue
+		}
+		sim.kinds = append(sim.kinds, k)
 		sim.streams = append(sim.streams, simStream{base + ".a", k.Name}, simStream{base + ".b", k.Name})
 	}
 	return sim

@@ -71,6 +71,14 @@ func (sim *simulation) appendOp() simOp {
 	kind := ps.kind
 	if sim.rng.IntN(12) == 0 {
 		kind = pick(sim.rng, sim.kinds).Name
+		if sim.s.bound() {
+			if _, err := sim.model.Meta(sim.s.ctx, ps.id); err != nil {
+				// Another bound kind's table holds another stream: only a
+				// live stream is written with a kind not its own (a
+				// conflict), so that no table is asked to hold two.
+				kind = ps.kind
+			}
+		}
 	}
 	k, err := sim.model.Kind(sim.s.ctx, kind)
 	if err != nil {

@@ -18,9 +18,9 @@ func (s *suite) describeAppends() {
 
 		It("numbers the first append's rows from 1 in generation 1", func() {
 			res := s.append("orders", "event", events(1, 3)...)
-			Expect(res).To(Equal(recordstore.AppendResult{Stream: "orders", Kind: "event", From: 1, To: 3, Appended: 3}))
+			Expect(res).To(Equal(recordstore.AppendResult{Stream: "orders", Kind: s.kindName("event", "orders"), From: 1, To: 3, Appended: 3}))
 			expectMeta(s.meta("orders"), recordstore.Meta{
-				Stream: "orders", Kind: "event", Generation: 1, Total: 3, LowSeq: 1, HighSeq: 3,
+				Stream: "orders", Kind: s.kindName("event", "orders"), Generation: 1, Total: 3, LowSeq: 1, HighSeq: 3,
 				CreatedAt: ClockStart, UpdatedAt: ClockStart,
 			})
 		})
@@ -86,6 +86,7 @@ func (s *suite) describeAppends() {
 		})
 
 		It("lists live streams by id in byte order, optionally of one kind", func() {
+			s.skipBound("a bound kind holds one stream, so no kind has several to list")
 			s.declare(allTypesKind())
 			for _, id := range []string{"b", "a.1", "B", "a:0"} {
 				s.append(id, "event", events(1, 1)...)

@@ -22,9 +22,9 @@ func (s *batchSuite) describeBatchGroups() {
 			Expect(err).NotTo(HaveOccurred())
 			var batches []recordstore.Batch
 			for i := 0; i < 30; i++ {
-				e := eventEntry(fmt.Sprintf("s%d", i%3), i, 1)
+				e := s.eventEntry(fmt.Sprintf("s%d", i%3), i, 1)
 				if i == 17 {
-					e = eventEntry("closed", i, 1)
+					e = s.eventEntry("closed", i, 1)
 				}
 				batches = append(batches, s.newBatch(e))
 			}
@@ -54,44 +54,48 @@ func (s *batchSuite) describeBatchGroups() {
 		It("gives the results and the store that one call per batch gives", func() {
 			one, err := s.h.Open(s.ctx, s.clock)
 			Expect(err).NotTo(HaveOccurred(), "open a second backend")
-			each := &suite{h: s.h, ctx: s.ctx, clock: s.clock, b: one}
+			each := &suite{h: s.h, ctx: s.ctx, clock: s.clock, b: one, bind: s.bind}
 			DeferCleanup(each.tearDown)
-			each.declare(eventKind(), itemKind(recordstore.ConflictSkip), itemKind(recordstore.ConflictReplace))
-			s.declare(itemKind(recordstore.ConflictReplace))
+			if !s.bound() { // bound, the batches declare the kinds of their streams
+				each.declare(eventKind(), itemKind(recordstore.ConflictSkip), itemKind(recordstore.ConflictReplace))
+				s.declare(itemKind(recordstore.ConflictReplace))
+			}
 			for _, st := range []*suite{s.suite, each} {
 				st.append("old", "event", events(1, 2)...)
 			}
 			s.clock.Advance(time.Minute)
 
 			items := itemKind(recordstore.ConflictReplace)
-			sealC := eventEntry("c", 2, 1)
+			sealC := s.eventEntry("c", 2, 1)
 			sealC.Seal = true
-			fenced := eventEntry("b", 9, 1)
+			fenced := s.eventEntry("b", 9, 1)
 			fenced.Generation = 1
-			bad := eventEntry("a", 100, 300)
+			bad := s.eventEntry("a", 100, 300)
 			bad.Rows[299] = recordstore.Values{nil, "n is required"}
 			var batches []recordstore.Batch
 			add := func(entries ...recordstore.BatchEntry) *recordstore.Batch {
 				b := s.newBatch(entries...)
-				b.Schemas = append(b.Schemas, items)
+				if !s.bound() {
+					b.Schemas = append(b.Schemas, items)
+				}
 				batches = append(batches, b)
 				return &batches[len(batches)-1]
 			}
-			add(eventEntry("a", 1, 1))
-			add(eventEntry("a", 2, 1), eventEntry("b", 1, 1))
+			add(s.eventEntry("a", 1, 1))
+			add(s.eventEntry("a", 2, 1), s.eventEntry("b", 1, 1))
 			add(bad)
-			add(eventEntry("a", 3, 300))
-			add(appendEntry("a", items, recordstore.Row{"id": "x"}))
-			add(appendEntry("r", items, recordstore.Row{"id": "k", "v": 1}, recordstore.Row{"id": "j", "v": 1}))
-			add(appendEntry("r", items, recordstore.Row{"id": "k", "v": 2}))
+			add(s.eventEntry("a", 3, 300))
+			add(s.appendEntry("a", items, recordstore.Row{"id": "x"}))
+			add(s.appendEntry("r", items, recordstore.Row{"id": "k", "v": 1}, recordstore.Row{"id": "j", "v": 1}))
+			add(s.appendEntry("r", items, recordstore.Row{"id": "k", "v": 2}))
 			add(recordstore.BatchEntry{Op: recordstore.OpTrim, Stream: "old", Before: s.clock.Now()})
-			add(eventEntry("old", 3, 1))
-			add(eventEntry("c", 1, 1), sealC, eventEntry("c", 3, 1))
-			add(recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: "b"}, eventEntry("b", 2, 1))
-			add(eventEntry("b", 3, 1), fenced)
-			add(recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: "a", TTL: time.Minute}, eventEntry("a", 4, 1))
-			add(eventEntry("z", 1, 1)).Failure = &recordstore.BatchError{Code: "invalid", Message: "poison"}
-			add(eventEntry("a", 5, 1))
+			add(s.eventEntry("old", 3, 1))
+			add(s.eventEntry("c", 1, 1), sealC, s.eventEntry("c", 3, 1))
+			add(recordstore.BatchEntry{Op: recordstore.OpDelete, Stream: "b"}, s.eventEntry("b", 2, 1))
+			add(s.eventEntry("b", 3, 1), fenced)
+			add(recordstore.BatchEntry{Op: recordstore.OpExpire, Stream: "a", TTL: time.Minute}, s.eventEntry("a", 4, 1))
+			add(s.eventEntry("z", 1, 1)).Failure = &recordstore.BatchError{Code: "invalid", Message: "poison"}
+			add(s.eventEntry("a", 5, 1))
 			batches = append(batches, batches[1])
 
 			together := s.apply(batches...)
@@ -122,10 +126,10 @@ func (s *batchSuite) describeBatchSources() {
 				vals := normalized(eventKind(), events(1, n)...)
 				src := newRowSource(vals)
 				res := s.apply(
-					s.newBatch(sourceEntry("streamed", src)),
-					s.newBatch(recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "plain", Kind: "event", Rows: vals}))
+					s.newBatch(s.sourceEntry("streamed", src)),
+					s.newBatch(recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "plain", Kind: s.kindAt("event", "plain"), Rows: vals}))
 				s.expectCommitted(res[0])
-				Expect(res[0].Entries[0].Append).To(Equal(&recordstore.AppendResult{Stream: "streamed", Kind: "event",
+				Expect(res[0].Entries[0].Append).To(Equal(&recordstore.AppendResult{Stream: "streamed", Kind: s.ev("streamed"),
 					From: 1, To: int64(n), Appended: int64(n)}))
 				Expect(src.reads).To(Equal(n + 1))
 				Expect(jsonText(s.scan("streamed"))).To(Equal(jsonText(s.scan("plain"))))
@@ -140,9 +144,9 @@ func (s *batchSuite) describeBatchSources() {
 				s.append("first", "event", events(1, 1)...)
 				src := newRowSource(normalized(eventKind(), events(1, n)...))
 				spoil(src)
-				good := s.newBatch(eventEntry("other", 1, 1))
-				bad := s.newBatch(eventEntry("first", 2, 1), sourceEntry("second", src))
-				after := s.newBatch(eventEntry("first", 3, 1))
+				good := s.newBatch(s.eventEntry("other", 1, 1))
+				bad := s.newBatch(s.eventEntry("first", 2, 1), s.sourceEntry("second", src))
+				after := s.newBatch(s.eventEntry("first", 3, 1))
 				res := s.apply(good, bad, after)
 
 				s.expectCommitted(res[0])
@@ -152,7 +156,7 @@ func (s *batchSuite) describeBatchSources() {
 				Expect(res[1].Error.Code).To(Equal(code))
 				Expect(res[1].Err()).To(MatchError(recordstore.SentinelForCode(code)))
 				s.expectCommitted(res[2])
-				Expect(appendOf(res[2].Entries[0])).To(Equal(recordstore.AppendResult{Stream: "first", Kind: "event", From: 2, To: 2, Appended: 1}),
+				Expect(appendOf(res[2].Entries[0])).To(Equal(recordstore.AppendResult{Stream: "first", Kind: s.ev("first"), From: 2, To: 2, Appended: 1}),
 					"the failed batch's first entry left no trace, not even in the stream's seqs")
 				Expect(column(s.scan("first"), "n")).To(Equal([]any{int64(1), int64(3)}))
 				Expect(s.scan("other")).To(HaveLen(1))
@@ -191,8 +195,9 @@ func (s *batchSuite) describeBatchSources() {
 		It("fails the whole call on a source error without a code, committing nothing, and keeps applying", func() {
 			src := newRowSource(normalized(eventKind(), events(1, 1000)...))
 			src.failAt, src.failErr = 700, errors.New("read e00001.ndjson: input/output error")
-			good := s.newBatch(eventEntry("other", 1, 1))
-			bad := s.newBatch(sourceEntry("second", src))
+			good := s.newBatch(s.eventEntry("other", 1, 1))
+			bad := s.newBatch(s.sourceEntry("second", src))
+			s.declareKindsOf(good, bad) // kinds declared by a failed call's schemas stay declared
 			before := s.snapshot()
 			_, err := s.appender().AppendBatch(s.ctx, good, bad)
 			Expect(err).To(MatchError(ContainSubstring("input/output error")))
@@ -210,23 +215,25 @@ func (s *batchSuite) describeBatchSources() {
 
 		DescribeTable("leaves the source of an entry refused before its rows unread",
 			func(entry func(src recordstore.RowSource) recordstore.BatchEntry, schemas ...recordstore.Kind) {
-				s.declare(itemKind(recordstore.ConflictReplace))
+				s.declareAt("k", itemKind(recordstore.ConflictReplace))
 				s.append("s", "event", events(1, 1)...)
 				src := newRowSource(normalized(eventKind(), events(1, 10)...))
 				batch := s.newBatch(entry(src))
-				batch.Schemas = append(batch.Schemas, schemas...)
+				for _, k := range schemas {
+					batch.Schemas = withSchema(batch.Schemas, s.streamKind(k, "k"))
+				}
 				res := s.applyOne(batch)
 				s.expectCommitted(res)
 				Expect(entryCodes(res)[0]).NotTo(BeEmpty())
 				Expect(src.reads).To(BeZero())
 			},
 			Entry("a fenced generation", func(src recordstore.RowSource) recordstore.BatchEntry {
-				e := sourceEntry("s", src)
+				e := s.sourceEntry("s", src)
 				e.Generation = 7
 				return e
 			}),
 			Entry("a schema conflict", func(src recordstore.RowSource) recordstore.BatchEntry {
-				return recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "k", Kind: "item_replace", Source: src}
+				return recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: "k", Kind: s.kindAt("item_replace", "k"), Source: src}
 			}, changedItemKind(func(k *recordstore.Kind) { k.Key = []string{"v"} })),
 		)
 	})

@@ -16,23 +16,23 @@ import (
 func (s *batchSuite) describeBatchOnce() {
 	Describe("exactly once", func() {
 		It("applies a new batch and records its result: committed, stamped with the clock, a result per entry", func() {
-			batch := s.newBatch(eventEntry("s", 1, 2))
+			batch := s.newBatch(s.eventEntry("s", 1, 2))
 			res := s.applyOne(batch)
 			s.expectCommitted(res)
 			Expect(res.Entries).To(Equal([]recordstore.EntryResult{{Op: recordstore.OpAppend, Stream: "s",
-				Append: &recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 2, Appended: 2}}}))
+				Append: &recordstore.AppendResult{Stream: "s", Kind: s.ev("s"), From: 1, To: 2, Appended: 2}}}))
 			Expect(column(s.scan("s"), "n")).To(Equal([]any{int64(1), int64(2)}))
 			Expect(s.outcome(batch.ID)).To(Equal(res))
 		})
 
 		DescribeTable("returns the recorded result for an id it applied before and changes nothing, not even by its schemas",
 			func(seqRaise int64, schema recordstore.Kind) {
-				batch := s.newBatch(eventEntry("s", 1, 2))
+				batch := s.newBatch(s.eventEntry("s", 1, 2))
 				res := s.applyOne(batch)
 				s.clock.Advance(time.Minute)
 				before := s.snapshot()
 				batch.Producer.Seq += seqRaise
-				batch.Schemas = withSchema(batch.Schemas, schema)
+				batch.Schemas = withSchema(batch.Schemas, s.streamKind(schema, "s"))
 				Expect(s.apply(batch)).To(Equal([]recordstore.BatchResult{res}))
 				s.expectUnchanged(before)
 				Expect(s.outcome(batch.ID)).To(Equal(res), "the record still reads as at the first application")
@@ -43,25 +43,25 @@ func (s *batchSuite) describeBatchOnce() {
 		)
 
 		It("goes by the id alone: other entries under a recorded id, even with a higher producer seq, are not applied", func() {
-			batch := s.newBatch(eventEntry("s", 1, 1))
+			batch := s.newBatch(s.eventEntry("s", 1, 1))
 			res := s.applyOne(batch)
-			s.expectCommitted(s.applyOne(s.newBatch(eventEntry("s", 2, 1))))
+			s.expectCommitted(s.applyOne(s.newBatch(s.eventEntry("s", 2, 1))))
 
-			reused := s.newBatch(eventEntry("s", 100, 5), recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "s"})
+			reused := s.newBatch(s.eventEntry("s", 100, 5), recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "s"})
 			reused.ID = batch.ID
 			before := s.snapshot()
 			Expect(s.applyOne(reused)).To(Equal(res))
 			s.expectUnchanged(before)
 
 			By("the producer's next batch is applied as usual")
-			next := s.applyOne(s.newBatch(eventEntry("s", 3, 1)))
+			next := s.applyOne(s.newBatch(s.eventEntry("s", 3, 1)))
 			s.expectCommitted(next)
-			Expect(appendOf(next.Entries[0])).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 3, To: 3, Appended: 1}))
+			Expect(appendOf(next.Entries[0])).To(Equal(recordstore.AppendResult{Stream: "s", Kind: s.ev("s"), From: 3, To: 3, Appended: 1}))
 		})
 
 		It("applies an id repeated in one call once, giving every occurrence the first one's result", func() {
-			batch := s.newBatch(eventEntry("s", 1, 1))
-			other := s.newBatch(eventEntry("s", 2, 1))
+			batch := s.newBatch(s.eventEntry("s", 1, 1))
+			other := s.newBatch(s.eventEntry("s", 2, 1))
 			res := s.apply(batch, other, batch)
 			Expect(res[2]).To(Equal(res[0]))
 			Expect(appendOf(res[1].Entries[0]).From).To(Equal(int64(2)))
@@ -72,8 +72,8 @@ func (s *batchSuite) describeBatchOnce() {
 			if s.h.Reopen == nil {
 				Skip("the harness cannot reopen a store")
 			}
-			committed := s.newBatch(eventEntry("s", 1, 2))
-			failed := s.newBatch(eventEntry("t", 1, 1))
+			committed := s.newBatch(s.eventEntry("s", 1, 2))
+			failed := s.newBatch(s.eventEntry("t", 1, 1))
 			failed.Failure = &recordstore.BatchError{Code: "invalid", Message: "line 1: not JSON"}
 			res := s.apply(committed, failed)
 			s.clock.Advance(time.Hour)
@@ -87,7 +87,7 @@ func (s *batchSuite) describeBatchOnce() {
 			s.expectUnchanged(before)
 
 			By("a new batch is applied after the reopen, by the new writer")
-			next := s.applyOne(s.newBatch(eventEntry("s", 3, 1)))
+			next := s.applyOne(s.newBatch(s.eventEntry("s", 3, 1)))
 			s.expectCommitted(next)
 			Expect(appendOf(next.Entries[0]).From).To(Equal(int64(3)))
 		})
@@ -99,15 +99,15 @@ func (s *batchSuite) describeBatchLedger() {
 		It("answers ErrNotFound for a batch it never applied, and seq 0 for a producer it never saw", func() {
 			s.expectNoOutcome("never")
 			Expect(s.producerSeq(producer)).To(BeZero())
-			s.applyOne(s.newBatch(eventEntry("s", 1, 1)))
+			s.applyOne(s.newBatch(s.eventEntry("s", 1, 1)))
 			s.expectNoOutcome("never")
 			Expect(s.producerSeq("fedcba9876543210")).To(BeZero())
 		})
 
 		It("gives each producer instance the highest seq it applied, failed batches included, in whatever order they come", func() {
-			high := s.newBatch(eventEntry("s", 1, 1))
+			high := s.newBatch(s.eventEntry("s", 1, 1))
 			high.Producer.Seq = 9
-			low := s.newBatch(eventEntry("s", 2, 1))
+			low := s.newBatch(s.eventEntry("s", 2, 1))
 			low.Producer.Seq = 4
 			s.expectCommitted(s.applyOne(high))
 			res := s.applyOne(low)
@@ -115,9 +115,9 @@ func (s *batchSuite) describeBatchLedger() {
 			Expect(appendOf(res.Entries[0]).From).To(Equal(int64(2)), "a lower seq under a new id is a new batch")
 			Expect(s.producerSeq(producer)).To(Equal(int64(9)))
 
-			other := s.newBatch(eventEntry("s", 3, 1))
+			other := s.newBatch(s.eventEntry("s", 3, 1))
 			other.Producer = recordstore.Producer{Instance: "fedcba9876543210", Seq: 2}
-			failed := s.newBatch(eventEntry("s", 4, 1))
+			failed := s.newBatch(s.eventEntry("s", 4, 1))
 			failed.Producer.Seq = 12
 			failed.Failure = &recordstore.BatchError{Code: "invalid", Message: "bad data"}
 			s.apply(other, failed)
@@ -126,10 +126,10 @@ func (s *batchSuite) describeBatchLedger() {
 		})
 
 		It("sweeps the records ingested before a time, and only them, leaving the data", func() {
-			first := s.newBatch(eventEntry("s", 1, 1))
+			first := s.newBatch(s.eventEntry("s", 1, 1))
 			s.applyOne(first)
 			s.clock.Advance(time.Hour)
-			second := s.newBatch(eventEntry("s", 2, 1))
+			second := s.newBatch(s.eventEntry("s", 2, 1))
 			kept := s.applyOne(second)
 			before := s.snapshot()
 
@@ -146,8 +146,8 @@ func (s *batchSuite) describeBatchLedger() {
 		})
 
 		It("refuses a call with a batch without an id with ErrInvalid, and applies none of its batches", func() {
-			good := s.newBatch(eventEntry("s", 1, 1))
-			noID := s.newBatch(eventEntry("t", 1, 1))
+			good := s.newBatch(s.eventEntry("s", 1, 1))
+			noID := s.newBatch(s.eventEntry("t", 1, 1))
 			noID.ID = ""
 			before := s.snapshot()
 			_, err := s.appender().AppendBatch(s.ctx, good, noID)
@@ -166,7 +166,7 @@ func (s *batchSuite) describeBatchLedger() {
 			ba := s.appender()
 			Expect(s.b.Close()).To(Succeed())
 			s.closed = true
-			_, err := ba.AppendBatch(s.ctx, s.newBatch(eventEntry("s", 1, 1)))
+			_, err := ba.AppendBatch(s.ctx, s.newBatch(s.eventEntry("s", 1, 1)))
 			expectRefused(err, recordstore.ErrClosed, "closed")
 			_, err = ba.BatchOutcome(s.ctx, "any")
 			expectRefused(err, recordstore.ErrClosed, "closed")

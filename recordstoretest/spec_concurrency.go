@@ -31,6 +31,10 @@ func (s *suite) describeConcurrency() {
 			var out []window
 			var errs []error
 			var wg sync.WaitGroup
+			kinds := make([]string, workers) // bound, one kind per stream, declared here
+			for w := range workers {
+				kinds[w] = s.ensureKind(kind, stream(w))
+			}
 			for w := range workers {
 				wg.Go(func() {
 					defer GinkgoRecover()
@@ -41,7 +45,7 @@ func (s *suite) describeConcurrency() {
 							rows[j] = mk(w, i, j)
 							ns[j] = int64(w*10000 + i*100 + j)
 						}
-						res, err := s.b.Append(s.ctx, stream(w), kind, rows)
+						res, err := s.b.Append(s.ctx, stream(w), kinds[w], rows)
 						mu.Lock()
 						if err != nil {
 							errs = append(errs, err)

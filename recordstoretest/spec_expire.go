@@ -22,7 +22,7 @@ func (s *suite) describeExpire() {
 			t1 := s.clock.Advance(time.Minute)
 			m, err := s.b.Expire(s.ctx, "e", 10*time.Minute)
 			Expect(err).NotTo(HaveOccurred())
-			want := recordstore.Meta{Stream: "e", Kind: "event", Generation: 1, Total: 2, LowSeq: 1, HighSeq: 2,
+			want := recordstore.Meta{Stream: "e", Kind: s.kindName("event", "e"), Generation: 1, Total: 2, LowSeq: 1, HighSeq: 2,
 				CreatedAt: ClockStart, UpdatedAt: t1, ExpiresAt: at(t1.Add(10 * time.Minute))}
 			expectMeta(m, want)
 			expectMeta(s.meta("e"), want)
@@ -49,8 +49,9 @@ func (s *suite) describeExpire() {
 			s.clock.Advance(time.Microsecond)
 			s.expectGone("e")
 			t2 := s.clock.Advance(time.Second)
-			Expect(s.append("e", "event", events(1, 1)...).From).To(Equal(int64(1)))
-			expectMeta(s.meta("e"), recordstore.Meta{Stream: "e", Kind: "event", Generation: 2, Total: 1, LowSeq: 1, HighSeq: 1,
+			first := s.genStart(2)
+			Expect(s.append("e", "event", events(1, 1)...).From).To(Equal(first))
+			expectMeta(s.meta("e"), recordstore.Meta{Stream: "e", Kind: s.kindName("event", "e"), Generation: 2, Total: 1, LowSeq: first, HighSeq: first,
 				CreatedAt: t2, UpdatedAt: t2})
 		})
 
@@ -95,7 +96,7 @@ func (s *suite) describeTrim() {
 			t3 := s.clock.Advance(time.Minute)
 			m, err := s.b.Trim(s.ctx, "t", t1)
 			Expect(err).NotTo(HaveOccurred())
-			want := recordstore.Meta{Stream: "t", Kind: "event", Generation: 1, Total: 3, LowSeq: 3, HighSeq: 5,
+			want := recordstore.Meta{Stream: "t", Kind: s.kindName("event", "t"), Generation: 1, Total: 3, LowSeq: 3, HighSeq: 5,
 				CreatedAt: t0, UpdatedAt: t3}
 			expectMeta(m, want)
 			expectMeta(s.meta("t"), want)

@@ -96,6 +96,7 @@ func (s *suite) describeFollow() {
 		})
 
 		It("returns once the generation it saw is replaced, even below its seq", func() {
+			s.skipBound("a bound table never reuses an id, so a new generation never starts below the old seqs")
 			s.append("f", "event", events(1, 2)...)
 			ch, _ := goWait("f", 2)
 			expectAsleep(ch)

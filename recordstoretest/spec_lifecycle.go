@@ -23,7 +23,7 @@ func (s *suite) describeLifecycle() {
 			t1 := s.clock.Advance(time.Minute)
 			m, err := s.b.Seal(s.ctx, "st")
 			Expect(err).NotTo(HaveOccurred())
-			want := recordstore.Meta{Stream: "st", Kind: "event", Generation: 1, Total: 2, LowSeq: 1, HighSeq: 2,
+			want := recordstore.Meta{Stream: "st", Kind: s.kindName("event", "st"), Generation: 1, Total: 2, LowSeq: 1, HighSeq: 2,
 				Sealed: true, CreatedAt: ClockStart, UpdatedAt: t1}
 			expectMeta(m, want)
 			expectMeta(s.meta("st"), want)
@@ -101,8 +101,9 @@ func (s *suite) describeLifecycle() {
 			Expect(s.b.Delete(s.ctx, "d")).To(Succeed())
 			t1 := s.clock.Advance(time.Minute)
 			res := s.append("d", "event", events(100, 2)...)
-			Expect(res).To(Equal(recordstore.AppendResult{Stream: "d", Kind: "event", From: 1, To: 2, Appended: 2}))
-			expectMeta(s.meta("d"), recordstore.Meta{Stream: "d", Kind: "event", Generation: 2, Total: 2, LowSeq: 1, HighSeq: 2,
+			first := s.genStart(3)
+			Expect(res).To(Equal(recordstore.AppendResult{Stream: "d", Kind: s.kindName("event", "d"), From: first, To: first + 1, Appended: 2}))
+			expectMeta(s.meta("d"), recordstore.Meta{Stream: "d", Kind: s.kindName("event", "d"), Generation: 2, Total: 2, LowSeq: first, HighSeq: first + 1,
 				CreatedAt: t1, UpdatedAt: t1})
 			Expect(column(s.scan("d"), "n")).To(Equal([]any{int64(100), int64(101)}))
 		})

@@ -34,13 +34,16 @@ func (s *suite) describeRefusals() {
 
 		appendRows := func(stream, kind string, rows ...recordstore.Row) func() error {
 			return func() error {
+				if k := s.kindName(kind, stream); s.streamKinds[k].Name != "" {
+					kind = k // bound, the kind of a stream of its own
+				}
 				_, err := s.b.Append(s.ctx, stream, kind, rows)
 				return err
 			}
 		}
 		declare := func(k recordstore.Kind) func() error {
 			return func() error {
-				_, err := s.b.DeclareKind(s.ctx, k)
+				_, err := s.b.DeclareKind(s.ctx, s.bindDeclared(k))
 				return err
 			}
 		}
@@ -164,13 +167,14 @@ func (s *suite) describeRefusals() {
 		)
 
 		It("refuses a large append whose last row is bad, writing none of it", func() {
+			bigNew := s.ensureKind("event", "big-new") // bound, a kind of its own
 			before := s.snapshot()
 			rows := events(4, 5000)
 			rows[len(rows)-1] = row{"n": "last"}
 			_, err := s.b.Append(s.ctx, "events", "event", rows)
 			expectRefused(err, recordstore.ErrInvalid, "invalid")
 			Expect(err).To(MatchError(ContainSubstring("row 5000")), "rows are counted from 1")
-			_, err = s.b.Append(s.ctx, "big-new", "event", rows)
+			_, err = s.b.Append(s.ctx, "big-new", bigNew, rows)
 			expectRefused(err, recordstore.ErrInvalid, "invalid")
 			s.expectUnchanged(before)
 		})
@@ -195,12 +199,13 @@ func (s *suite) describeRefusals() {
 		})
 
 		It("writes nothing when the context is already canceled", func() {
+			brandNew := s.ensureKind("event", "brand-new") // bound, a kind of its own
 			before := s.snapshot()
 			ctx, cancel := context.WithCancel(s.ctx)
 			cancel()
 			_, err := s.b.Append(ctx, "events", "event", events(4, 2))
 			Expect(err).To(MatchError(context.Canceled))
-			_, err = s.b.Append(ctx, "brand-new", "event", events(1, 1))
+			_, err = s.b.Append(ctx, "brand-new", brandNew, events(1, 1))
 			Expect(err).To(MatchError(context.Canceled))
 			s.expectUnchanged(before)
 		})
@@ -222,7 +227,7 @@ func (s *suite) describeRefusals() {
 			b, err := hook.Open(s.ctx, s.clock)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(b.Close)
-			_, err = b.DeclareKind(s.ctx, eventKind())
+			_, err = b.DeclareKind(s.ctx, s.bindDeclared(eventKind()))
 			Expect(err).NotTo(HaveOccurred())
 			_, err = b.Append(s.ctx, "capacity", "event", events(1, 3))
 			Expect(err).NotTo(HaveOccurred())

@@ -56,7 +56,7 @@ func (s *suite) describeRetention() {
 			t1 := s.clock.Advance(2 * time.Hour)
 			res := s.append("s1", "session", row{"n": 3})
 			Expect([]int64{res.From, res.To}).To(Equal([]int64{1, 1}))
-			expectMeta(s.meta("s1"), recordstore.Meta{Stream: "s1", Kind: "session", Generation: 2, Total: 1, LowSeq: 1, HighSeq: 1,
+			expectMeta(s.meta("s1"), recordstore.Meta{Stream: "s1", Kind: s.kindName("session", "s1"), Generation: 2, Total: 1, LowSeq: 1, HighSeq: 1,
 				CreatedAt: t1, UpdatedAt: t1, ExpiresAt: at(t1.Add(time.Hour))})
 			Expect(column(s.scan("s1"), "n")).To(Equal([]any{int64(3)}))
 		})
@@ -89,7 +89,7 @@ func (s *suite) describeRetention() {
 			res := s.append("m", "metric", row{"n": 5})
 			Expect([]int64{res.From, res.To}).To(Equal([]int64{5, 5}))
 			Expect(seqs(s.scan("m"))).To(Equal([]int64{3, 4, 5}))
-			expectMeta(s.meta("m"), recordstore.Meta{Stream: "m", Kind: "metric", Generation: 1, Total: 3, LowSeq: 3, HighSeq: 5,
+			expectMeta(s.meta("m"), recordstore.Meta{Stream: "m", Kind: s.kindName("metric", "m"), Generation: 1, Total: 3, LowSeq: 3, HighSeq: 5,
 				CreatedAt: t0, UpdatedAt: t2})
 		})
 
@@ -109,7 +109,7 @@ func (s *suite) describeRetention() {
 			if !s.sweep() {
 				Skip("the backend has no sweeper")
 			}
-			expectMeta(s.meta("m"), recordstore.Meta{Stream: "m", Kind: "metric", Generation: 1, Total: 1, LowSeq: 2, HighSeq: 2,
+			expectMeta(s.meta("m"), recordstore.Meta{Stream: "m", Kind: s.kindName("metric", "m"), Generation: 1, Total: 1, LowSeq: 2, HighSeq: 2,
 				CreatedAt: t0, UpdatedAt: t2})
 			before := s.snapshot()
 			s.clock.Advance(time.Minute)

@@ -85,3 +85,23 @@ var _ = DescribeBatchAppender("the reference model's batches", BatchHarness{
 	},
 	Epoch: func(recordstore.Backend) int64 { return modelEpoch },
 })
+
+// The suites on bound kinds, against the model: it keeps a bound kind's
+// binding as declared and starts a bound kind's new generation after the
+// highest seq its table ever held, so the suites' bound specs and the
+// model agree as the unbound ones do.
+var _ = DescribeBackend("the reference model on bound kinds", Harness{
+	Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
+		return newModel(clock), nil
+	},
+	Bind:      BindTable,
+	ModelRuns: 1,
+})
+
+var _ = DescribeBatchAppender("the reference model's batches on bound kinds", BatchHarness{
+	Open: func(_ context.Context, clock *Clock) (recordstore.Backend, error) {
+		return newModelBatches(clock), nil
+	},
+	Epoch: func(recordstore.Backend) int64 { return modelEpoch },
+	Bind:  BindTable,
+})

@@ -401,3 +401,55 @@ var _ = Describe("Bound kinds in read-only mode", func() {
 		Expect(schemaSnapshot(rawDB(w))).To(Equal(before))
 	})
 })
+
+var _ = Describe("Bound kinds' AUTOINCREMENT", func() {
+	const jobsDDL = `CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, ver INTEGER)`
+	const jobsKeyDDL = `CREATE UNIQUE INDEX jobs_name ON jobs (name)`
+	jobs := func(p recordstore.OnConflict) recordstore.Kind {
+		k := recordstore.Kind{Name: "jobs", Columns: cols("name", "string", "ver", "integer"), Key: []string{"name"},
+			OnConflict: p, Table: &recordstore.BoundTable{Name: "jobs", DDL: []string{jobsDDL, jobsKeyDDL}}}
+		if p == recordstore.ConflictLWW {
+			k.LWW = &recordstore.LWW{Version: "ver"}
+		}
+		return k
+	}
+
+	DescribeTable("starts a new generation after the highest id a row had, not after the id of a skipped row",
+		func(p recordstore.OnConflict, batch bool) {
+			b := openStore(newClock())
+			db := rawDB(b)
+			declare(b, jobs(p))
+			mustAppend(b, "w", "jobs", recordstore.Row{"name": "a", "ver": 1})
+			skipped := recordstore.Row{"name": "a", "ver": 0} // skipped, or the stored row wins
+			if batch {
+				res, err := b.AppendBatch(ctx, recordstore.Batch{ID: "b1", Producer: recordstore.Producer{Instance: "0123456789abcdef", Seq: 1},
+					Entries: []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: "w", Kind: "jobs", Rows: []recordstore.Values{{"a", int64(0)}}}}})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res[0].Entries[0].Append.Skipped).To(Equal(int64(1)))
+			} else {
+				Expect(mustAppend(b, "w", "jobs", skipped).Skipped).To(Equal(int64(1)))
+			}
+			Expect(rawCount(db, `SELECT seq FROM sqlite_sequence WHERE name = 'jobs'`)).To(BeEquivalentTo(1),
+				"the skipped row's id is not counted as used")
+
+			Expect(b.Delete(ctx, "w")).To(Succeed())
+			res := mustAppend(b, "w", "jobs", recordstore.Row{"name": "b", "ver": 1})
+			Expect([]int64{res.From, res.To}).To(Equal([]int64{2, 2}))
+			Expect(rawCount(db, `SELECT seq FROM sqlite_sequence WHERE name = 'jobs'`)).To(BeEquivalentTo(2))
+		},
+		Entry("skip", recordstore.ConflictSkip, false),
+		Entry("lww", recordstore.ConflictLWW, false),
+		Entry("skip, in a batch", recordstore.ConflictSkip, true),
+	)
+
+	It("keeps sqlite_sequence where another writer raised it, above the stream's seqs", func() {
+		b := openStore(newClock())
+		db := rawDB(b)
+		declare(b, jobs(recordstore.ConflictSkip))
+		mustAppend(b, "w", "jobs", recordstore.Row{"name": "a"})
+		_, err := db.Exec(`UPDATE sqlite_sequence SET seq = 10 WHERE name = 'jobs'`)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mustAppend(b, "w", "jobs", recordstore.Row{"name": "a"}).Skipped).To(Equal(int64(1)))
+		Expect(rawCount(db, `SELECT seq FROM sqlite_sequence WHERE name = 'jobs'`)).To(BeEquivalentTo(10))
+	})
+})

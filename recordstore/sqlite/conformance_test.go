@@ -38,6 +38,25 @@ var _ = recordstoretest.DescribeBatchAppender("sqlite.Backend batch conformance"
 	Epoch:  func(b recordstore.Backend) int64 { return b.(*sqlite.Backend).Epoch() },
 })
 
+// The Backend suite again, on bound kinds: every kind it declares is bound
+// to a table created from its columns (recordstoretest.BindTable), one kind
+// and table per stream.
+var _ = recordstoretest.DescribeBackend("sqlite.Backend conformance on bound kinds", recordstoretest.Harness{
+	Open:   openConformance,
+	Reopen: reopenConformance,
+	Bind:   recordstoretest.BindTable,
+})
+
+// The batch suite again, on bound kinds: every kind it declares is bound
+// to a table created from its columns (recordstoretest.BindTable), one kind
+// and table per stream.
+var _ = recordstoretest.DescribeBatchAppender("sqlite.Backend batch conformance on bound kinds", recordstoretest.BatchHarness{
+	Open:   openConformance,
+	Reopen: reopenConformance,
+	Epoch:  func(b recordstore.Backend) int64 { return b.(*sqlite.Backend).Epoch() },
+	Bind:   recordstoretest.BindTable,
+})
+
 // reopenConformance closes a conformance store and opens it again.
 func reopenConformance(ctx context.Context, clock *recordstoretest.Clock, b recordstore.Backend) (recordstore.Backend, error) {
 	sb, ok := b.(*sqlite.Backend)

@@ -45,6 +45,17 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 	var c *conflicts
 	if len(t.keyIdx) > 0 {
 		c = t.newConflicts(ctx, tx, s.no)
+		if t.layout.bound && t.layout.seqStored {
+			used, err := autoincrementSeq(ctx, tx, t.name)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err == nil && res.Skipped > 0 {
+					err = t.restoreAutoincrement(ctx, tx, max(used, s.high+res.Appended))
+				}
+			}()
+		}
 	}
 	bg := context.WithoutCancel(ctx)
 	args := make([]any, 2+len(t.kind.Columns))
@@ -74,6 +85,21 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 			return fmt.Errorf("insert row %d: %w", i+1, err)
 		}
 		feed.release(i, i+1)
+	}
+	return nil
+}
+
+// restoreAutoincrement puts a bound AUTOINCREMENT table's sqlite_sequence
+// back to used when an append's skipped rows raised it: SQLite counts the
+// id of an INSERT ... ON CONFLICT DO NOTHING that stored nothing as used,
+// and a new generation of the stream, which starts after sqlite_sequence
+// (see bindStreamTx), would then start after an id no row ever had.
+func (t *table) restoreAutoincrement(ctx context.Context, tx *sql.Tx, used int64) error {
+	if typ, err := objectType(ctx, tx, "sqlite_sequence"); err != nil || typ != "table" {
+		return err // no AUTOINCREMENT table in the file: nothing was raised
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = ?1 WHERE name = ?2 COLLATE NOCASE AND seq > ?1`, used, t.name); err != nil {
+		return fmt.Errorf("restore sqlite_sequence of %s: %w", t.name, err)
 	}
 	return nil
 }
