@@ -105,7 +105,21 @@ func (r *Recorder) writeConfig(ctx context.Context) error {
 	return nil
 }
 
-// writeState writes one worker_state snapshot when store_state is on.
+// SyncState writes one worker_state snapshot now (when store_state is
+// on; Options.State gives its counters), as the state sync tick does. In
+// memory-only mode, and in a process that does not own the worker's
+// store, it writes nothing.
+func (r *Recorder) SyncState(ctx context.Context) error {
+	if !r.Owner() {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writeState(ctx)
+}
+
+// writeState writes one worker_state snapshot when store_state is on; the
+// caller holds mu.
 func (r *Recorder) writeState(ctx context.Context) error {
 	if !r.cfg.StoreState {
 		return nil

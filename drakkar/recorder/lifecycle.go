@@ -48,7 +48,7 @@ func (r *Recorder) loop() {
 			_ = r.Flush(r.ctx) // logged and requeued by flushLocked
 		case <-state.C:
 			if owned {
-				if err := r.writeState(r.ctx); err != nil {
+				if err := r.SyncState(r.ctx); err != nil {
 					r.log.Warn("recorder_state_failed", "error", err)
 				}
 			}

@@ -167,7 +167,6 @@ var _ = Describe("the flight recorder", func() {
 	DescribeTable("keeps every table whatever the store_* flags, writing only the rows they allow",
 		func(set map[string]string, wantEvents, wantConfig, wantState bool) {
 			cfg := testConfig(storage, shared)
-			cfg.StateSyncInterval = 30 * time.Millisecond
 			for k, v := range set {
 				Expect(cfg.Set(k, v)).To(Succeed())
 			}
@@ -176,7 +175,7 @@ var _ = Describe("the flight recorder", func() {
 			for _, e := range taskEvents("m", 3) {
 				rec.Record(e)
 			}
-			time.Sleep(150 * time.Millisecond) // a few state ticks
+			Expect(rec.SyncState(ctx)).To(Succeed())
 			Expect(rec.Close(ctx)).To(Succeed())
 			files := sealedFiles(filepath.Join(shared, "history", "search_hot"))
 			Expect(files).To(HaveLen(1))
@@ -193,6 +192,24 @@ var _ = Describe("the flight recorder", func() {
 		Entry("store_state off", map[string]string{"ui.recorder.store_state": "false"}, true, true, false),
 		Entry("store_config on, store_events off", map[string]string{"ui.recorder.store_events": "false", "ui.recorder.store_state": "false"}, false, true, false),
 	)
+
+	It("writes a worker_state snapshot every state sync interval", func() {
+		cfg := testConfig(storage, shared)
+		cfg.StateSyncInterval = 20 * time.Millisecond
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{State: func() recorder.State {
+			return recorder.State{PoolMax: 8}
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		live := rec.LiveFile()
+		states := func() int64 { // a reader beside the owner, closed at once
+			db, err := sql.Open("sqlite", "file:"+live+"?mode=ro")
+			Expect(err).NotTo(HaveOccurred())
+			defer db.Close()
+			return count(db, `SELECT count(*) FROM worker_state WHERE pool_max = 8 AND updated_at > 0`)
+		}
+		Eventually(states, "30s", "20ms").Should(BeNumerically(">=", 3))
+		Expect(rec.Close(ctx)).To(Succeed())
+	})
 
 	It("creates no file with the UI off, even with a storage.dir", func() {
 		cfg := testConfig(storage, shared)
