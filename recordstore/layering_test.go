@@ -69,6 +69,9 @@ var layerRules = []layerRule{
 	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool"}},
 	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
 		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
+	// console is the web console query serve mounts: embedded files and a
+	// handler over the read API's backend, the owner's status and the spool.
+	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
