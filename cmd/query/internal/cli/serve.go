@@ -11,8 +11,10 @@ import (
 	"net/http"
 
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/ownermetrics"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/recordresults/console"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 )
 
@@ -94,11 +96,21 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool) error {
 	defer ln.Close() // when the store could not be opened; Serve closes it otherwise
 	log := a.logger(slog.LevelInfo)
 	warnIfExposed(log, addr, ln.Addr())
+	reg := prometheus.NewRegistry()
+	om, err := ownermetrics.New(reg)
+	if err != nil {
+		return err
+	}
+	hm, err := newHTTPMetrics(reg)
+	if err != nil {
+		return err
+	}
 	opts := recordresults.Options{
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
-		Logger: a.logger(slog.LevelWarn),
-		Events: owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
+		Logger:  a.logger(slog.LevelWarn),
+		Events:  owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
+		Metrics: om.Hooks(),
 	}
 	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
@@ -111,8 +123,8 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool) error {
 			copts.Spool = nil // a read-only store has no spool
 		}
 		h := withConsole(recordresults.Handler(st.Backend(), hopts), console.Handler(copts))
-		m := metricsHandler(storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
-		return runHTTP(ctx, ln, withMetrics(h, m), log, func() { close(done) })
+		m := metricsHandler(reg, storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
+		return runHTTP(ctx, ln, hm.wrap(withMetrics(h, m)), log, func() { close(done) })
 	})
 	if err != nil {
 		return err
