@@ -6,6 +6,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore/spool"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -170,9 +173,8 @@ func (b *browser) reported() (dialogs, exceptions []string) {
 
 var _ = Describe("the web console in a headless Chromium", Label("integration", "browser"), func() {
 	var (
-		s    *store
-		b    *browser
-		base string
+		s *store
+		b *browser
 	)
 
 	BeforeEach(func() {
@@ -182,13 +184,19 @@ var _ = Describe("the web console in a headless Chromium", Label("integration", 
 		rows := []string{`{"msg":"hello"}`, fmt.Sprintf(`{"msg":%q}`, scriptRow), fmt.Sprintf(`{"msg":%q}`, imgRow)}
 		s.ok(strings.Join(rows, "\n"), "append", "--stream", "e1", "--kind", "events")
 		s.ok(`{"id":1,"name":"first"}`, "append", "--stream", "j1", "--kind", "jobs")
-		var session *gexec.Session
-		session, base = startServeWith(s)
-		Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
 		b = newBrowser(path)
 	})
 
+	// serveOwner starts query serve with flags and waits until it owns
+	// the store.
+	serveOwner := func(flags ...string) string {
+		session, base := startServeWith(s, flags...)
+		Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+		return base
+	}
+
 	It("lists the streams, opens one, searches it, follows another process's append and shows hostile rows as text", func() {
+		base := serveOwner()
 		By("the streams table")
 		b.run(chromedp.Navigate(base + "/console/"))
 		b.ready("#/")
@@ -239,5 +247,37 @@ var _ = Describe("the web console in a headless Chromium", Label("integration", 
 		dialogs, exceptions := b.reported()
 		Expect(dialogs).To(BeEmpty(), "no alert ran")
 		Expect(exceptions).To(BeEmpty(), "the console's script threw nothing")
+	})
+
+	It("shows a failed batch with its error.json and, with --allow-writes, retries it from the spool page", func() {
+		other := newStore()
+		other.ok("", "kind", "apply", kindsFile())
+		name := other.publish()
+		file := filepath.Join(spool.PathFor(other.path), "incoming", name, "e00001.ndjson")
+		good, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(file, append(bytes.Clone(good), '\n'), 0o600)).To(Succeed())
+		Expect(os.Rename(filepath.Dir(file), filepath.Join(spool.PathFor(s.path), "incoming", name))).To(Succeed())
+		wbase := serveOwner("--allow-writes")
+		Eventually(func() []string { return s.entries(spool.StateFailed) }).WithTimeout(liveness).Should(ConsistOf(name))
+
+		b.run(chromedp.Navigate(wbase + "/console/#/spool"))
+		b.ready("#/spool")
+		Expect(b.texts("#failed tbody tr td:first-child")).To(Equal([]string{name}))
+		Expect(b.texts(`#failed tr[data-batch="` + name + `"] pre`)).To(ConsistOf(And(ContainSubstring(`"code": "invalid"`), ContainSubstring(name))))
+		b.screenshot("spool-1440.png")
+
+		By("the file fixed, Retry puts the batch back and the owner applies it")
+		failedFile := filepath.Join(spool.PathFor(s.path), "failed", name, "e00001.ndjson")
+		Expect(os.WriteFile(failedFile, good, 0o600)).To(Succeed())
+		b.run(chromedp.Click(chromedp.CSS(`button.retry[data-batch="` + name + `"]`)))
+		Eventually(func() []string { return s.entries(spool.StateFailed) }).WithTimeout(liveness).Should(BeEmpty())
+		Eventually(func() string { return s.ok("", "meta", "--stream", "s1") }).WithTimeout(liveness).Should(ContainSubstring(`"stream":"s1"`))
+		b.run(chromedp.Navigate(wbase + "/console/#/"))
+		b.ready("#/")
+		Expect(b.texts("#streams tbody tr td:first-child")).To(ContainElement("s1"))
+		dialogs, exceptions := b.reported()
+		Expect(dialogs).To(BeEmpty())
+		Expect(exceptions).To(BeEmpty())
 	})
 })
