@@ -36,27 +36,31 @@
     errorBox.hidden = !msg;
   }
 
-  // api fetches a JSON document; a failure is thrown with the API's message.
-  function api(path, opts) {
-    return fetch(path, opts).then(function (resp) {
-      return resp.text().then(function (body) {
-        var doc = null;
-        try { doc = body ? JSON.parse(body) : null; } catch (e) { doc = null; }
-        if (!resp.ok) {
-          var msg = doc && doc.error ? doc.error.code + ': ' + doc.error.message : resp.status + ' ' + resp.statusText;
-          var err = new Error(msg);
-          err.status = resp.status;
-          throw err;
-        }
-        return doc;
-      });
+  // jsonOf reads a response's JSON document; a failure is thrown with the
+  // API's message.
+  function jsonOf(resp) {
+    return resp.text().then(function (body) {
+      var doc = null;
+      try { doc = body ? JSON.parse(body) : null; } catch (e) { doc = null; }
+      if (!resp.ok) {
+        var msg = doc && doc.error ? doc.error.code + ': ' + doc.error.message : resp.status + ' ' + resp.statusText;
+        var err = new Error(msg);
+        err.status = resp.status;
+        throw err;
+      }
+      return doc;
     });
+  }
+
+  // api fetches a JSON document.
+  function api(path, opts) {
+    return fetch(path, opts).then(jsonOf);
   }
 
   // ndjson fetches NDJSON rows.
   function ndjson(path) {
     return fetch(path).then(function (resp) {
-      if (!resp.ok) return api(path);
+      if (!resp.ok) return jsonOf(resp);
       return resp.text().then(function (body) {
         return body.split('\n').filter(function (l) { return l.trim() !== ''; }).map(function (l) { return JSON.parse(l); });
       });
@@ -230,7 +234,7 @@
           .then(function (rows) { return { rows: rows, next: null }; });
       }
       p.serverQuery = true;
-      return api(url).then(function (doc) { return { rows: doc.rows || [], next: doc.next || '' }; });
+      return jsonOf(resp).then(function (doc) { return { rows: doc.rows || [], next: doc.next || '' }; });
     });
   }
 
@@ -406,7 +410,7 @@
       live = { abort: function () { ctrl.abort(); following = false; btn.textContent = 'Follow'; status.textContent = 'Stopped after ' + added + ' new rows.'; } };
       var url = base + '/follow?' + (p.serverQuery ? queryString(Object.assign({}, p, { sort: '' }), { after: after }) : 'after=' + after);
       fetch(url, { signal: ctrl.signal }).then(function (resp) {
-        if (!resp.ok) return api(url);
+        if (!resp.ok) return jsonOf(resp);
         var reader = resp.body.getReader();
         var dec = new TextDecoder();
         var buf = '';
