@@ -216,6 +216,12 @@ var _ = Describe("the web console in a headless Chromium", Label("integration", 
 		b.ready("#/stream/e1?q=xss-script")
 		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{scriptRow}))
 
+		By("filtering (the server's where= filters, or the page's own on a server without them)")
+		Expect(eval[string](b, `location.hash = "#/stream/e1?f=msg~HELLO"`)).To(Equal("#/stream/e1?f=msg~HELLO"))
+		b.ready("#/stream/e1?f=msg~HELLO")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{"hello"}))
+		Expect(b.count("#error:not([hidden])")).To(BeZero())
+
 		By("following: a row appended by another process appears")
 		Expect(eval[string](b, `location.hash = "#/stream/e1"`)).To(Equal("#/stream/e1"))
 		b.ready("#/stream/e1")
