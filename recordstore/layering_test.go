@@ -69,6 +69,13 @@ var layerRules = []layerRule{
 	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool"}},
 	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
 		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
+	// console is the web console query serve mounts: embedded files and a
+	// handler over the read API's backend, the owner's status and the spool.
+	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
+	// ownermetrics adapts the owner's measurement hooks to Prometheus: the
+	// one package of the library with client_golang, so that the owner
+	// stays free of it.
+	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
@@ -85,6 +92,7 @@ var layerRules = []layerRule{
 var layerNever = []struct{ under, dep string }{
 	{"recordstore/owner", "recordstore/sqlite"},
 	{"recordstore/owner", "modernc.org/sqlite"},
+	{"recordstore/owner", "github.com/prometheus"},
 	{"recordstore/submitonly", "recordstore/sqlite"},
 	{"recordstore/submitonly", "modernc.org/sqlite"},
 	{"recordstore", "cmd"},

@@ -46,7 +46,8 @@ type SourceAppender interface {
 // sends it as one batch and waits for the owner's outcome until ctx ends
 // (a *PendingError naming the batch, which stays in the spool and is
 // applied once) or, with NoWait, returns once the batch is published.
-func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows recordstore.Rows, opts AppendOptions) (Appended, error) {
+func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows recordstore.Rows, opts AppendOptions) (out Appended, err error) {
+	defer s.countAppend(s.Role(), bufferedRows(rows), &err)
 	if err := s.usable(); err != nil {
 		return Appended{}, err
 	}

@@ -35,6 +35,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	}
 	s.ing.single = false
 	s.ing.unwritable = false
+	s.opts.Metrics.groupCommit(len(group))
 	var bad map[int]bool // batches whose streamed rows failed them
 	for i, res := range results {
 		g := group[i]
@@ -48,6 +49,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 			continue // announced once in failed/
 		}
 		s.applied.add(g.name)
+		s.opts.Metrics.ingested(appendedRows(res), time.Since(g.name.Created))
 		s.noteRefused(g.name, res)
 		s.announce(res)
 	}
@@ -76,6 +78,7 @@ func (s *Store[T]) groupFailed(ctx context.Context, group []loaded, err error) (
 		now := time.Now()
 		for _, g := range group {
 			s.ing.transient(g.name.String(), now)
+			s.opts.Metrics.retried()
 		}
 		return 0, err
 	}
@@ -131,6 +134,7 @@ func (s *Store[T]) moveFailed(ctx context.Context, n spool.BatchName, cause erro
 		attrs = append(attrs, "attempt", gaveUp.attempts)
 	}
 	s.log.Warn("batch failed", append(attrs, "code", recordstore.Code(cause), "error", cause)...)
+	s.opts.Metrics.failed()
 	s.mu.Lock()
 	s.mu.failed++
 	s.mu.lastErr = key + ": " + cause.Error()
@@ -188,4 +192,16 @@ func (s *Store[T]) moveStrays(ctx context.Context) {
 		}
 		s.log.Warn("moved an entry of incoming/ that is not a batch to failed/", "entry", name)
 	}
+}
+
+// appendedRows is the number of rows the appends of a committed batch
+// added.
+func appendedRows(res recordstore.BatchResult) int {
+	n := 0
+	for _, e := range res.Entries {
+		if e.Append != nil {
+			n += int(e.Append.Appended)
+		}
+	}
+	return n
 }

@@ -108,7 +108,8 @@ type Declared struct {
 // recorded is returned wrapped ("append to stream: ..."), errors.Is
 // finding its sentinel. On an error before the publish nothing was
 // published or applied.
-func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (Appended, error) {
+func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (out Appended, err error) {
+	defer s.countAppend(s.Role(), len(rows), &err)
 	if err := s.usable(); err != nil {
 		return Appended{}, err
 	}

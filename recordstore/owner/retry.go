@@ -127,6 +127,7 @@ func (s *Store[T]) retryOrFail(ctx context.Context, n spool.BatchName, err error
 				s.log.Debug("record the tries of a batch", "batch", key, "error", werr)
 			}
 			s.log.Warn("batch failed; will retry", "batch", key, "attempt", attempt, "same_error", repeats, "error", err)
+			s.opts.Metrics.retried()
 			return false, nil
 		}
 		err = &gaveUpError{attempts: attempt, err: err}

@@ -232,6 +232,7 @@ func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 		return true, err
 	}
 	s.log.Info("promoted", "epoch", s.backend.Epoch(), "took", time.Since(start))
+	s.opts.Metrics.promoted(s.backend.Epoch())
 	return false, nil
 }
 

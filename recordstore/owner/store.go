@@ -111,6 +111,8 @@ type Options[T Target] struct {
 	Logger *slog.Logger
 	// Events are callbacks.
 	Events Events
+	// Metrics are measurement hooks (see Metrics); zero: none.
+	Metrics Metrics
 	// Failpoint, when set, is called at named points (see the Failpoint
 	// constants); crash tests kill or pause the process there.
 	Failpoint func(name string)

@@ -40,7 +40,9 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 	got := make(chan outcome, 1)
 	_, err := s.publishNotify(ctx, b, func(id string) {
 		go func() {
+			start := time.Now()
 			res, err := s.await(actx, id, true)
+			s.opts.Metrics.awaited(start, err == nil)
 			got <- outcome{res, err}
 		}()
 	})
@@ -150,7 +152,8 @@ func (s *Store[T]) forgetSocket(path string) {
 // was never published here, or applied so long ago that its ledger row was
 // swept. (A process detached from the store cannot read the ledger; it
 // asks the owner, which answers the same way.)
-func (s *Store[T]) Await(ctx context.Context, id string) (recordstore.BatchResult, error) {
+func (s *Store[T]) Await(ctx context.Context, id string) (res recordstore.BatchResult, err error) {
+	defer func(start time.Time) { s.opts.Metrics.awaited(start, err == nil) }(time.Now())
 	if err := s.usable(); err != nil {
 		return recordstore.BatchResult{}, err
 	}

@@ -76,6 +76,10 @@ type Options struct {
 	ChangeInterval time.Duration
 	// Events are the owner's callbacks (role changes, batches).
 	Events owner.Events
+	// Metrics are the owner's measurement hooks (owner.Metrics); its
+	// Swept hook is wired to the SQLite backend's retention sweeper.
+	// recordstore/ownermetrics makes them Prometheus metrics.
+	Metrics owner.Metrics
 	// Failpoint is called at the owner's named points (crash tests).
 	Failpoint func(name string)
 	// Spool configures the spool folder (limits, failpoints).
@@ -194,12 +198,14 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 		Heartbeat:      opts.Heartbeat,
 		Logger:         opts.Logger,
 		Events:         opts.Events,
+		Metrics:        opts.Metrics,
 		Failpoint:      opts.Failpoint,
 		Spool:          opts.Spool,
 		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Backend, error) {
 			b, err := sqlite.Open(ctx, path, sqlite.Options{
 				Logger:         opts.Logger,
 				SweepInterval:  opts.SweepInterval,
+				Swept:          opts.Metrics.Swept,
 				ChangeInterval: opts.ChangeInterval,
 				ReadOnly:       ro,
 				ReadOnlyFile:   readOnly,

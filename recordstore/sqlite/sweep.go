@@ -54,7 +54,12 @@ func (b *Backend) sweepLoop(every time.Duration) {
 			return
 		case <-tick.C:
 		}
-		if err := b.Sweep(b.ctx); err != nil && b.ctx.Err() == nil && !errors.Is(err, recordstore.ErrClosed) {
+		start := time.Now()
+		err := b.Sweep(b.ctx)
+		if b.opts.Swept != nil {
+			b.opts.Swept(time.Since(start), err)
+		}
+		if err != nil && b.ctx.Err() == nil && !errors.Is(err, recordstore.ErrClosed) {
 			b.log.Warn("sweep failed", "err", err)
 		}
 	}

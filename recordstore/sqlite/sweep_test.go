@@ -4,6 +4,7 @@
 package sqlite_test
 
 import (
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -78,5 +79,22 @@ var _ = Describe("retention", func() {
 		clk.Advance(2 * time.Hour)
 		Eventually(func() int64 { return rawCount(db, `SELECT count(*) FROM short`) }).Should(BeZero())
 		Expect(bg.Close()).To(Succeed())
+	})
+
+	It("reports each background run to Options.Swept, with its error", func() {
+		var mu sync.Mutex
+		var runs []error
+		bg := openAt(storePath(), sqlite.Options{Now: clk.Now, SweepInterval: 5 * time.Millisecond,
+			Swept: func(took time.Duration, err error) {
+				Expect(took).To(BeNumerically(">=", 0))
+				mu.Lock()
+				runs = append(runs, err)
+				mu.Unlock()
+			}})
+		Eventually(func() int { mu.Lock(); defer mu.Unlock(); return len(runs) }).Should(BeNumerically(">=", 2))
+		Expect(bg.Close()).To(Succeed())
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(runs).To(HaveEach(BeNil()), "a store with nothing to sweep sweeps without error")
 	})
 })

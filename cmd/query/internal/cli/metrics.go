@@ -122,11 +122,11 @@ func damageOf(b any) func() error {
 	return func() error { return nil }
 }
 
-// metricsHandler serves the store's metrics beside the Go runtime's and the
-// process's, in Prometheus text format. A metric that cannot be read is
+// metricsHandler serves what reg holds (the owner's and the HTTP metrics
+// serve registered on it) with the store's gauges and the Go runtime's and
+// the process's metrics added, in Prometheus text format. A metric that cannot be read is
 // logged at warn and left out; the others are served.
-func metricsHandler(v storeView, log *slog.Logger) http.Handler {
-	reg := prometheus.NewRegistry()
+func metricsHandler(reg *prometheus.Registry, v storeView, log *slog.Logger) http.Handler {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

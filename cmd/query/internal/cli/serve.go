@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/ownermetrics"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/recordresults/console"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 )
 
@@ -19,6 +23,7 @@ const DefaultAddr = "127.0.0.1:7070"
 
 func (a *app) serveCmd() *cobra.Command {
 	var addr string
+	var allowWrites bool
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7070]",
 		Short: "Own the store (or stand by to) and serve its read API over HTTP until SIGINT/SIGTERM",
@@ -41,6 +46,11 @@ it never takes the store over. Each role is logged as
   GET /api/v1/streams/{stream}/rows[?after=SEQ&limit=N]   (NDJSON)
   GET /api/v1/streams/{stream}/follow[?after=SEQ&limit=N] (NDJSON, live)
   GET /                                                   (an HTML page)
+  GET /console/                                           (the web console; docs/console.md)
+
+The console only reads unless --allow-writes is given: then its spool page
+can move a failed batch back to incoming/ (as query spool retry does);
+without it that request is refused with 403 (code read_only).
 
 Port 0 picks a free port; the address actually bound is logged as
 "msg=listening addr=HOST:PORT". The API has no authentication: an --addr
@@ -55,10 +65,11 @@ is a usage error; an address in use fails before the store is opened.`,
 			if err := checkAddr(addr); err != nil {
 				return err
 			}
-			return a.serve(cmd.Context(), addr)
+			return a.serve(cmd.Context(), addr, allowWrites)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "host:port to listen on (port 0 picks a free one)")
+	cmd.Flags().BoolVar(&allowWrites, "allow-writes", false, "let the web console retry failed spool batches (default: the console only reads)")
 	return cmd
 }
 
@@ -77,7 +88,7 @@ func checkAddr(addr string) error {
 
 // serve listens on addr first, so that an address in use fails before the
 // store is opened (and perhaps taken over), then serves the store.
-func (a *app) serve(ctx context.Context, addr string) error {
+func (a *app) serve(ctx context.Context, addr string, allowWrites bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -85,11 +96,21 @@ func (a *app) serve(ctx context.Context, addr string) error {
 	defer ln.Close() // when the store could not be opened; Serve closes it otherwise
 	log := a.logger(slog.LevelInfo)
 	warnIfExposed(log, addr, ln.Addr())
+	reg := prometheus.NewRegistry()
+	om, err := ownermetrics.New(reg)
+	if err != nil {
+		return err
+	}
+	hm, err := newHTTPMetrics(reg)
+	if err != nil {
+		return err
+	}
 	opts := recordresults.Options{
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
-		Logger: a.logger(slog.LevelWarn),
-		Events: owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
+		Logger:  a.logger(slog.LevelWarn),
+		Events:  owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
+		Metrics: om.Hooks(),
 	}
 	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
 		done := make(chan struct{})
@@ -97,15 +118,28 @@ func (a *app) serve(ctx context.Context, addr string) error {
 		if a.readOnly {
 			hopts.Batches = nil // a read-only store has no spool to look batches up in
 		}
-		h := recordresults.Handler(st.Backend(), hopts)
-		m := metricsHandler(storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
-		return runHTTP(ctx, ln, withMetrics(h, m), log, func() { close(done) })
+		copts := console.Options{Backend: st.Backend(), Status: st.Status, Spool: st.Spool(), AllowWrites: allowWrites, Logger: log}
+		if a.readOnly {
+			copts.Spool = nil // a read-only store has no spool
+		}
+		h := withConsole(recordresults.Handler(st.Backend(), hopts), console.Handler(copts))
+		m := metricsHandler(reg, storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
+		return runHTTP(ctx, ln, hm.wrap(withMetrics(h, m)), log, func() { close(done) })
 	})
 	if err != nil {
 		return err
 	}
 	log.Info("stopped") // the store is closed: as owner, after its final drain
 	return nil
+}
+
+// withConsole routes the paths under console.Prefix to the console and
+// everything else to the read API.
+func withConsole(api, c http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(console.Prefix, c)
+	mux.Handle("/", api)
+	return mux
 }
 
 // warnIfExposed logs a warning naming the address when serve listens

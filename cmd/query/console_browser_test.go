@@ -1,0 +1,289 @@
+// The web console of a real query serve in a real headless Chromium: the
+// streams table, a stream's rows, a search, a follow that shows a row
+// appended by another process, hostile rows shown as text, and a page
+// readable at 375 px; screenshots go to the test artifacts folder.
+
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore/spool"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+// Hostile rows: markup that would run or inject an element if the console
+// wrote values as HTML.
+const (
+	scriptRow = `<script>alert("xss-script")</script>`
+	imgRow    = `"><img src=x onerror=alert("xss-img")>`
+)
+
+// chromiumPath finds Debian's chromium (or another Chrome). When there is
+// none, the spec is skipped with a message, except in CI (CI=true), where
+// .ci/run installs it and its absence is a failure.
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		Fail("no chromium binary on PATH, and CI=true: .ci/run installs Debian's chromium; the console's browser specs cannot run without it")
+	}
+	Skip("no chromium binary on PATH (apt-get install chromium): the console's browser specs are skipped; in CI (CI=true) this fails")
+	return ""
+}
+
+// artifactsDir is where the browser specs save screenshots: $TEST_ARTIFACTS,
+// else test-artifacts/ at the repository's root (gitignored).
+func artifactsDir() string {
+	dir := os.Getenv("TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "test-artifacts")
+	}
+	dir = filepath.Join(dir, "console")
+	Expect(os.MkdirAll(dir, 0o700)).To(Succeed())
+	return dir
+}
+
+// startServeWith starts query serve on a free port with extra flags.
+func startServeWith(s *store, flags ...string) (*gexec.Session, string) {
+	args := append([]string{"--store", s.path, "serve", "--addr", "127.0.0.1:0"}, flags...)
+	cmd := exec.Command(queryBin, args...)
+	cmd.Env = withoutStoreEnv()
+	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
+	var addr string
+	Eventually(func() bool {
+		m := listeningRE.FindSubmatch(session.Err.Contents())
+		if m != nil {
+			addr = string(m[1])
+		}
+		return m != nil
+	}).WithTimeout(20 * time.Second).Should(BeTrue())
+	return session, "http://" + addr
+}
+
+// browser is a headless Chromium tab, with what it reported: JavaScript
+// dialogs (an alert would mean injected script ran) and uncaught
+// exceptions.
+type browser struct {
+	ctx        context.Context
+	mu         sync.Mutex
+	dialogs    []string
+	exceptions []string
+}
+
+// actionTimeout bounds one browser action, so that a page that never gets
+// ready fails the spec instead of hanging it.
+const actionTimeout = 30 * time.Second
+
+func newBrowser(path string) *browser {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1440, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	DeferCleanup(func() { cancelTab(); cancelAlloc() })
+	b := &browser{ctx: ctx}
+	// Listen starts the browser (with no timeout on ctx: a timeout there
+	// would stop the browser itself).
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
+			b.mu.Lock()
+			b.dialogs = append(b.dialogs, ev.Message)
+			b.mu.Unlock()
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			}()
+		case *runtime.EventExceptionThrown:
+			b.mu.Lock()
+			b.exceptions = append(b.exceptions, ev.ExceptionDetails.Text)
+			b.mu.Unlock()
+		}
+	})
+	Expect(err).NotTo(HaveOccurred(), "start chromium at %s", path)
+	return b
+}
+
+// run runs the actions in order, each bounded by actionTimeout.
+func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
+	for _, a := range actions {
+		ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
+		_, err := chromedp.Run(ctx, a)
+		cancel()
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	}
+}
+
+// eval evaluates a JavaScript expression of the test's own making.
+func eval[T any](b *browser, js string) T {
+	ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	ExpectWithOffset(2, err).NotTo(HaveOccurred(), js)
+	return v
+}
+
+// texts returns the textContent of every element matching sel.
+func (b *browser) texts(sel string) []string {
+	return eval[[]string](b, fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(e => e.textContent)`, sel))
+}
+
+func (b *browser) count(sel string) int {
+	return eval[int](b, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel))
+}
+
+// ready waits until the console has rendered the page of hash.
+func (b *browser) ready(hash string) {
+	b.run(chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`body[data-ready=%q]`, hash))))
+}
+
+func (b *browser) screenshot(name string) {
+	ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(artifactsDir(), name)
+	Expect(os.WriteFile(path, png, 0o600)).To(Succeed())
+	GinkgoWriter.Printf("screenshot: %s\n", path)
+}
+
+func (b *browser) reported() (dialogs, exceptions []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.dialogs...), append([]string(nil), b.exceptions...)
+}
+
+var _ = Describe("the web console in a headless Chromium", Label("integration", "browser"), func() {
+	var (
+		s *store
+		b *browser
+	)
+
+	BeforeEach(func() {
+		path := chromiumPath()
+		s = newStore()
+		s.ok("", "kind", "apply", kindsFile())
+		rows := []string{`{"msg":"hello"}`, fmt.Sprintf(`{"msg":%q}`, scriptRow), fmt.Sprintf(`{"msg":%q}`, imgRow)}
+		s.ok(strings.Join(rows, "\n"), "append", "--stream", "e1", "--kind", "events")
+		s.ok(`{"id":1,"name":"first"}`, "append", "--stream", "j1", "--kind", "jobs")
+		b = newBrowser(path)
+	})
+
+	// serveOwner starts query serve with flags and waits until it owns
+	// the store.
+	serveOwner := func(flags ...string) string {
+		session, base := startServeWith(s, flags...)
+		Eventually(logOf(session)).WithTimeout(liveness).Should(ContainSubstring("msg=role role=owner"))
+		return base
+	}
+
+	It("lists the streams, opens one, searches it, follows another process's append and shows hostile rows as text", func() {
+		base := serveOwner()
+		By("the streams table")
+		b.run(chromedp.Navigate(base + "/console/"))
+		b.ready("#/")
+		Expect(b.texts("#streams tbody tr td:first-child")).To(Equal([]string{"e1", "j1"}))
+		Expect(b.texts(`#streams tr[data-stream="e1"] td`)[1:3]).To(Equal([]string{"events", "3"}))
+
+		By("opening a stream: its rows, hostile ones as text, and its schema")
+		b.run(chromedp.Click(chromedp.CSS(`#streams a[href="#/stream/e1"]`)))
+		b.ready("#/stream/e1")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{"hello", scriptRow, imgRow}))
+		Expect(b.count("#main img, #main script, #rows [onerror]")).To(BeZero(), "no element injected by a value")
+		Expect(b.texts("#schema-columns tbody td:first-child")).To(Equal([]string{"msg"}))
+		b.screenshot("stream-1440.png")
+
+		By("searching")
+		b.run(chromedp.SendKeys(chromedp.CSS("#q"), "xss-script"), chromedp.Click(chromedp.CSS("#search-go")))
+		b.ready("#/stream/e1?q=xss-script")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{scriptRow}))
+
+		By("filtering (the server's where= filters, or the page's own on a server without them)")
+		Expect(eval[string](b, `location.hash = "#/stream/e1?f=msg~HELLO"`)).To(Equal("#/stream/e1?f=msg~HELLO"))
+		b.ready("#/stream/e1?f=msg~HELLO")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{"hello"}))
+		Expect(b.count("#error:not([hidden])")).To(BeZero())
+
+		By("following: a row appended by another process appears")
+		Expect(eval[string](b, `location.hash = "#/stream/e1"`)).To(Equal("#/stream/e1"))
+		b.ready("#/stream/e1")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(HaveLen(3))
+		b.run(chromedp.Click(chromedp.CSS("#follow")))
+		Eventually(func() []string { return b.texts("#follow-status") }).Should(ConsistOf(HavePrefix("Following")))
+		s.ok(fmt.Sprintf(`{"msg":"from another process"}`+"\n"+`{"msg":%q}`, imgRow), "append", "--stream", "e1", "--kind", "events")
+		Eventually(func() []string { return b.texts("#rows tbody tr.new td:nth-child(2)") }).
+			WithTimeout(2 * time.Second).WithPolling(50 * time.Millisecond).
+			Should(Equal([]string{"from another process", imgRow}))
+		Expect(b.count("#main img, #main script")).To(BeZero(), "no element injected by a followed value")
+
+		By("the owner and spool pages")
+		b.run(chromedp.Navigate(base + "/console/#/owner"))
+		b.ready("#/owner")
+		Expect(b.texts(`#owner dd[data-fact="phase"]`)).To(Equal([]string{"ready"}))
+		Expect(b.texts(`#owner dd[data-fact="stale"]`)).To(Equal([]string{"no"}))
+		b.run(chromedp.Navigate(base + "/console/#/spool"))
+		b.ready("#/spool")
+		Expect(b.count("button.retry")).To(BeZero(), "no retry button without --allow-writes")
+
+		By("readable at 375 px: nothing wider than the screen but the tables' own scroll boxes")
+		b.run(chromedp.EmulateViewport(375, 800), chromedp.Navigate(base+"/console/#/stream/e1"))
+		b.ready("#/stream/e1")
+		overflow := eval[int](b, `document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+		Expect(overflow).To(BeNumerically("<=", 0))
+		b.screenshot("stream-375.png")
+
+		dialogs, exceptions := b.reported()
+		Expect(dialogs).To(BeEmpty(), "no alert ran")
+		Expect(exceptions).To(BeEmpty(), "the console's script threw nothing")
+	})
+
+	It("shows a failed batch with its error.json and, with --allow-writes, retries it from the spool page", func() {
+		other := newStore()
+		other.ok("", "kind", "apply", kindsFile())
+		name := other.publish()
+		file := filepath.Join(spool.PathFor(other.path), "incoming", name, "e00001.ndjson")
+		good, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(file, append(bytes.Clone(good), '\n'), 0o600)).To(Succeed())
+		Expect(os.Rename(filepath.Dir(file), filepath.Join(spool.PathFor(s.path), "incoming", name))).To(Succeed())
+		wbase := serveOwner("--allow-writes")
+		Eventually(func() []string { return s.entries(spool.StateFailed) }).WithTimeout(liveness).Should(ConsistOf(name))
+
+		b.run(chromedp.Navigate(wbase + "/console/#/spool"))
+		b.ready("#/spool")
+		Expect(b.texts("#failed tbody tr td:first-child")).To(Equal([]string{name}))
+		Expect(b.texts(`#failed tr[data-batch="` + name + `"] pre`)).To(ConsistOf(And(ContainSubstring(`"code": "invalid"`), ContainSubstring(name))))
+		b.screenshot("spool-1440.png")
+
+		By("the file fixed, Retry puts the batch back and the owner applies it")
+		failedFile := filepath.Join(spool.PathFor(s.path), "failed", name, "e00001.ndjson")
+		Expect(os.WriteFile(failedFile, good, 0o600)).To(Succeed())
+		b.run(chromedp.Click(chromedp.CSS(`button.retry[data-batch="` + name + `"]`)))
+		Eventually(func() []string { return s.entries(spool.StateFailed) }).WithTimeout(liveness).Should(BeEmpty())
+		Eventually(func() string { return s.ok("", "meta", "--stream", "s1") }).WithTimeout(liveness).Should(ContainSubstring(`"stream":"s1"`))
+		b.run(chromedp.Navigate(wbase + "/console/#/"))
+		b.ready("#/")
+		Expect(b.texts("#streams tbody tr td:first-child")).To(ContainElement("s1"))
+		dialogs, exceptions := b.reported()
+		Expect(dialogs).To(BeEmpty())
+		Expect(exceptions).To(BeEmpty())
+	})
+})
