@@ -227,6 +227,7 @@ func (f *Fleet) Path(k Key) (string, error) {
 type Stats struct {
 	Open       int   `json:"open"`       // stores open now
 	Leased     int   `json:"leased"`     // of them, held by a lease
+	Draining   int   `json:"draining"`   // of them, being closed
 	Opens      int64 `json:"opens"`      // opens done (a shared first open counts once)
 	Closes     int64 `json:"closes"`     // closes done
 	Evictions  int64 `json:"evictions"`  // closes for MaxOpen
@@ -241,6 +242,9 @@ func (f *Fleet) Stats() Stats {
 	for _, e := range f.entries {
 		if e.leases > 0 {
 			s.Leased++
+		}
+		if e.draining {
+			s.Draining++
 		}
 	}
 	f.mu.Unlock()

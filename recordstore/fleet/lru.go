@@ -185,6 +185,19 @@ func (f *Fleet) drain(ctx context.Context, k Key) error {
 	return nil
 }
 
+// CloseStore closes the store of k in this process, if it is open, once
+// its leases are released (it waits for them until ctx ends; then the
+// store stays open). Openers of k meanwhile wait and then open it afresh.
+func (f *Fleet) CloseStore(ctx context.Context, k Key) error { return f.drain(ctx, k) }
+
+// IsOpen reports whether the store of k is open in this process (or being
+// opened or closed).
+func (f *Fleet) IsOpen(k Key) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.entries[k] != nil
+}
+
 // Close closes every open store once its leases are released (waiting
 // for them) and stops the sweeper. Later Acquires fail with
 // recordstore.ErrClosed. It returns the first close error.
