@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/owner"
 	. "github.com/onsi/gomega"
 )
 
@@ -37,6 +38,19 @@ func runChild(verb string, args []string) int {
 				_, _ = os.Stdin.Read(make([]byte, 1))
 				l.Release()
 			}
+		case "append":
+			// Append notes n1..n200 one by one, saying when the first is in.
+			err = f.Do(context.Background(), k, func(ctx context.Context, st *fleet.Store) error {
+				for i := 1; i <= 200; i++ {
+					if _, err := st.Append(ctx, "s", "notes", []recordstore.Row{{"id": fmt.Sprint("n", i), "body": "b"}}, owner.AppendOptions{}); err != nil {
+						return err
+					}
+					if i == 1 {
+						fmt.Println("appending")
+					}
+				}
+				return nil
+			})
 		default:
 			err = fmt.Errorf("unknown verb %s", verb)
 		}

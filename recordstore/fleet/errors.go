@@ -58,3 +58,7 @@ func isFleet(err error) bool {
 	var c *codedError
 	return errors.As(err, &c)
 }
+
+// ErrUnreadable is returned by List with ListOptions.Open when a store
+// cannot be read (code "unreadable"); the list names each one.
+var ErrUnreadable = sentinel("unreadable", "unreadable store")

@@ -156,3 +156,12 @@ func integrity(ctx context.Context, db *sql.DB, quick bool) (string, error) {
 	}
 	return strings.Join(lines, "; "), nil
 }
+
+// statSize returns the size of the file at p.
+func statSize(p string) (int64, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
