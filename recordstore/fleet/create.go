@@ -28,7 +28,8 @@ const stagingPrefix = ".staging-"
 // that has a store, get ErrExists. The root must exist; the bucket
 // folders are created (0700).
 //
-// On error nothing is published: the store path is as it was, and the
+// On error nothing is published: the store path is as it was, the bucket
+// folders it made are removed again, and the
 // staging folder has been removed (unless the process died, when a folder
 // named .staging-* stays beside the path; it is never read as a store).
 func (f *Fleet) Provision(ctx context.Context, k Key) error {
@@ -45,13 +46,21 @@ func (f *Fleet) Provision(ctx context.Context, k Key) error {
 }
 
 // create stages a store file with fill and publishes it at abs.
-func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) error {
+func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) (err error) {
 	if _, err := os.Lstat(abs); err == nil {
 		return fmt.Errorf("%w: %s has a store", ErrExists, k)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("stat %s: %w", abs, err)
 	}
 	dir := filepath.Dir(abs)
+	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+		// Bucket folders this create makes go again when it fails.
+		defer func() {
+			if err != nil {
+				f.removeEmptyParents(dir)
+			}
+		}()
+	}
 	if err := fsutil.MkdirAll(dir); err != nil {
 		return err
 	}

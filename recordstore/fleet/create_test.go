@@ -104,9 +104,7 @@ var _ = Describe("Provisioning a store", func() {
 		Expect(f.Provision(ctx, k)).To(MatchError(boom))
 		p, _ := f.Path(k)
 		Expect(p).NotTo(BeAnExistingFile())
-		entries, err := os.ReadDir(filepath.Dir(p))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(entries).To(BeEmpty())
+		Expect(listFiles(root)).To(BeEmpty()) // no staging folder, no bucket folder
 		f.SetBeforePublish(nil)
 		Expect(f.Provision(ctx, k)).To(Succeed())
 	})
