@@ -94,7 +94,7 @@ var _ = Describe("Provisioning a store", func() {
 			codes = append(codes, strings.TrimSpace(outs[i].String()))
 		}
 		Expect(codes).To(ConsistOf("ok", "exists", "exists"))
-		Expect(kindNames(f, tenant("shared"))).To(ConsistOf("notes"))
+		Expect(kindNames(f, tenant("shared"))).To(ConsistOf("notes", "events")) // the children's kinds
 	})
 
 	It("publishes nothing and leaves no staging folder when the create fails", func() {
