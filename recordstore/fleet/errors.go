@@ -3,8 +3,6 @@
 
 package fleet
 
-import "errors"
-
 // codedError is a fleet sentinel: its text, and the code
 // recordstore.Code reports for any error that wraps it.
 type codedError struct{ code, text string }
@@ -52,12 +50,6 @@ var (
 // destination could be changed by another user (code "unsafe_dest").
 // Nothing is written.
 var ErrUnsafeDest = sentinel("unsafe_dest", "unsafe destination")
-
-// isFleet reports whether err wraps one of the fleet's sentinels.
-func isFleet(err error) bool {
-	var c *codedError
-	return errors.As(err, &c)
-}
 
 // ErrUnreadable is returned by List with ListOptions.Open when a store
 // cannot be read (code "unreadable"); the list names each one.
