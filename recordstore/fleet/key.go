@@ -162,6 +162,8 @@ func ValidateTenantID(id string) error {
 		return recordstore.Invalidf("tenant id is empty")
 	case len(id) > MaxTenantID:
 		return recordstore.Invalidf("tenant id %q...: longer than %d bytes", cut(id), MaxTenantID)
+	case strings.ContainsAny(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+		return recordstore.Invalidf("tenant id %q: uppercase is refused, not folded (send ids lowercase)", cut(id))
 	case !alnum(id[0]):
 		return recordstore.Invalidf("tenant id %q: must start with a-z or 0-9", cut(id))
 	case windowsDevices[id]:
