@@ -83,6 +83,28 @@ var _ = Describe("query fleet", func() {
 		}, "import", "tenant:acme", "junk.db"),
 	)
 
+	It("works on a slot fleet with its own keys and template", func() {
+		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(filepath.Join(root, "000", "slot-00042.db")).To(BeAnExistingFile())
+		r = runQuery(dir, nil, "", "fleet", "list", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(decodeLines(r.stdout)).To(ConsistOf(HaveKeyWithValue("key", "slot:00042")))
+		r = runQuery(dir, nil, "", "fleet", "provision", "tenant:acme", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid: "))
+	})
+
+	It("lists every store with --open and exits 1 with unreadable when one cannot be read", func() {
+		ok("provision", "tenant:acme")
+		path := ok("provision", "tenant:beta")[0]["path"].(string)
+		Expect(os.WriteFile(path, []byte(strings.Repeat("x", 8192)), 0o600)).To(Succeed())
+		r := fleetRun("list", "--open")
+		Expect(r.code).To(Equal(1))
+		Expect(decodeLines(r.stdout)).To(HaveLen(2))
+		Expect(r.stderr).To(ContainSubstring("query: unreadable: "))
+	})
+
 	It("refuses a root that does not exist, creating nothing", func() {
 		missing := filepath.Join(dir, "nope")
 		r := runQuery(dir, nil, "", "fleet", "list", "--root", missing)
