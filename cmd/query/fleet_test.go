@@ -1,0 +1,139 @@
+// query fleet list, provision, backup, import, delete and stats, run as the
+// real binary: JSON on stdout, "query: <code>: <message>" and exit 1 on a
+// failure, exit 2 on a malformed command line.
+
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("query fleet", func() {
+	var dir, root string
+
+	BeforeEach(func() {
+		dir = GinkgoT().TempDir()
+		root = filepath.Join(dir, "fleet")
+		Expect(os.Mkdir(root, 0o700)).To(Succeed())
+	})
+	fleetRun := func(args ...string) result {
+		return runQuery(dir, nil, "", append([]string{"fleet", args[0], "--root", root, "--kinds", kindsFile()}, args[1:]...)...)
+	}
+	ok := func(args ...string) []map[string]any {
+		r := fleetRun(args...)
+		ExpectWithOffset(1, r.code).To(Equal(0), r.stderr)
+		return decodeLines(r.stdout)
+	}
+
+	It("provisions, lists, backs up, deletes and imports a store", func() {
+		out := ok("provision", "tenant:acme")
+		Expect(out).To(HaveLen(1))
+		Expect(out[0]).To(HaveKeyWithValue("key", "tenant:acme"))
+		path := out[0]["path"].(string)
+		Expect(path).To(HaveSuffix("/acme.db"))
+		ok("provision", "tenant/beta")
+
+		list := ok("list", "--open")
+		Expect(list).To(HaveLen(2))
+		var keys []string
+		for _, e := range list {
+			keys = append(keys, e["key"].(string))
+		}
+		Expect(keys).To(ConsistOf("tenant:acme", "tenant:beta"))
+
+		stats := ok("stats")
+		Expect(stats[0]).To(HaveKeyWithValue("stores", num("2")))
+
+		backup := filepath.Join(dir, "acme.bak")
+		ok("backup", "tenant:acme", backup)
+		Expect(backup).To(BeAnExistingFile())
+		ok("delete", "tenant:acme", "--force")
+		Expect(path).NotTo(BeAnExistingFile())
+		ok("import", "tenant:acme", backup)
+		Expect(path).To(BeAnExistingFile())
+		Expect(ok("list")).To(HaveLen(2))
+	})
+
+	DescribeTable("fails with one line and exit 1, changing nothing",
+		func(code string, setup func(), args ...string) {
+			if setup != nil {
+				setup()
+			}
+			before := treeOf(root)
+			r := fleetRun(args...)
+			Expect(r.code).To(Equal(1), r.stderr)
+			Expect(r.stdout).To(BeEmpty())
+			Expect(r.stderr).To(HavePrefix("query: " + code + ": "))
+			Expect(strings.Count(r.stderr, "\n")).To(Equal(1))
+			Expect(treeOf(root)).To(Equal(before))
+		},
+		Entry("a refused tenant id", "invalid", nil, "provision", "tenant:Acme"),
+		Entry("a key of the other mode", "invalid", nil, "provision", "slot:1"),
+		Entry("a key that is no key", "invalid", nil, "provision", "acme"),
+		Entry("a second provision", "exists", func() { ok("provision", "tenant:acme") }, "provision", "tenant:acme"),
+		Entry("a delete of a missing store", "not_found", nil, "delete", "tenant:ghost", "--force"),
+		Entry("a backup of a missing store", "not_found", nil, "backup", "tenant:ghost", "/tmp/never-written.db"),
+		Entry("an import of a file that is no store", "invalid_source", func() {
+			Expect(os.WriteFile(filepath.Join(dir, "junk.db"), []byte("junk"), 0o600)).To(Succeed())
+		}, "import", "tenant:acme", "junk.db"),
+	)
+
+	It("works on a slot fleet with its own keys and template", func() {
+		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(filepath.Join(root, "000", "slot-00042.db")).To(BeAnExistingFile())
+		r = runQuery(dir, nil, "", "fleet", "list", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(decodeLines(r.stdout)).To(ConsistOf(HaveKeyWithValue("key", "slot:00042")))
+		r = runQuery(dir, nil, "", "fleet", "provision", "tenant:acme", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid: "))
+	})
+
+	It("lists every store with --open and exits 1 with unreadable when one cannot be read", func() {
+		ok("provision", "tenant:acme")
+		path := ok("provision", "tenant:beta")[0]["path"].(string)
+		Expect(os.WriteFile(path, []byte(strings.Repeat("x", 8192)), 0o600)).To(Succeed())
+		r := fleetRun("list", "--open")
+		Expect(r.code).To(Equal(1))
+		Expect(decodeLines(r.stdout)).To(HaveLen(2))
+		Expect(r.stderr).To(ContainSubstring("query: unreadable: "))
+	})
+
+	It("refuses a root that does not exist, creating nothing", func() {
+		missing := filepath.Join(dir, "nope")
+		r := runQuery(dir, nil, "", "fleet", "list", "--root", missing)
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: not_found: "))
+		Expect(missing).NotTo(BeADirectory())
+	})
+
+	DescribeTable("is a usage error (exit 2) when the command line is wrong",
+		func(args ...string) {
+			r := runQuery(dir, nil, "", args...)
+			Expect(r.code).To(Equal(2), r.stderr)
+			Expect(r.stderr).To(HavePrefix("query: usage: "))
+		},
+		Entry("no --root", "fleet", "list"),
+		Entry("delete without --force", "fleet", "delete", "tenant:acme", "--root", "fleet"),
+		Entry("a bad --mode", "fleet", "list", "--root", "fleet", "--mode", "user"),
+		Entry("a missing key", "fleet", "provision", "--root", "fleet"),
+	)
+})
+
+// treeOf lists every path under dir.
+func treeOf(dir string) []string {
+	var out []string
+	_ = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}

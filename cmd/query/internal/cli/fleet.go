@@ -1,0 +1,244 @@
+// query fleet: the stores of a tenant fleet under one root — list, provision,
+// backup, import, delete and stats — as recordstore/fleet does them.
+
+package cli
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/spf13/cobra"
+)
+
+// fleetArgs are the flags every fleet verb shares.
+type fleetArgs struct {
+	root, mode, path, kinds string
+}
+
+func (a *app) fleetCmd() *cobra.Command {
+	var p fleetArgs
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "List, provision, back up, import and delete the stores of a tenant fleet",
+		Long: `fleet works on the stores of a fleet: one records store per tenant
+(--mode tenant) or per routing slot (--mode slot) under --root, placed by
+the path template --path (default {bucket}/{tenant}.db or
+{bucket}/slot-{slot}.db). A key is written as list prints it: tenant:<id>
+or slot:<nnnnn> (tenant/<id> and slot/<n> are also taken).
+
+No verb creates the root: each stops (code not_found) when it does not
+exist. The store of --store must not lie inside the root. Each store has
+its own owner election, so these verbs are safe while services use the
+fleet: delete refuses (in_use) while another process owns the store.`,
+		Args: cobra.NoArgs,
+		RunE: needSubcommand,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&p.root, "root", "", "the fleet's root folder (required; never created)")
+	pf.StringVar(&p.mode, "mode", "tenant", "tenant or slot")
+	pf.StringVar(&p.path, "path", "", "the path template (default by mode)")
+	pf.StringVar(&p.kinds, "kinds", "", "a kind file whose kinds every new or imported store gets")
+	cmd.AddCommand(
+		a.fleetListCmd(&p), a.fleetProvisionCmd(&p), a.fleetBackupCmd(&p),
+		a.fleetImportCmd(&p), a.fleetDeleteCmd(&p), a.fleetStatsCmd(&p),
+	)
+	return cmd
+}
+
+// openFleet opens the fleet of the flags, with no sweeper (one command is
+// one short run).
+func (a *app) openFleet(p *fleetArgs) (*fleet.Fleet, error) {
+	if p.root == "" {
+		return nil, usagef("--root is required")
+	}
+	mode, err := fleet.ParseMode(p.mode)
+	if err != nil {
+		return nil, usagef("--mode %q: want tenant or slot", p.mode)
+	}
+	var kinds []recordstore.Kind
+	if p.kinds != "" {
+		file, err := a.readKindFile(p.kinds)
+		if err != nil {
+			return nil, err
+		}
+		kinds = file.Kinds
+	}
+	return fleet.Open(p.root, fleet.Options{
+		Mode: mode, Path: p.path, Kinds: kinds, SweepInterval: -1,
+		Outside: []string{a.storePath},
+		Logger:  a.logger(slog.LevelWarn),
+	})
+}
+
+// withFleet runs fn on the fleet of the flags and the key in args[0]
+// (when key is set), closing the fleet after.
+func (a *app) withFleet(p *fleetArgs, args []string, key bool, fn func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error) func(*cobra.Command, []string) error {
+	return runE(func(cmd *cobra.Command, _ []string) error {
+		f, err := a.openFleet(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var k fleet.Key
+		if key {
+			if k, err = f.ParseKey(args[0]); err != nil {
+				return err
+			}
+		}
+		return fn(cmd.Context(), f, k)
+	})
+}
+
+func (a *app) fleetListCmd(p *fleetArgs) *cobra.Command {
+	var open bool
+	cmd := &cobra.Command{
+		Use:   "list [--open]",
+		Short: "Print one JSON line per store: key, path, size",
+		Long: `Walk the root and print one JSON line per store, sorted by path:
+{"key","path","size"}. Symlinks, SQLite's and the engine's sidecars, spool
+and staging folders, stray files and misplaced stores (a file recording
+another key than its path names) are skipped; each skipped file is told on
+stderr. --open also checks each store read-only (quick_check) and, after
+printing them all (an unreadable one with "error"), fails with code
+unreadable when one cannot be read. Nothing is written.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.Flags().BoolVar(&open, "open", false, "check each store read-only; fail when one cannot be read")
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
+			l, err := f.List(ctx, fleet.ListOptions{Open: open})
+			pr := newPrinter(a.env.Stdout)
+			for _, e := range l.Stores {
+				if perr := pr.line(e); perr != nil {
+					return perr
+				}
+			}
+			if perr := pr.flush(); perr != nil {
+				return perr
+			}
+			for _, s := range l.Skipped {
+				a.logger(slog.LevelWarn).Warn("skipped", "path", s.Path, "reason", s.Reason)
+			}
+			return err
+		})(c, args)
+	}
+	return cmd
+}
+
+// fleetDone is the output of provision, import and delete.
+type fleetDone struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+}
+
+func (a *app) fleetProvisionCmd(p *fleetArgs) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "provision KEY",
+		Short: "Create the store of KEY (code exists when it has one)",
+		Args:  cobra.ExactArgs(1),
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
+			if err := f.Provision(ctx, k); err != nil {
+				return err
+			}
+			path, _ := f.Path(k)
+			return a.printOne(fleetDone{Key: k.String(), Path: path})
+		})(c, args)
+	}
+	return cmd
+}
+
+func (a *app) fleetBackupCmd(p *fleetArgs) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backup KEY DEST",
+		Short: "Write a consistent copy of KEY's store to the new file DEST (0600)",
+		Long: `Write a consistent copy of KEY's store to DEST with VACUUM INTO, also
+while another process writes the store. DEST must not exist (code exists;
+it is never replaced or followed), and its folder, and every folder above
+it, must belong to root or to you and not be writable by others unless
+sticky (code unsafe_dest).`,
+		Args: cobra.ExactArgs(2),
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
+			if err := f.Backup(ctx, k, args[1]); err != nil {
+				return err
+			}
+			return a.printOne(fleetDone{Key: k.String(), Path: args[1]})
+		})(c, args)
+	}
+	return cmd
+}
+
+func (a *app) fleetImportCmd(p *fleetArgs) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import KEY SRC",
+		Short: "Bring the backup SRC of KEY's store back into the fleet",
+		Long: `Copy SRC (left unchanged) into a staging folder, check it (integrity_check;
+it must record KEY; the fleet's kinds are added) and publish it as KEY's
+store without replacing anything. A source that fails a check is code
+invalid_source; a key that has a store, code exists.`,
+		Args: cobra.ExactArgs(2),
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
+			if err := f.Import(ctx, k, args[1]); err != nil {
+				return err
+			}
+			path, _ := f.Path(k)
+			return a.printOne(fleetDone{Key: k.String(), Path: path})
+		})(c, args)
+	}
+	return cmd
+}
+
+func (a *app) fleetDeleteCmd(p *fleetArgs) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "delete KEY --force",
+		Short: "Remove KEY's store, its sidecars and its spool for good",
+		Long: `Remove KEY's store: the file, SQLite's sidecars, the owner's files, the
+spool, and the bucket folders that become empty (never the root). It
+destroys data, so --force is required. While another process owns the
+store it fails with code in_use and removes nothing.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "confirm that the store's data is to be destroyed")
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if !force {
+			return usagef("delete destroys data: add --force")
+		}
+		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
+			path, err := f.Path(k)
+			if err != nil {
+				return err
+			}
+			if err := f.Delete(ctx, k); err != nil {
+				return err
+			}
+			return a.printOne(fleetDone{Key: k.String(), Path: path})
+		})(c, args)
+	}
+	return cmd
+}
+
+func (a *app) fleetStatsCmd(p *fleetArgs) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Print the number of stores, their bytes and buckets",
+		Args:  cobra.NoArgs,
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
+			s, err := f.DiskStats(ctx)
+			if err != nil {
+				return err
+			}
+			return a.printOne(s)
+		})(c, args)
+	}
+	return cmd
+}

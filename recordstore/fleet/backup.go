@@ -1,0 +1,204 @@
+// Backup and Import: a consistent copy of a store taken with VACUUM INTO
+// (also while another process appends), and a copy brought back into the
+// fleet through a staging folder, checked, and published without
+// replacing anything.
+
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+var tmpSeq atomic.Uint64
+
+// Backup writes a consistent copy of the store of k to dest (VACUUM INTO,
+// one read transaction: a snapshot even while another process appends),
+// 0600. It never replaces or follows a file at dest (ErrExists), and
+// refuses with ErrUnsafeDest a destination folder, or one above it, that
+// belongs to another user than this one or root, or that others can write
+// (unless sticky, as /tmp is). The store must exist and record k.
+//
+// On error dest is absent: the copy is made in a temp file beside dest,
+// linked to dest, and the temp file is removed.
+func (f *Fleet) Backup(ctx context.Context, k Key, dest string) error {
+	abs, err := f.Path(k)
+	if err != nil {
+		return err
+	}
+	id, err := readIdentity(ctx, abs)
+	if errors.Is(err, errNoStore) {
+		return recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkIdentity(id, k, abs); err != nil {
+		return err
+	}
+	dest, err = filepath.Abs(dest)
+	if err != nil {
+		return fmt.Errorf("backup destination: %w", err)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("%w: backup destination %s", ErrExists, dest)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("stat %s: %w", dest, err)
+	}
+	dir := filepath.Dir(dest)
+	if err := checkDestDir(dir); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(dest)+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(tmpSeq.Add(1), 10))
+	defer os.Remove(tmp)
+	if err := vacuumInto(ctx, abs, tmp); err != nil {
+		return fmt.Errorf("backup %s: %w", k, err)
+	}
+	if err := fsutil.SyncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, dest); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: backup destination %s", ErrExists, dest)
+	} else if err != nil {
+		return fmt.Errorf("backup %s: %w", k, err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("backup %s: %w", k, err)
+	}
+	return fsutil.SyncDir(dir)
+}
+
+// vacuumInto copies the database at src into the new file dst (created
+// 0600 first, empty, which VACUUM INTO takes), reading src read-only.
+func vacuumInto(ctx context.Context, src, dst string) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", dst, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	db, err := openRaw(src, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
+		return fmt.Errorf("vacuum %s into %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// checkDestDir refuses a destination folder that another user could
+// change: it, and each folder above it, must belong to root or to this
+// user and must not be writable by others unless sticky.
+func checkDestDir(dir string) error {
+	uid := os.Getuid()
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("backup destination folder %s: %w", d, err)
+		}
+		if !fi.IsDir() {
+			return recordstore.Invalidf("backup destination folder %s is not a folder", d)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != uid {
+			return fmt.Errorf("%w: %s belongs to user %d", ErrUnsafeDest, d, st.Uid)
+		}
+		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return fmt.Errorf("%w: others can write %s", ErrUnsafeDest, d)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// Import copies src (a backup of the store of k) into the fleet as k: the
+// copy is made in a staging folder beside the store path (VACUUM INTO,
+// src read-only and unchanged), checked (PRAGMA integrity_check; its
+// identity row must record k; the fleet's kinds are reconciled with its
+// catalog, additively) and published without replacing a file. A key that
+// has a store is ErrExists; a source that fails a check is
+// ErrInvalidSource. On error nothing is published and the staging folder
+// is removed.
+func (f *Fleet) Import(ctx context.Context, k Key, src string) error {
+	abs, err := f.Path(k)
+	if err != nil {
+		return err
+	}
+	if f.isDeleting(k) {
+		return fmt.Errorf("%w: %s", ErrDeleting, k)
+	}
+	fi, err := os.Stat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return recordstore.Errorf(recordstore.ErrNotFound, "import source %s does not exist", src)
+	}
+	if err != nil {
+		return fmt.Errorf("import source %s: %w", src, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrInvalidSource, src)
+	}
+	return f.create(ctx, k, abs, func(ctx context.Context, tmp string) error {
+		return f.stageImport(ctx, k, src, tmp)
+	})
+}
+
+// stageImport makes the checked copy of src at tmp.
+func (f *Fleet) stageImport(ctx context.Context, k Key, src, tmp string) error {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidSource, src, fmt.Sprintf(format, args...))
+	}
+	if err := vacuumInto(ctx, src, tmp); err != nil {
+		return invalid("cannot copy it: %v", err)
+	}
+	db, err := openRaw(tmp, false)
+	if err != nil {
+		return err
+	}
+	complaint, err := integrity(ctx, db, false)
+	var id string
+	if err == nil && complaint == "" {
+		id, err = identityOf(ctx, db, src)
+	}
+	db.Close()
+	switch {
+	case err != nil:
+		return invalid("cannot read it: %v", err)
+	case complaint != "":
+		return invalid("integrity_check: %s", complaint)
+	case id == "":
+		return invalid("it records no fleet key (not made by a fleet)")
+	case id != k.String():
+		return invalid("it records key %s, not %s", cut(id), k)
+	}
+	b, err := sqlite.Open(ctx, tmp, sqlite.Options{LiveFile: tmp, SweepInterval: -1, ReadConns: 1})
+	if err != nil {
+		return invalid("not a records store: %v", err)
+	}
+	for _, kind := range f.opts.Kinds {
+		if _, err := b.DeclareKind(ctx, kind); err != nil {
+			b.Close()
+			return invalid("kind %s: %v", kind.Name, err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		return fmt.Errorf("import %s: %w", k, err)
+	}
+	if fi, err := os.Stat(tmp + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("import %s: the staging file kept a -wal", k)
+	}
+	return nil
+}

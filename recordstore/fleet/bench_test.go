@@ -1,0 +1,213 @@
+// Benchmarks of the fleet: first open + first read of a store, churn across
+// 10,000 tenants with max_open 256, and listing 10,000 stores. Each reports
+// a ratio against a baseline measured in the same run (see
+// docs/performance.md, "Fleet").
+
+package fleet_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fleet"
+)
+
+// benchRoot makes a root of n tenant stores "b00000"...: one provisioned,
+// the others copies of it whose identity row is rewritten (a provision
+// each would take minutes; the files are the same).
+func benchRoot(b *testing.B, n int) (string, []fleet.Key) {
+	b.Helper()
+	root := filepath.Join(b.TempDir(), "fleet")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{noteKind}, SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	keys := make([]fleet.Key, n)
+	for i := range keys {
+		if keys[i], err = fleet.TenantKey(fmt.Sprintf("b%05d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if err := f.Provision(ctx, keys[0]); err != nil {
+		b.Fatal(err)
+	}
+	first, _ := f.Path(keys[0])
+	data, err := os.ReadFile(first)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range keys[1:] {
+		p, _ := f.Path(k)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = db.Exec(`UPDATE `+fleet.IdentityTable+` SET key = ?`, k.String())
+		db.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return root, keys
+}
+
+// rawOpenRead is the baseline of a first open + read: a plain SQLite
+// connection on the file and one query.
+func rawOpenRead(path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	return db.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n)
+}
+
+func p50(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// BenchmarkFleetOpen: the first Acquire of a store (identity, owner
+// election, kinds) and a first read (Streams), then its close (untimed),
+// alternating with the baseline on another store. p50_ms is ours,
+// raw_p50_ms the baseline's, vs_raw = raw / ours.
+func BenchmarkFleetOpen(b *testing.B) {
+	root, keys := benchRoot(b, 64)
+	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{noteKind}, SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	var ours, raw []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i%len(keys)]
+		t0 := time.Now()
+		l, err := f.Acquire(ctx, k)
+		if err == nil {
+			_, err = l.Store().Backend().Streams(ctx, "")
+			l.Release()
+		}
+		ours = append(ours, time.Since(t0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := f.CloseStore(ctx, k); err != nil {
+			b.Fatal(err)
+		}
+		other, _ := f.Path(keys[(i+len(keys)/2)%len(keys)])
+		t1 := time.Now()
+		if err := rawOpenRead(other); err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, time.Since(t1))
+		b.StartTimer()
+	}
+	b.StopTimer()
+	o, r := p50(ours), p50(raw)
+	b.ReportMetric(float64(o.Microseconds())/1000, "p50_ms")
+	b.ReportMetric(float64(r.Microseconds())/1000, "raw_p50_ms")
+	b.ReportMetric(float64(r)/float64(o), "vs_raw")
+}
+
+// rssBytes is this process's resident set size.
+func rssBytes(b *testing.B) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Skip("no /proc/self/statm")
+	}
+	fields := strings.Fields(string(data))
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// BenchmarkFleetChurn: 10,000 tenants touched at random (Acquire, a read,
+// Release) with max_open 256 and no min_residency, the sweeper and the
+// eviction after each open running. Reports opens/s, the stores open at
+// the end and kb_per_open_store: the RSS grown from before the first open
+// to the end, over the stores open then.
+func BenchmarkFleetChurn(b *testing.B) {
+	root, keys := benchRoot(b, 10000)
+	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{noteKind}, MaxOpen: 256, MinResidency: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	rss0 := rssBytes(b)
+	b.ResetTimer()
+	t0 := time.Now()
+	for i := 0; i < b.N; i++ {
+		l, err := f.Acquire(ctx, keys[rng.IntN(len(keys))])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Store().Backend().Streams(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		l.Release()
+	}
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	s := f.Stats()
+	b.ReportMetric(float64(s.Opens)/elapsed.Seconds(), "opens/s")
+	b.ReportMetric(float64(s.Open), "open_at_end")
+	if s.Open > 0 {
+		b.ReportMetric(float64(rssBytes(b)-rss0)/1024/float64(s.Open), "kb_per_open_store")
+	}
+}
+
+// BenchmarkFleetList: List of 10,000 stores (identity read of each),
+// against a bare filepath.WalkDir of the same tree (vs_raw = walk / list).
+func BenchmarkFleetList(b *testing.B) {
+	root, _ := benchRoot(b, 10000)
+	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	var ours, raw time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		l, err := f.List(ctx, fleet.ListOptions{})
+		ours += time.Since(t0)
+		if err != nil || len(l.Stores) != 10000 {
+			b.Fatalf("listed %d stores: %v", len(l.Stores), err)
+		}
+		b.StopTimer()
+		t1 := time.Now()
+		n := 0
+		_ = filepath.WalkDir(root, func(string, os.DirEntry, error) error { n++; return nil })
+		raw += time.Since(t1)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(ours.Milliseconds())/float64(b.N), "ms/list")
+	b.ReportMetric(float64(raw)/float64(ours), "vs_raw")
+}

@@ -1,0 +1,178 @@
+// List and DiskStats: the stores under the root, found by walking the
+// template's tree, skipping symlinks, sidecars, strays and misplaced files.
+
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ListOptions configure List.
+type ListOptions struct {
+	// Open checks each store read-only (PRAGMA quick_check); List then
+	// fails with ErrUnreadable, after listing, when one cannot be read.
+	Open bool
+}
+
+// Entry is one store found by List.
+type Entry struct {
+	Key  string `json:"key"`             // as ParseKey takes it
+	Path string `json:"path"`            // relative to the root, '/' separators
+	Size int64  `json:"size"`            // bytes of the store file (not its -wal)
+	Err  string `json:"error,omitempty"` // with ListOptions.Open: why it cannot be read
+}
+
+// Skipped is a file under the root that List did not take as a store.
+type Skipped struct {
+	Path   string `json:"path"`   // relative to the root
+	Reason string `json:"reason"` // "symlink", "stray", "misplaced: ..."
+}
+
+// Listing is what List found.
+type Listing struct {
+	Stores  []Entry   `json:"stores"`
+	Skipped []Skipped `json:"skipped"`
+}
+
+// storeSidecars end the names of the files the engine and SQLite keep
+// beside a store: never stores, never strays.
+var storeSidecars = []string{"-wal", "-shm", "-journal", ".lock", ".owner.json", ".sock"}
+
+// List walks the root and returns its stores sorted by path. It never
+// follows a symlink and never opens a file for writing; a file that names
+// a store by its path but records another key (or none) is skipped as
+// misplaced, a file the template does not name as stray; sidecars, spool
+// folders and staging folders are passed over silently. A store whose
+// identity cannot be read is listed with Err set; only with
+// ListOptions.Open does that fail the list. Nothing is created or changed.
+func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
+	var l Listing
+	var unreadable []string
+	err := filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p == f.root {
+			return nil
+		}
+		rel, _ := filepath.Rel(f.root, p)
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: "symlink"})
+			return nil
+		case d.IsDir() && (strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".spool")):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular() || strings.HasPrefix(name, "."):
+			return nil
+		}
+		k, ok := f.tpl.Match(rel)
+		if !ok {
+			if !isSidecar(f.tpl, rel) {
+				l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: "stray"})
+			}
+			return nil
+		}
+		e, reason := f.inspect(ctx, k, p, rel, opts.Open)
+		if reason != "" {
+			l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: reason})
+			return nil
+		}
+		if e.Err != "" && opts.Open {
+			unreadable = append(unreadable, e.Key)
+		}
+		l.Stores = append(l.Stores, e)
+		return nil
+	})
+	if err != nil {
+		return l, fmt.Errorf("list %s: %w", f.root, err)
+	}
+	sort.Slice(l.Stores, func(i, j int) bool { return l.Stores[i].Path < l.Stores[j].Path })
+	if len(unreadable) > 0 {
+		return l, fmt.Errorf("%w: %d of %d stores: %s", ErrUnreadable, len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
+	}
+	return l, nil
+}
+
+// isSidecar reports whether rel is a sidecar of a store path.
+func isSidecar(t Template, rel string) bool {
+	for _, s := range storeSidecars {
+		if base, ok := strings.CutSuffix(rel, s); ok {
+			if _, ok := t.Match(base); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inspect reads the identity of the store file at p (and, with check, runs
+// quick_check): an Entry, or why the file is skipped.
+func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool) (Entry, string) {
+	e := Entry{Key: k.String(), Path: rel}
+	if fi, err := statSize(p); err == nil {
+		e.Size = fi
+	}
+	db, err := openRaw(p, true)
+	if err != nil {
+		e.Err = err.Error()
+		return e, ""
+	}
+	defer db.Close()
+	id, err := identityOf(ctx, db, p)
+	if err != nil {
+		e.Err = err.Error()
+		return e, ""
+	}
+	if id != k.String() {
+		if id == "" {
+			return e, "misplaced: records no fleet key"
+		}
+		return e, "misplaced: records " + cut(id)
+	}
+	if check {
+		complaint, err := integrity(ctx, db, true)
+		switch {
+		case err != nil:
+			e.Err = err.Error()
+		case complaint != "":
+			e.Err = "quick_check: " + complaint
+		}
+	}
+	return e, ""
+}
+
+// DiskStats are the totals of the stores under the root.
+type DiskStats struct {
+	Stores  int   `json:"stores"`  // stores found by List
+	Bytes   int64 `json:"bytes"`   // their files' sizes
+	Buckets int   `json:"buckets"` // folders holding at least one store
+	Skipped int   `json:"skipped"` // files List skipped (strays, misplaced, symlinks)
+}
+
+// DiskStats lists the root (as List does, without opening) and sums it.
+func (f *Fleet) DiskStats(ctx context.Context) (DiskStats, error) {
+	l, err := f.List(ctx, ListOptions{})
+	if err != nil {
+		return DiskStats{}, err
+	}
+	s := DiskStats{Stores: len(l.Stores), Skipped: len(l.Skipped)}
+	dirs := map[string]bool{}
+	for _, e := range l.Stores {
+		s.Bytes += e.Size
+		dirs[filepath.Dir(e.Path)] = true
+	}
+	s.Buckets = len(dirs)
+	return s, nil
+}

@@ -1,0 +1,222 @@
+// Lazy, single-flight open: the first Acquire of a key opens its store
+// (concurrent first opens share that one open), checks its identity and
+// reconciles the fleet's kinds; later ones share the open store.
+
+package fleet
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+)
+
+// entry is one store of the fleet, opening, open or closing.
+type entry struct {
+	key   Key
+	path  string
+	ready chan struct{} // closed when the open ended; then store or err is set
+	store *Store
+	err   error
+
+	// Guarded by Fleet.mu.
+	leases   int
+	lastUsed time.Time
+	elem     *list.Element // in Fleet.lru once open
+	draining bool          // being closed: openers wait for drained
+	drained  chan struct{} // closed once the store is closed and forgotten
+	idle     chan struct{} // while draining with leases: closed when they reach 0
+}
+
+// Lease pins an open store: it is not closed (by MaxOpen, IdleClose,
+// Delete or Close) until Release. A Lease is used by one goroutine; the
+// Store it gives is safe for concurrent use.
+type Lease struct {
+	f    *Fleet
+	e    *entry
+	once sync.Once
+}
+
+// Store is the leased store.
+func (l *Lease) Store() *Store { return l.e.store }
+
+// Key is the leased store's key.
+func (l *Lease) Key() Key { return l.e.key }
+
+// Release unpins the store; later calls do nothing.
+func (l *Lease) Release() { l.once.Do(func() { l.f.release(l.e) }) }
+
+// Acquire opens the store of k, or shares it when it is open or being
+// opened, and pins it until the Lease is released. A missing store is
+// created when the fleet creates on demand, else refused with
+// recordstore.ErrNotFound; a file that records another key (or none) is
+// refused with ErrMisplaced; a key being deleted with ErrDeleting. A key
+// whose store is being closed waits for the close and opens it afresh.
+// The open itself is not cut short by ctx (others may share it); the wait
+// for it is.
+func (f *Fleet) Acquire(ctx context.Context, k Key) (*Lease, error) {
+	abs, err := f.Path(k)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		f.mu.Lock()
+		if err := f.usableLocked(k); err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+		e := f.entries[k]
+		if e == nil {
+			e = &entry{key: k, path: abs, ready: make(chan struct{}), leases: 1}
+			f.entries[k] = e
+			f.mu.Unlock()
+			if err := f.openEntry(ctx, e); err != nil {
+				return nil, err
+			}
+			f.evictSoon()
+			return &Lease{f: f, e: e}, nil
+		}
+		if e.draining {
+			drained := e.drained
+			f.mu.Unlock()
+			select {
+			case <-drained:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		e.leases++
+		f.touchLocked(e)
+		f.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			f.release(e)
+			return nil, ctx.Err()
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		return &Lease{f: f, e: e}, nil
+	}
+}
+
+// Do runs fn with the store of k leased for its duration.
+func (f *Fleet) Do(ctx context.Context, k Key, fn func(ctx context.Context, st *Store) error) error {
+	l, err := f.Acquire(ctx, k)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return fn(ctx, l.Store())
+}
+
+// usableLocked refuses an open after Close or of a key being deleted.
+func (f *Fleet) usableLocked(k Key) error {
+	if f.closed {
+		return fmt.Errorf("fleet %s: %w", f.root, recordstore.ErrClosed)
+	}
+	if f.deleting[k] {
+		return fmt.Errorf("%w: %s", ErrDeleting, k)
+	}
+	return nil
+}
+
+func (f *Fleet) isDeleting(k Key) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.deleting[k]
+}
+
+// openEntry opens e's store and publishes the outcome to its sharers.
+func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
+	st, err := f.openStore(context.WithoutCancel(ctx), e.key, e.path)
+	f.mu.Lock()
+	if err != nil {
+		e.err = err
+		if f.entries[e.key] == e {
+			delete(f.entries, e.key)
+		}
+	} else {
+		e.store = st
+		e.lastUsed = f.opts.Now()
+		e.elem = f.lru.PushFront(e)
+		f.stats.opens.Add(1)
+	}
+	f.mu.Unlock()
+	close(e.ready)
+	return err
+}
+
+// openStore opens the store file at abs for k: identity first (creating
+// the store when missing and the fleet creates on demand), then the owner
+// election, then the fleet's kinds. On error nothing stays open.
+func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error) {
+	id, err := readIdentity(ctx, abs)
+	if errors.Is(err, errNoStore) {
+		if !f.onDemand {
+			return nil, recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
+		}
+		err = f.create(ctx, k, abs, func(ctx context.Context, tmp string) error { return f.build(ctx, k, tmp) })
+		if err != nil && !errors.Is(err, ErrExists) {
+			return nil, err
+		}
+		id, err = readIdentity(ctx, abs)
+	}
+	if errors.Is(err, errNoStore) {
+		return nil, recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIdentity(id, k, abs); err != nil {
+		return nil, err
+	}
+	st, err := f.opts.Open(ctx, abs)
+	if err != nil {
+		return nil, fmt.Errorf("open the store of %s: %w", k, err)
+	}
+	if err := f.reconcile(ctx, st, abs); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// checkIdentity refuses a file whose identity is not k's.
+func checkIdentity(id string, k Key, abs string) error {
+	switch id {
+	case k.String():
+		return nil
+	case "":
+		return fmt.Errorf("%w: %s records no fleet key (not made by a fleet)", ErrMisplaced, abs)
+	}
+	return fmt.Errorf("%w: %s records key %s, not %s (copied or renamed by hand?)", ErrMisplaced, abs, cut(id), k)
+}
+
+// reconcile declares the fleet's kinds that the store lacks or that add
+// columns; an incompatible change is refused naming the store.
+func (f *Fleet) reconcile(ctx context.Context, st *Store, abs string) error {
+	b := st.Backend()
+	need := false
+	for _, kind := range f.opts.Kinds {
+		status, err := b.CheckDeclare(ctx, kind)
+		if err != nil {
+			return fmt.Errorf("store %s: %w", abs, err)
+		}
+		need = need || status != recordstore.KindUnchanged
+	}
+	if !need {
+		return nil
+	}
+	if _, err := st.DeclareKinds(ctx, f.opts.Kinds, owner.WriteOptions{}); err != nil {
+		return fmt.Errorf("store %s: declare the fleet's kinds: %w", abs, err)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+// DefaultOpener: a fleet store opened as recordresults.Open opens a store —
+// owner election over the SQLite backend — with the store's file as its
+// live file.
+
+package fleet
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+// StoreOptions configure DefaultOpener. The zero value is usable.
+type StoreOptions struct {
+	// Logger receives the stores' log lines.
+	Logger *slog.Logger
+	// Build names this build in state files and spool manifests.
+	Build string
+	// StartWait bounds a non-owner's wait for a store's owner (default
+	// 60s).
+	StartWait time.Duration
+	// DrainOnClose bounds an owner's final drain (default 10s).
+	DrainOnClose time.Duration
+	// Heartbeat is an owner's state refresh period (default 5s).
+	Heartbeat time.Duration
+	// SweepInterval is the retention sweeper's period in an owner
+	// (default: off — a fleet's stores are many and mostly idle).
+	SweepInterval time.Duration
+	// ReadConns is the reader pool of each store (default 2).
+	ReadConns int
+	// Failpoint is called at the owner's named points (crash tests).
+	Failpoint func(name string)
+}
+
+// DefaultOpener returns the Opener a fleet uses by default: owner.Open over
+// sqlite.Open, the store's file being both the configured path (its
+// lock, state file, socket and spool lie beside it: P.lock, P.owner.json,
+// P.sock, P.spool) and the live file (sqlite.Options.LiveFile). The first
+// process to take a store's lock owns it; the others read it and write
+// through its spool.
+func DefaultOpener(so StoreOptions) Opener {
+	sweep := so.SweepInterval
+	if sweep == 0 {
+		sweep = -1
+	}
+	conns := so.ReadConns
+	if conns <= 0 {
+		conns = 2
+	}
+	return func(ctx context.Context, path string) (*Store, error) {
+		return owner.Open(ctx, owner.Options[*sqlite.Backend]{
+			Path:           path,
+			CatalogVersion: sqlite.CatalogVersion,
+			Build:          so.Build,
+			StartWait:      so.StartWait,
+			DrainOnClose:   so.DrainOnClose,
+			Heartbeat:      so.Heartbeat,
+			Logger:         so.Logger,
+			Failpoint:      so.Failpoint,
+			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
+				return sqlite.Open(ctx, path, sqlite.Options{
+					Logger:        so.Logger,
+					SweepInterval: sweep,
+					ReadConns:     conns,
+					ReadOnly:      readOnly,
+					Submit:        submit,
+					LiveFile:      path,
+				})
+			},
+		})
+	}
+}
