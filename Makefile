@@ -28,7 +28,7 @@ CGO_MODULES := interop
 # Packages of the root module tested under the race detector (it needs cgo,
 # hence gcc); every other package is tested without it. Without a C
 # compiler they are tested without it too, with a warning (CI installs gcc).
-RACE_PKGS ?= ./recordstore/...
+RACE_PKGS ?= ./recordstore/... ./drakkar/...
 HAVE_CC := $(shell command -v gcc || command -v cc)
 RACE ?= $(if $(HAVE_CC),-race)
 CHECKED_MODULES := $(MODULES) $(if $(HAVE_CC),$(CGO_MODULES))

@@ -121,6 +121,9 @@ type Kind struct {
 	Retention  *Retention `json:"retention,omitempty"`
 	TimeColumn string     `json:"timeColumn,omitempty"`
 	Indexes    [][]string `json:"indexes,omitempty"`
+	// Table, when set, binds the kind to a table the caller creates with
+	// its own DDL instead of a table the store lays out (see BoundTable).
+	Table *BoundTable `json:"table,omitempty"`
 }
 
 // Clone returns a deep copy of k: changing the copy's slices or the
@@ -136,6 +139,9 @@ func (k Kind) Clone() Kind {
 	if k.Retention != nil {
 		r := *k.Retention
 		c.Retention = &r
+	}
+	if k.Table != nil {
+		c.Table = &BoundTable{Name: k.Table.Name, DDL: slices.Clone(k.Table.DDL)}
 	}
 	if k.Indexes != nil {
 		c.Indexes = make([][]string, len(k.Indexes))
@@ -277,6 +283,9 @@ func (k *Kind) validateStored() error {
 			return Invalidf("kind %s: timeColumn %s must name a datetime column", k.Name, Quote(k.TimeColumn))
 		}
 	}
+	if err := k.validateBound(); err != nil {
+		return err
+	}
 	for _, idx := range k.Indexes {
 		if len(idx) == 0 {
 			return Invalidf("kind %s: empty index", k.Name)
@@ -361,8 +370,9 @@ const (
 // Reconcile compares an incoming declaration with the stored one and returns
 // the kind to store. Identical declarations are KindUnchanged; a declaration
 // that only appends new columns is KindUpdated; any other difference (a
-// changed or removed column, key, policy, lww, retention, time column or
-// indexes) is an ErrSchemaConflict error, and added columns that would
+// changed or removed column, key, policy, lww, retention, time column,
+// indexes or table binding; or a column added to a bound kind)
+// is an ErrSchemaConflict error, and added columns that would
 // make more than MaxColumns an ErrInvalid one. With subset true an incoming kind
 // may also omit stored columns (they are kept): that is how a batch written
 // by an older build reconciles. Both kinds must already be valid.
@@ -388,6 +398,9 @@ func Reconcile(stored, incoming Kind, subset bool) (Kind, KindStatus, error) {
 	if !slices.EqualFunc(stored.Indexes, incoming.Indexes, slices.Equal[[]string]) {
 		return conflict("indexes")
 	}
+	if !stored.Table.Equal(incoming.Table) {
+		return conflict("table binding")
+	}
 	merged := stored
 	merged.Columns = slices.Clone(stored.Columns)
 	matched := 0
@@ -409,6 +422,9 @@ func Reconcile(stored, incoming Kind, subset bool) (Kind, KindStatus, error) {
 	}
 	if len(merged.Columns) == len(stored.Columns) {
 		return stored, KindUnchanged, nil
+	}
+	if stored.Table != nil {
+		return conflict("column list of a bound kind (its table's DDL is fixed)")
 	}
 	if len(merged.Columns) > MaxColumns {
 		return stored, "", Invalidf("kind %s: adding %d columns to its %d would make %d: %s",

@@ -73,9 +73,10 @@ var layerRules = []layerRule{
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
-	// encodings, DDL text; it makes its files durable through fsutil and
+	// encodings, DDL text; it makes its files durable through fsutil, takes
+	// its error codes from the core (its sentinels wrap ErrInvalid) and
 	// knows neither the engine nor SQLite.
-	{Under: "drakkar/dbfiles", May: []string{"recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	{Under: "drakkar/dbfiles", May: []string{"recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 }
 
 // Dependencies forbidden whatever the direct imports: the owner is generic

@@ -128,3 +128,47 @@ func (s *rowBufferSource) Next() (Values, error) {
 	s.read++
 	return vals, nil
 }
+
+// Rows is a set of rows of stored values that an append may read more
+// than once (to check them, then to write them): a *RowBuffer, or
+// ValueRows.
+type Rows interface {
+	// Len is the number of rows.
+	Len() int
+	// Source returns a fresh RowSource over the rows, from the first.
+	Source() RowSource
+}
+
+var (
+	_ Rows = (*RowBuffer)(nil)
+	_ Rows = ValueRows(nil)
+)
+
+// ValueRows are rows of stored values held as they are, one Values slice
+// per row: for rows a caller has built as Values already (a recorder's
+// buffered events), which a RowBuffer would only encode and decode again.
+// The rows must not change while an append reads them.
+type ValueRows []Values
+
+// Len is the number of rows.
+func (r ValueRows) Len() int { return len(r) }
+
+// Source returns a RowSource yielding the rows in order (the Values
+// themselves, not copies).
+func (r ValueRows) Source() RowSource { return &valueRowsSource{rows: r} }
+
+type valueRowsSource struct {
+	rows ValueRows
+	next int
+}
+
+func (s *valueRowsSource) Len() int { return len(s.rows) }
+
+func (s *valueRowsSource) Next() (Values, error) {
+	if s.next >= len(s.rows) {
+		return nil, io.EOF
+	}
+	v := s.rows[s.next]
+	s.next++
+	return v, nil
+}

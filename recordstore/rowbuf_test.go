@@ -74,3 +74,22 @@ var _ = Describe("RowBuffer", func() {
 		Expect(readAll(b.Source())).To(BeEmpty())
 	})
 })
+
+var _ = Describe("ValueRows", func() {
+	It("yields its rows in order, then io.EOF, from the first again on each Source", func() {
+		rows := recordstore.ValueRows{{int64(1), "a"}, {nil, 2.5}}
+		Expect(rows.Len()).To(Equal(2))
+		for range 2 {
+			src := rows.Source()
+			Expect(src.Len()).To(Equal(2))
+			v, err := src.Next()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(v).To(Equal(recordstore.Values{int64(1), "a"}))
+			v, err = src.Next()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(v).To(Equal(recordstore.Values{nil, 2.5}))
+			_, err = src.Next()
+			Expect(err).To(MatchError(io.EOF))
+		}
+	})
+})

@@ -258,6 +258,12 @@ type StoreOptions struct {
 	// NoFollowRecheck disables recordstore.Wait's periodic recheck in the
 	// child, so that only a notification wakes a follower.
 	NoFollowRecheck bool `json:"noFollowRecheck,omitempty"`
+	// LiveFile, when set, asks the child's opener for a store with a
+	// caller-named live file: the owner writes this file (carrying the
+	// ledger of CarryFrom), a non-owner writes through the spool only.
+	// Openers that know no such store ignore it.
+	LiveFile  string   `json:"liveFile,omitempty"`
+	CarryFrom []string `json:"carryFrom,omitempty"`
 }
 
 // The failpoint actions.

@@ -1,25 +1,31 @@
-// Sentinel errors of dbfiles, one per kind of bad input.
+// Sentinel errors of dbfiles, one per kind of bad input. Each wraps
+// recordstore.ErrInvalid, so that the error code of a bad meta file or
+// lock body is invalid wherever it surfaces (the CLI, the debug API).
 
 package dbfiles
 
-import "errors"
+import (
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
 
 var (
 	// ErrBadJSON is returned by Canonicalize for text that is not JSON,
 	// not UTF-8, or holds a number no float64 can hold.
-	ErrBadJSON = errors.New("dbfiles: bad json")
+	ErrBadJSON = fmt.Errorf("%w: bad json", recordstore.ErrInvalid)
 	// ErrUnsupported is returned by CanonicalJSON for a Go value that has
 	// no canonical JSON form (a struct, a channel, a map whose keys are
 	// not strings, []byte) or a float that is NaN or infinite.
-	ErrUnsupported = errors.New("dbfiles: value has no canonical json form")
+	ErrUnsupported = fmt.Errorf("%w: value has no canonical json form", recordstore.ErrInvalid)
 	// ErrBadTime is returned by ParseTime for text that is not exactly
 	// YYYY-MM-DDTHH:MM:SS.ffffffZ.
-	ErrBadTime = errors.New("dbfiles: bad time")
+	ErrBadTime = fmt.Errorf("%w: bad time", recordstore.ErrInvalid)
 	// ErrBadMeta is returned by DecodeMeta, EncodeMeta and ReadMeta for a
 	// meta object that breaks schema 1: unknown schema, a missing or
 	// unknown key, a value of the wrong type, bad time text.
-	ErrBadMeta = errors.New("dbfiles: bad meta file")
+	ErrBadMeta = fmt.Errorf("%w: bad meta file", recordstore.ErrInvalid)
 	// ErrBadLock is returned by DecodeLock and EncodeLock for a lock body
 	// that is not the spec's four keys with their types.
-	ErrBadLock = errors.New("dbfiles: bad archive lock body")
+	ErrBadLock = fmt.Errorf("%w: bad archive lock body", recordstore.ErrInvalid)
 )

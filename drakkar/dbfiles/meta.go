@@ -290,3 +290,7 @@ func (d *fieldDecoder) counts(key string) map[string]int64 {
 	}
 	return out
 }
+
+// MarshalJSON writes m as EncodeMeta does, so that a Meta inside another
+// JSON value (a listing) has its canonical bytes.
+func (m Meta) MarshalJSON() ([]byte, error) { return EncodeMeta(m) }

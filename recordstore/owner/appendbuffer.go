@@ -27,10 +27,10 @@ type SourceAppender interface {
 }
 
 // AppendBuffer appends the rows of rows — stored values of kind, as
-// kind.Normalize returns them — to stream in one all-or-nothing append,
-// as Append does with caller rows, but without holding them as a Values
-// slice or a map per row: the owner inserts them as it decodes them from
-// the buffer. opts.Declare, when set, must be kind itself (the same name);
+// kind.Normalize returns them, in a recordstore.RowBuffer or as
+// recordstore.ValueRows — to stream in one all-or-nothing append, as
+// Append does with caller rows, but without a map per row: the owner
+// inserts them as it reads them from rows. opts.Declare, when set, must be kind itself (the same name);
 // it is declared with the rows.
 //
 // In either role the append must fit one spool batch: at most the spool's
@@ -46,7 +46,7 @@ type SourceAppender interface {
 // sends it as one batch and waits for the owner's outcome until ctx ends
 // (a *PendingError naming the batch, which stays in the spool and is
 // applied once) or, with NoWait, returns once the batch is published.
-func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows *recordstore.RowBuffer, opts AppendOptions) (Appended, error) {
+func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows recordstore.Rows, opts AppendOptions) (Appended, error) {
 	if err := s.usable(); err != nil {
 		return Appended{}, err
 	}
@@ -76,7 +76,7 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 // checkBuffered refuses, before anything is written, what AppendBuffer
 // cannot apply: no kind, a declaration of another kind, no rows, or rows
 // past the spool's per-append limits (ErrCapacity).
-func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows *recordstore.RowBuffer, declare *recordstore.Kind) error {
+func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows recordstore.Rows, declare *recordstore.Kind) error {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows *re
 	if declare != nil && declare.Name != kind.Name {
 		return recordstore.Invalidf("append to %s: the declaration is of kind %s, not %s", stream, declare.Name, kind.Name)
 	}
-	if rows == nil || rows.Len() == 0 {
+	if rb, ok := rows.(*recordstore.RowBuffer); rows == nil || ok && rb == nil || rows.Len() == 0 {
 		return recordstore.Invalidf("append to %s: no rows", stream)
 	}
 	m := spool.NewMeter(kind, s.spool.Limits())

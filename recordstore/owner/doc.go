@@ -18,6 +18,12 @@
 // made its commit survive a power loss. The socket only makes things fast: a dead or missing socket never
 // loses or duplicates data, it only sends waiters back to polling.
 //
+// A backend that is a Rotator lets the owner switch its live file to one
+// the caller names (Store.Rotate): between two batches, after the applied
+// ones left incoming/, with the state file rewritten to name the new file.
+// The non-owners of such a store write through the spool only
+// (Options.NoPromotion and a submit-only backend).
+//
 // The package is generic over its target backend and never imports a
 // concrete one; recordresults wires it to recordstore/sqlite.
 package owner

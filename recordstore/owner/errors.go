@@ -45,6 +45,16 @@ var (
 	ErrProtocol = errors.New("control protocol")
 )
 
+// Rotating the live file.
+var (
+	// ErrNotOwner is returned by Store.Rotate in a process that does not
+	// own the store (only the owner writes the live file).
+	ErrNotOwner = errors.New("not the store's owner")
+	// ErrNoRotation is returned by Store.Rotate when the store's backend
+	// is no Rotator.
+	ErrNoRotation = errors.New("the backend cannot rotate its live file")
+)
+
 // Writing through the spool.
 var (
 	// ErrPending is the sentinel of PendingError, returned by a write (and

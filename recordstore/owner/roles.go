@@ -79,6 +79,9 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 	}
 	s.backend = b
 	s.setRole(RoleNonOwner)
+	if s.opts.NoPromotion {
+		return nil
+	}
 	s.wg.Add(1)
 	go s.promoter()
 	return nil
@@ -331,7 +334,7 @@ func (s *Store[T]) closeOwner() error {
 // is free (the owner vanished and nobody took over). A detached process
 // never does: it cannot write the store's catalog.
 func (s *Store[T]) closeNonOwner() error {
-	if s.Role() == RoleDetached || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
+	if s.Role() == RoleDetached || s.opts.NoPromotion || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
 		return nil
 	}
 	won, err := s.lock.try()

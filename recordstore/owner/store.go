@@ -125,6 +125,14 @@ type Options[T Target] struct {
 	// file as ReadStatus does. It is how a read-only copy or backup of a
 	// store, or a store in a folder this process cannot write, is read.
 	ReadOnly bool
+	// NoPromotion keeps a non-owner from ever taking the store over: it
+	// starts no promoter and does not drain on Close, so that only a
+	// process that opens the store anew becomes its owner. It is for
+	// stores whose owner alone knows which live file to write — a caller
+	// that names and rotates its live files (see Store.Rotate) — whose
+	// non-owners write through the spool only (a submit-only backend).
+	// Their batches wait, durable in the spool, while no owner runs.
+	NoPromotion bool
 }
 
 // RetryPolicy bounds the retries of a batch that fails transiently: the

@@ -167,6 +167,11 @@ func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, st
 	case !found:
 		// Rows refer to the stream by its number: create the row first.
 		s = newGeneration(0, stream, &t.kind, 1, now)
+		if t.layout.bound {
+			if err := b.bindStreamTx(ctx, tx, t, &s); err != nil {
+				return s, false, err
+			}
+		}
 		return s, true, s.put(ctx, tx, b.ws)
 	case !s.live(recordstore.FormatDatetime(now)):
 		if !s.deleted {
@@ -174,7 +179,11 @@ func (b *Backend) openGenerationTx(ctx context.Context, tx *sql.Tx, t *table, st
 				return s, false, err
 			}
 		}
-		return newGeneration(s.no, stream, &t.kind, s.generation+1, now), true, nil
+		s = newGeneration(s.no, stream, &t.kind, s.generation+1, now)
+		if t.layout.bound {
+			return s, true, b.bindStreamTx(ctx, tx, t, &s)
+		}
+		return s, true, nil
 	case s.kind != t.kind.Name:
 		return s, false, schemaConflict("stream %s has kind %s, not %s", stream, s.kind, t.kind.Name)
 	case s.sealed:

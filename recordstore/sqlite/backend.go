@@ -59,7 +59,30 @@ type Options struct {
 	// with recordstore.ErrReadOnly. Without ReadOnly, Open refuses with
 	// recordstore.ErrInvalid.
 	ReadOnlyFile bool
+
+	// LiveFile, when set, is the live file's path (made absolute) instead
+	// of LivePath(path): a caller that names and rotates its live files
+	// itself (see Rotate, Seal). Its folder is created 0700 when missing,
+	// the file 0600. The lock, spool, state file and socket of the owner
+	// package stay beside the store path.
+	LiveFile string
+	// CarryFrom lists earlier live files of the same store. When a
+	// writable Open finds the live file without a ledger (a new file, or
+	// one no batch was applied to yet), it copies into it, in the
+	// transaction that creates its bookkeeping tables, the ledger rows of
+	// each listed file that exists and still has a ledger, so that a batch
+	// applied to one of them is never applied again (exactly-once across
+	// files). Missing and sealed files are skipped; a file whose -wal
+	// still holds commits (its owner died) is recovered by SQLite as it
+	// is attached. The epoch continues above the highest carried one. The
+	// catalog is not carried: the caller declares its kinds after Open.
+	// At most MaxCarryFrom files; more is refused with ErrInvalid.
+	CarryFrom []string
 }
+
+// MaxCarryFrom is how many files Options.CarryFrom may list (SQLite
+// attaches them all at once, and attaches at most ten).
+const MaxCarryFrom = 8
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
@@ -87,9 +110,13 @@ func (o Options) withDefaults() Options {
 // use; see the package documentation for how writes are serialized.
 type Backend struct {
 	path string // configured path P, absolute
-	live string // the live file, LivePath(path)
-	opts Options
-	log  *slog.Logger
+	// live is the live file (LivePath(path), or Options.LiveFile); Rotate
+	// changes it with life held exclusively. liveName is the same, for
+	// LivePath, which does not enter.
+	live     string
+	liveName atomic.Pointer[string]
+	opts     Options
+	log      *slog.Logger
 
 	// The writer (one connection, BEGIN IMMEDIATE) and its statements are
 	// nil while the backend is read-only; Promote sets them with life held
@@ -188,22 +215,30 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFiles(path, abs); err != nil {
+	live, err := liveFile(abs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFiles(path, abs, live); err != nil {
 		return nil, err
 	}
 	if opts.ReadOnlyFile && !opts.ReadOnly {
 		return nil, recordstore.Invalidf("sqlite.Options.ReadOnlyFile needs ReadOnly")
 	}
+	if len(opts.CarryFrom) > MaxCarryFrom {
+		return nil, recordstore.Invalidf("sqlite.Options.CarryFrom lists %d files, at most %d", len(opts.CarryFrom), MaxCarryFrom)
+	}
 	opts = opts.withDefaults()
 	b := &Backend{
 		path:     abs,
-		live:     LivePath(abs),
+		live:     live,
 		opts:     opts,
 		log:      opts.Logger.With("component", "recordstore_sqlite"),
 		wsem:     make(chan struct{}, 1),
 		notifier: recordstore.NewNotifier(),
 		readOnly: opts.ReadOnly,
 	}
+	b.liveName.Store(&live)
 	b.tables.init()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	open := b.open
@@ -242,7 +277,7 @@ func (b *Backend) open(ctx context.Context) error {
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}
-	epoch, err := initSchema(ctx, b.w)
+	epoch, err := b.initSchemaCarrying(ctx)
 	if err != nil {
 		return err
 	}
@@ -263,26 +298,34 @@ func (b *Backend) open(ctx context.Context) error {
 }
 
 func (b *Backend) openWriter(ctx context.Context) error {
-	w, err := sql.Open("sqlite", writerDSN(b.live, b.opts.BusyTimeout))
+	w, err := openWriterDB(ctx, b.live, b.opts.BusyTimeout)
+	b.w = w
+	return err
+}
+
+// openWriterDB opens the single writer connection of the file live and
+// checks that it is in WAL mode. The *sql.DB is returned (to be closed)
+// even with an error, once opened.
+func openWriterDB(ctx context.Context, live string, busy time.Duration) (*sql.DB, error) {
+	w, err := sql.Open("sqlite", writerDSN(live, busy))
 	if err != nil {
-		return fmt.Errorf("open writer: %w", err)
+		return nil, fmt.Errorf("open writer: %w", err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	b.w = w
 	if err := w.PingContext(ctx); err != nil {
-		return fmt.Errorf("open writer: %w", err)
+		return w, fmt.Errorf("open writer: %w", err)
 	}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("read journal mode: %w", err)
+		return w, fmt.Errorf("read journal mode: %w", err)
 	}
 	if mode != "wal" {
-		return fmt.Errorf("journal mode is %q, want wal", mode)
+		return w, fmt.Errorf("journal mode is %q, want wal", mode)
 	}
-	return nil
+	return w, nil
 }
 
 // closeWriter closes the writer's statements and connection (a failed
@@ -296,26 +339,34 @@ func (b *Backend) closeWriter() {
 }
 
 func (b *Backend) openReaders(ctx context.Context) error {
-	r, err := sql.Open("sqlite", b.readerDSN())
+	r, err := b.openReaderDB(ctx, b.readerDSN())
+	b.r = r
+	return err
+}
+
+// openReaderDB opens a reader pool with the connection string dsn. The
+// *sql.DB is returned (to be closed) even with an error, once opened.
+func (b *Backend) openReaderDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	r, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return fmt.Errorf("open readers: %w", err)
+		return nil, fmt.Errorf("open readers: %w", err)
 	}
 	r.SetMaxOpenConns(b.opts.ReadConns)
 	r.SetMaxIdleConns(b.opts.ReadConns)
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
-	b.r = r
 	if err := r.PingContext(ctx); err != nil {
-		return fmt.Errorf("open readers: %w", err)
+		return r, fmt.Errorf("open readers: %w", err)
 	}
-	return nil
+	return r, nil
 }
 
 // Path returns the configured store path (absolute).
 func (b *Backend) Path() string { return b.path }
 
-// LivePath returns the live file's path.
-func (b *Backend) LivePath() string { return b.live }
+// LivePath returns the live file's path: LivePath(Path()), or
+// Options.LiveFile, or the file the last Rotate switched to.
+func (b *Backend) LivePath() string { return *b.liveName.Load() }
 
 // Notifier returns the notifier woken after every commit.
 func (b *Backend) Notifier() *recordstore.Notifier { return b.notifier }

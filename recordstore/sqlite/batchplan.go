@@ -117,7 +117,8 @@ type schemaMemo map[string]struct {
 func sameKind(a, b *recordstore.Kind) bool {
 	return a.Name == b.Name && slices.Equal(a.Columns, b.Columns) && slices.Equal(a.Key, b.Key) &&
 		a.OnConflict == b.OnConflict && equalPtr(a.LWW, b.LWW) && equalPtr(a.Retention, b.Retention) &&
-		a.TimeColumn == b.TimeColumn && slices.EqualFunc(a.Indexes, b.Indexes, slices.Equal[[]string])
+		a.TimeColumn == b.TimeColumn && slices.EqualFunc(a.Indexes, b.Indexes, slices.Equal[[]string]) &&
+		a.Table.Equal(b.Table)
 }
 
 func equalPtr[T comparable](a, b *T) bool {

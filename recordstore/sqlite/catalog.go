@@ -57,6 +57,11 @@ func (b *Backend) DeclareKind(ctx context.Context, k recordstore.Kind) (recordst
 	return status, nil
 }
 
+// A bound kind (recordstore.Kind.Table) gets no table of the store's
+// layout: its table is created from its DDL when missing, adopted when
+// present, and checked against the kind either way (see bindTableTx); a
+// mismatch is an ErrInvalid error and changes nothing.
+
 // declareLocked declares k in its own transaction (see declareTx), then
 // prepares and caches the kind's table. The caller holds the write lock
 // and no transaction. When only the preparation fails, the status is
@@ -144,15 +149,37 @@ func checkDeclaration(k *recordstore.Kind, status recordstore.KindStatus) error 
 
 func createKindTx(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time) (recordstore.Kind, string, recordstore.KindStatus, error) {
 	table := k.Name
-	for _, ddl := range createTableDDL(&k, table) {
-		if _, err := tx.ExecContext(ctx, ddl); err != nil {
-			return k, "", "", fmt.Errorf("create table: %w", err)
+	if k.Table != nil {
+		table = k.Table.Name
+		if err := bindTableTx(ctx, tx, &k); err != nil {
+			return k, "", "", err
+		}
+	} else {
+		if typ, err := objectType(ctx, tx, table); err != nil || typ != "" {
+			if err == nil {
+				err = recordstore.Invalidf("kind %s: its table name is taken by a %s (a bound kind's table, or one of its indexes)", k.Name, typ)
+			}
+			return k, "", "", err
+		}
+		for _, ddl := range createTableDDL(&k, table) {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return k, "", "", fmt.Errorf("create table: %w", err)
+			}
 		}
 	}
 	if err := storeSchema(ctx, tx, k, now, true); err != nil {
 		return k, "", "", err
 	}
 	return k, table, recordstore.KindCreated, nil
+}
+
+// tableName is the table of kind k: its bound table, or one named as
+// the kind.
+func tableName(k *recordstore.Kind) string {
+	if k.Table != nil {
+		return k.Table.Name
+	}
+	return k.Name
 }
 
 func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.Time, create bool) error {
@@ -163,7 +190,7 @@ func storeSchema(ctx context.Context, tx *sql.Tx, k recordstore.Kind, now time.T
 	ns := recordstore.FormatDatetime(now)
 	if create {
 		_, err = tx.ExecContext(ctx, `INSERT INTO record_kinds (name, name_fold, table_name, schema, created_at, updated_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?5)`, k.Name, strings.ToLower(k.Name), k.Name, string(schema), ns)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?5)`, k.Name, strings.ToLower(k.Name), tableName(&k), string(schema), ns)
 	} else {
 		_, err = tx.ExecContext(ctx, `UPDATE record_kinds SET schema = ?2, updated_at = ?3 WHERE name = ?1`,
 			k.Name, string(schema), ns)

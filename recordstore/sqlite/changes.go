@@ -21,7 +21,9 @@ import (
 // closed, or the error that broke its connection. It polls PRAGMA
 // data_version every Options.ChangeInterval on a connection of its own, so
 // several commits between two polls are reported once. changed runs on
-// WatchChanges's goroutine and should not block for long.
+// WatchChanges's goroutine and should not block for long. After a Rotate
+// it watches the new live file (and calls changed once for the switch), so
+// that it never holds the old one open.
 func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 	if err := b.enter(); err != nil {
 		return err
@@ -35,9 +37,10 @@ func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 }
 
 // watch polls w until ctx ends, the backend closes or w fails, calling
-// changed after each change; it closes w.
+// changed after each change; it closes w (and the watcher of the new live
+// file it replaces w with after a Rotate).
 func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
-	defer w.close()
+	defer func() { w.close() }()
 	tick := time.NewTicker(b.opts.ChangeInterval)
 	defer tick.Stop()
 	for {
@@ -48,6 +51,16 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 		}
 		if b.isClosed() {
 			return closedErr(b.path)
+		}
+		if live := b.LivePath(); live != w.live {
+			next, err := b.reopenWatcher(ctx)
+			if err != nil {
+				return err
+			}
+			w.close()
+			w = next
+			changed()
+			continue
 		}
 		moved, err := w.poll(ctx)
 		if err != nil {
@@ -65,9 +78,19 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 // watcher is a connection of its own (query_only, like the reader pool,
 // but not taken from it), pinned, and the data_version it last read there.
 type watcher struct {
+	live string // the live file it watches
 	db   *sql.DB
 	conn *sql.Conn
 	last int64
+}
+
+// reopenWatcher opens a watcher of the live file Rotate switched to.
+func (b *Backend) reopenWatcher(ctx context.Context) (*watcher, error) {
+	if err := b.enter(); err != nil {
+		return nil, err
+	}
+	defer b.leave()
+	return b.openWatcher(ctx)
 }
 
 // openWatcher opens a watcher and reads its first data_version: every
@@ -78,7 +101,7 @@ func (b *Backend) openWatcher(ctx context.Context) (*watcher, error) {
 		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
 	}
 	db.SetMaxOpenConns(1)
-	w := &watcher{db: db}
+	w := &watcher{live: b.live, db: db}
 	if w.conn, err = db.Conn(ctx); err == nil {
 		w.last, err = w.version(ctx)
 	}

@@ -106,16 +106,54 @@ func columnNames(k *recordstore.Kind) []string {
 
 // tableSQL is the text of every statement a kind table is used through.
 type tableSQL struct {
-	insert, deleteKey, deleteLoser, minSeq, deleteRange, scan string
+	insert, deleteKey, deleteLoser, minSeq, deleteRange, scan, purge string
 }
 
-func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
+// tableLayout says where a kind table keeps the stream and the seq: an
+// engine table has both columns; a bound table (see bound.go) holds one
+// stream and keeps the seq in its INTEGER PRIMARY KEY column, or in the
+// rowid. Every statement binds the stream number as ?1 all the same (a
+// bound table's statements leave it unused), so callers bind the same
+// arguments either way.
+type tableLayout struct {
+	bound     bool
+	seq       string // the quoted column (or rowid) holding the seq
+	seqStored bool   // an INSERT writes the assigned seq into seq
+	// defaults holds, by kind column, the DEFAULT expression a null value
+	// is replaced with ("" for none; nil when no column has one).
+	defaults []string
+}
+
+// param wraps the parameter of kind column i in its default, if any.
+func (l tableLayout) param(i int, p string) string {
+	if l.defaults == nil || l.defaults[i] == "" {
+		return p
+	}
+	return "coalesce(" + p + ", (" + l.defaults[i] + "))"
+}
+
+// engineLayout is the layout of the tables the store creates.
+var engineLayout = tableLayout{seq: colSeq, seqStored: true}
+
+// streamCond is the condition selecting the stream ?1's rows.
+func (l tableLayout) streamCond() string {
+	if l.bound {
+		return "?1 IS NOT NULL"
+	}
+	return colStream + " = ?1"
+}
+
+func buildTableSQL(k *recordstore.Kind, table string, l tableLayout) tableSQL {
 	q := quote(table)
 	var s tableSQL
-	s.insert = insertSQL(k, table)
+	s.insert = insertSQL(k, table, l)
 	if len(k.Key) > 0 {
-		s.insert += " ON CONFLICT (" + colStream + ", " + quoteList(k.Key) + ") DO NOTHING"
-		s.deleteKey = "DELETE FROM " + q + " WHERE " + colStream + " = ?1"
+		target := colStream + ", " + quoteList(k.Key)
+		if l.bound {
+			target = quoteList(k.Key)
+		}
+		s.insert += " ON CONFLICT (" + target + ") DO NOTHING"
+		s.deleteKey = "DELETE FROM " + q + " WHERE " + l.streamCond()
 		for i, name := range k.Key {
 			s.deleteKey += " AND " + quote(name) + " = ?" + strconv.Itoa(i+2)
 		}
@@ -123,10 +161,11 @@ func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 			s.deleteLoser = s.deleteKey + " AND " + lwwLoses(k, len(k.Key)+2)
 		}
 	}
-	s.minSeq = "SELECT min(" + colSeq + ") FROM " + q + " WHERE " + colStream + " = ?1"
-	s.deleteRange = "DELETE FROM " + q + " WHERE " + colStream + " = ?1 AND " + colSeq + " BETWEEN ?2 AND ?3"
-	s.scan = "SELECT " + colSeq + ", " + quoteList(columnNames(k)) + " FROM " + q +
-		" WHERE " + colStream + " = ?1 AND " + colSeq + " > ?2 ORDER BY " + colSeq + " LIMIT ?3"
+	s.minSeq = "SELECT min(" + l.seq + ") FROM " + q + " WHERE " + l.streamCond()
+	s.deleteRange = "DELETE FROM " + q + " WHERE " + l.streamCond() + " AND " + l.seq + " BETWEEN ?2 AND ?3"
+	s.scan = "SELECT " + l.seq + ", " + quoteList(columnNames(k)) + " FROM " + q +
+		" WHERE " + l.streamCond() + " AND " + l.seq + " > ?2 ORDER BY " + l.seq + " LIMIT ?3"
+	s.purge = "DELETE FROM " + q + " WHERE " + l.streamCond()
 	return s
 }
 
@@ -143,28 +182,56 @@ func buildTableSQL(k *recordstore.Kind, table string) tableSQL {
 // index, which ON CONFLICT handles.
 const insertInto = "INSERT OR FAIL INTO "
 
-// insertSQL returns the single-row INSERT into table, with anonymous
-// parameters (stream, seq, columns...): the driver binds those without
-// parsing parameter names.
-func insertSQL(k *recordstore.Kind, table string) string {
-	return insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES (" +
-		strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
+// insertSQL returns the single-row INSERT into table, with parameters
+// (stream, seq, columns...). An engine table's are anonymous: the driver
+// binds those without parsing parameter names. A bound table's are
+// numbered, leaving out the stream (and the seq when it is not stored).
+func insertSQL(k *recordstore.Kind, table string, l tableLayout) string {
+	if !l.bound {
+		return insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(k.Columns)+2), ", ") + ")"
+	}
+	cols, params := quoteList(columnNames(k)), make([]string, 0, len(k.Columns)+1)
+	if l.seqStored {
+		cols = l.seq + ", " + cols
+		params = append(params, "?2")
+	}
+	for i := range k.Columns {
+		params = append(params, l.param(i, "?"+strconv.Itoa(i+3)))
+	}
+	return insertInto + quote(table) + " (" + cols + ") VALUES (" + strings.Join(params, ", ") + ")"
 }
 
 // insertManySQL returns an INSERT of rows rows into table. The stream
 // number (?1) and the first row's seq (?2) are bound once; row r gets seq
 // ?2 + r; the columns of every row follow as anonymous parameters (which
 // SQLite numbers from 3 on). Binding two parameters fewer per row saves a
-// sixth of the binding work of a ten-column kind.
-func insertManySQL(k *recordstore.Kind, table string, rows int) string {
+// sixth of the binding work of a ten-column kind. A bound table has no
+// stream column (?1 is left unused) and needs a stored seq (see
+// batchSizes).
+func insertManySQL(k *recordstore.Kind, table string, rows int, l tableLayout) string {
 	var sb strings.Builder
-	sb.WriteString(insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
+	if l.bound {
+		sb.WriteString(insertInto + quote(table) + " (" + l.seq + ", " + quoteList(columnNames(k)) + ") VALUES ")
+	} else {
+		sb.WriteString(insertInto + quote(table) + " (" + colStream + ", " + colSeq + ", " + quoteList(columnNames(k)) + ") VALUES ")
+	}
 	cols := strings.Repeat(", ?", len(k.Columns))
+	if l.defaults != nil {
+		cols = ""
+		for i := range k.Columns {
+			cols += ", " + l.param(i, "?")
+		}
+	}
 	for i := 0; i < rows; i++ {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString("(?1, ?2 + " + strconv.Itoa(i) + cols + ")")
+		if l.bound {
+			sb.WriteString("(?2 + " + strconv.Itoa(i) + cols + ")")
+		} else {
+			sb.WriteString("(?1, ?2 + " + strconv.Itoa(i) + cols + ")")
+		}
 	}
 	return sb.String()
 }
@@ -177,8 +244,13 @@ const maxParams = 32766
 // without a key is written through, largest first; single rows use the
 // plain insert. Each statement executed costs a fixed overhead in the
 // driver and in SQLite (binding setup, opening the table cursor), so
-// larger appends go through as few statements as possible.
-func batchSizes(k *recordstore.Kind) []int {
+// larger appends go through as few statements as possible. A bound table
+// that does not store the seq has none: its multi-row INSERT could not
+// number its anonymous parameters from 3.
+func batchSizes(k *recordstore.Kind, l tableLayout) []int {
+	if !l.seqStored {
+		return nil
+	}
 	big := min(64, (maxParams-2)/len(k.Columns))
 	var out []int
 	for _, n := range []int{big, 16, 4} {

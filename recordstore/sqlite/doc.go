@@ -43,6 +43,9 @@
 //	                REAL; a UNIQUE index <kind>:key on (_seq_stream, key
 //	                columns) when the kind has a key, and <kind>:ixN for
 //	                its declared indexes
+//	<bound table>   a bound kind's table (recordstore.BoundTable), made by
+//	                the caller's DDL verbatim and holding one stream: the
+//	                seq is its INTEGER PRIMARY KEY, or its rowid (bound.go)
 //
 // Stored values are those of recordstore.Values: bools as 0/1, datetimes as
 // recordstore.DatetimeLayout text, json as compact text, integers exactly.
@@ -108,6 +111,21 @@
 // read-only fails with ErrNotFound there. Such a process writes through
 // the spool with the submitonly package's backend instead (see
 // recordresults.Open); this package only ever opens a live file.
+//
+// # Caller-named live files, Rotate and Seal
+//
+// Options.LiveFile names the live file instead of LivePath(P). Rotate
+// switches a writable backend to a new live file the caller names: the
+// new file gets the bookkeeping tables with the same epoch, every kind of
+// the catalog and a copy of the whole ledger in one transaction, then the
+// writer, statements and readers switch over and every connection of the
+// old file is closed. Options.CarryFrom copies the ledger of earlier live
+// files into a file that has none yet as Open (or Promote) creates its
+// bookkeeping tables, for an owner that starts a new file after a crash.
+// Together they apply a batch once across the whole sequence of files.
+// Seal turns a file nobody writes into a standalone file: bookkeeping
+// tables dropped, journal_mode=DELETE, no -wal or -shm; it is idempotent
+// and finishes what a failed or killed Seal left.
 //
 // # What survives a crash
 //

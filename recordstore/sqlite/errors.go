@@ -44,6 +44,11 @@ var (
 	// replaced, then resumed), so this one is no longer its writer and
 	// stops writing. Nothing of the call was written; reads go on.
 	ErrFenced = errors.New("fenced by a newer epoch")
+	// ErrSealBusy is returned by Seal when another connection holds the
+	// file (SQLite keeps it in WAL mode, or reports it busy or locked), or
+	// SQLite left a -wal or -shm beside it. The bookkeeping tables may be
+	// dropped already; a later Seal, once the file is free, finishes.
+	ErrSealBusy = errors.New("file is in use: cannot seal")
 )
 
 // codedSentinel is a sentinel error with a code of its own (see
@@ -52,6 +57,22 @@ type codedSentinel struct{ msg, code string }
 
 func (e *codedSentinel) Error() string     { return e.msg }
 func (e *codedSentinel) ErrorCode() string { return e.code }
+
+// SQLite's primary result codes for a file another connection holds.
+const (
+	sqliteBusy   = 5 // SQLITE_BUSY
+	sqliteLocked = 6 // SQLITE_LOCKED
+)
+
+// isBusy reports whether err carries SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqliteBusy || c == sqliteLocked
+}
 
 // SQLite's primary result codes for a damaged file.
 const (
@@ -76,7 +97,7 @@ func isDamaged(err error) bool {
 // The first damage met is kept for Damage.
 func (b *Backend) corrupted(err *error) {
 	if *err != nil && isDamaged(*err) && !errors.Is(*err, ErrCorrupt) {
-		*err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.live, *err)
+		*err = fmt.Errorf("%w: live file %s: %w", ErrCorrupt, b.LivePath(), *err)
 	}
 	if *err != nil && errors.Is(*err, ErrCorrupt) {
 		met := *err

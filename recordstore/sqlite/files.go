@@ -59,11 +59,11 @@ func CheckFiles(path string) error {
 	if err != nil {
 		return err
 	}
-	return checkFiles(path, abs)
+	return checkFiles(path, abs, LivePath(abs))
 }
 
-func checkFiles(path, abs string) error {
-	for _, p := range []string{abs, LivePath(abs)} {
+func checkFiles(path, abs, live string) error {
+	for _, p := range []string{abs, live} {
 		fi, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -79,6 +79,20 @@ func checkFiles(path, abs string) error {
 		}
 	}
 	return nil
+}
+
+// liveFile returns the live file of the store at abs: Options.LiveFile,
+// made absolute and checked as checkPath checks a store path, or
+// LivePath(abs).
+func liveFile(abs string, opts Options) (string, error) {
+	if opts.LiveFile == "" {
+		return LivePath(abs), nil
+	}
+	live, err := checkPath(opts.LiveFile)
+	if err != nil {
+		return "", fmt.Errorf("sqlite.Options.LiveFile: %w", err)
+	}
+	return filepath.Clean(live), nil
 }
 
 // fileType names the type of a file that is not regular.

@@ -21,8 +21,17 @@ const ctxCheckEvery = 256
 // insertRows inserts the feed's rows into the stream's current generation
 // at seqs s.high+1..., counting in res what was appended, skipped and
 // replaced. It does not advance s. conn is the connection tx runs on, or
-// nil when the caller has none at hand (see insertBulk).
-func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *streamRow, feed *rowFeed, res *recordstore.AppendResult) error {
+// nil when the caller has none at hand (see insertBulk). A row a bound
+// table's own constraints refuse (a CHECK, a NOT NULL, another UNIQUE
+// index) is an ErrInvalid error: bad input, not a failure of the store.
+func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *streamRow, feed *rowFeed, res *recordstore.AppendResult) (err error) {
+	if t.layout.bound {
+		defer func() {
+			if err != nil && isConstraintError(err) {
+				err = recordstore.Invalidf("table %s refuses a row: %w", t.name, err)
+			}
+		}()
+	}
 	start := 0
 	if len(t.keyIdx) == 0 {
 		done, err := t.insertBatches(ctx, tx, conn, s, feed)

@@ -148,6 +148,11 @@ func (b *Backend) trimTx(ctx context.Context, tx *sql.Tx, stream string, before,
 	if t == nil {
 		return s, false, corrupt("stream %s has kind %s, which is not loaded", stream, s.kind)
 	}
+	if t.layout.bound && !t.layout.seqStored {
+		// Its rows' seqs are their key values, not the seqs of the appends.
+		return s, false, recordstore.Invalidf("stream %s: kind %s keeps its key in table %s's INTEGER PRIMARY KEY: it cannot be trimmed by time",
+			stream, s.kind, t.name)
+	}
 	trimmed, err := b.trimAppendsTx(ctx, tx, t, &s, recordstore.FormatDatetime(before))
 	if err != nil || !trimmed {
 		return s, false, err
@@ -172,11 +177,11 @@ func (b *Backend) deleteTx(ctx context.Context, tx *sql.Tx, stream string, now t
 // and turns s into a tombstone (not written; the caller writes s or
 // replaces it with the next generation).
 func (b *Backend) purgeTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
-	table, err := tableNameTx(ctx, tx, s.kind)
+	purge, err := b.purgeSQLTx(ctx, tx, s.kind)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM "+quote(table)+" WHERE "+colStream+" = ?1", s.no); err != nil {
+	if _, err := tx.ExecContext(ctx, purge, s.no); err != nil {
 		return fmt.Errorf("delete rows of %s: %w", s.id, err)
 	}
 	if _, err := tx.StmtContext(ctx, b.ws.deleteAppends).ExecContext(ctx, s.no); err != nil {
@@ -188,15 +193,27 @@ func (b *Backend) purgeTx(ctx context.Context, tx *sql.Tx, s *streamRow) error {
 	return nil
 }
 
-// tableNameTx returns the table of a kind as the catalog records it.
-func tableNameTx(ctx context.Context, tx *sql.Tx, kind string) (string, error) {
-	var table string
-	err := tx.QueryRowContext(ctx, `SELECT table_name FROM record_kinds WHERE name = ?1`, kind).Scan(&table)
+// purgeSQLTx returns the statement deleting every row of a stream (?1) of
+// kind: all the rows of a bound kind's table (it holds one stream), the
+// stream's rows of any other kind's table.
+func (b *Backend) purgeSQLTx(ctx context.Context, tx *sql.Tx, kind string) (string, error) {
+	if t := b.tables.get(kind); t != nil {
+		return t.purge, nil
+	}
+	var table, schema string
+	err := tx.QueryRowContext(ctx, `SELECT table_name, schema FROM record_kinds WHERE name = ?1`, kind).Scan(&table, &schema)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", corrupt("kind %s of a stream is not in the catalog", kind)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read the table of kind %s: %w", kind, err)
 	}
-	return table, nil
+	k, err := parseSchema(kind, schema)
+	if err != nil {
+		return "", err
+	}
+	if k.Table != nil {
+		return "DELETE FROM " + quote(table) + " WHERE ?1 IS NOT NULL", nil
+	}
+	return "DELETE FROM " + quote(table) + " WHERE " + colStream + " = ?1", nil
 }

@@ -63,7 +63,7 @@ func (b *Backend) promote(ctx context.Context) (err error) {
 	if err := b.openWriter(ctx); err != nil {
 		return err
 	}
-	epoch, err := initSchema(ctx, b.w)
+	epoch, err := b.initSchemaCarrying(ctx)
 	if err != nil {
 		return err
 	}

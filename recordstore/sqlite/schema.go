@@ -64,10 +64,34 @@ var bookkeepingDDL = []string{
 	) WITHOUT ROWID`,
 }
 
+// txBeginner is what initSchema runs its transaction on: the writer's
+// *sql.DB, or one *sql.Conn of it holding attached files.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// seed is what initSchema writes into a file besides its bookkeeping
+// tables: the ledger rows of attached files, a fixed epoch, kinds.
+type seed struct {
+	// carry are the schema names of attached files whose ledger rows are
+	// copied when the file has no ledger yet (ledger rows already there
+	// win: INSERT OR IGNORE).
+	carry []string
+	// epoch, when > 0, is the epoch the file gets (Rotate: the same
+	// writer goes on in another file); otherwise the epoch is incremented
+	// above the file's own and every carried file's.
+	epoch int64
+	// declare, when set, runs last in the transaction (Rotate declares the
+	// catalog's kinds there).
+	declare func(tx *sql.Tx) error
+}
+
 // initSchema creates the bookkeeping tables if needed, checks (or, in a
-// new file, records) the catalog version and increments the epoch, in one
-// transaction, and returns the new epoch. On error nothing was written.
-func initSchema(ctx context.Context, db *sql.DB) (epoch int64, err error) {
+// new file, records) the catalog version, carries the ledger rows of the
+// seed's attached files when the file has no ledger, and increments (or
+// sets) the epoch, in one transaction, and returns the new epoch. On error
+// nothing was written.
+func initSchema(ctx context.Context, db txBeginner, sd seed) (epoch int64, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("begin schema: %w", err)
@@ -85,13 +109,39 @@ func initSchema(ctx context.Context, db *sql.DB) (epoch int64, err error) {
 	if err := checkCatalogVersion(ctx, tx); err != nil {
 		return 0, err
 	}
-	err = tx.QueryRowContext(ctx, `INSERT INTO record_meta (key, value) VALUES ('epoch', 1)
-		ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value`).Scan(&epoch)
+	carried, err := carryLedgers(ctx, tx, sd.carry)
 	if err != nil {
-		return 0, fmt.Errorf("increment epoch: %w", err)
+		return 0, err
+	}
+	if epoch, err = bumpEpoch(ctx, tx, carried, sd.epoch); err != nil {
+		return 0, err
+	}
+	if sd.declare != nil {
+		if err := sd.declare(tx); err != nil {
+			return 0, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit schema: %w", err)
+	}
+	return epoch, nil
+}
+
+// bumpEpoch sets the file's epoch to set when it is > 0, else one above
+// both the file's epoch and floor, and returns it.
+func bumpEpoch(ctx context.Context, tx *sql.Tx, floor, set int64) (epoch int64, err error) {
+	if set > 0 {
+		_, err = tx.ExecContext(ctx, `INSERT INTO record_meta (key, value) VALUES ('epoch', ?1)
+			ON CONFLICT (key) DO UPDATE SET value = ?1`, set)
+		if err != nil {
+			return 0, fmt.Errorf("set epoch: %w", err)
+		}
+		return set, nil
+	}
+	err = tx.QueryRowContext(ctx, `INSERT INTO record_meta (key, value) VALUES ('epoch', ?1 + 1)
+		ON CONFLICT (key) DO UPDATE SET value = max(value, ?1) + 1 RETURNING value`, floor).Scan(&epoch)
+	if err != nil {
+		return 0, fmt.Errorf("increment epoch: %w", err)
 	}
 	return epoch, nil
 }

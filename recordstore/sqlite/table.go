@@ -19,6 +19,8 @@ import (
 type table struct {
 	kind   recordstore.Kind
 	name   string // SQLite table name (unquoted)
+	layout tableLayout
+	purge  string // deletes every row of a stream (?1)
 	keyIdx []int  // positions of the key columns in kind.Columns
 	verIdx int    // lww version column position, or -1
 	tieIdx int    // lww tiebreak column position, or -1
@@ -44,14 +46,22 @@ type batchInsert struct {
 // pool's always. It must not be called while the caller holds a write
 // transaction: preparing on the writer needs its only connection.
 func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string) (*table, error) {
-	t := &table{kind: k, name: name, keyIdx: k.KeyIndexes(), verIdx: -1, tieIdx: -1}
+	lay := engineLayout
+	if k.Table != nil {
+		var err error
+		if lay, err = inspectBound(ctx, r, &k); err != nil {
+			return nil, err
+		}
+	}
+	t := &table{kind: k, name: name, layout: lay, keyIdx: k.KeyIndexes(), verIdx: -1, tieIdx: -1}
 	if k.LWW != nil {
 		t.verIdx = k.ColumnIndex(k.LWW.Version)
 		if k.LWW.Tiebreak != "" {
 			t.tieIdx = k.ColumnIndex(k.LWW.Tiebreak)
 		}
 	}
-	s := buildTableSQL(&t.kind, name)
+	s := buildTableSQL(&t.kind, name, lay)
+	t.purge = s.purge
 	prep := []struct {
 		db  *sql.DB
 		sql string
@@ -65,11 +75,11 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 		{r, s.scan, &t.scan},
 	}
 	if len(t.keyIdx) == 0 {
-		sizes := batchSizes(&t.kind)
+		sizes := batchSizes(&t.kind, lay)
 		t.batch = make([]batchInsert, len(sizes))
 		for i, n := range sizes {
 			t.batch[i].rows = n
-			t.batch[i].sql = insertManySQL(&t.kind, name, n)
+			t.batch[i].sql = insertManySQL(&t.kind, name, n, lay)
 			prep = append(prep, struct {
 				db  *sql.DB
 				sql string
@@ -259,7 +269,13 @@ func (b *Backend) loadKinds(ctx context.Context) error {
 
 // readTables reads every kind of the catalog and prepares its table.
 func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	return readTablesOn(ctx, b.w, b.r)
+}
+
+// readTablesOn is readTables on the writer w and the reader pool r (Rotate
+// prepares the tables of the next file before it switches to it).
+func readTablesOn(ctx context.Context, w, r *sql.DB) ([]*table, error) {
+	rows, err := r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("read kinds: %w", err)
 	}
@@ -288,7 +304,7 @@ func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
 		if err != nil {
 			return fail(err)
 		}
-		t, err := newTable(ctx, b.w, b.r, k, e.table)
+		t, err := newTable(ctx, w, r, k, e.table)
 		if err != nil {
 			return fail(err)
 		}

@@ -1,0 +1,347 @@
+// The Recorder: the flight recorder of one worker, on the engine. It owns
+// the worker's store (one owner per worker name, elected by the store's
+// flock), buffers events in memory, flushes them as one transaction per
+// flush interval, writes worker_config and worker_state, rotates the live
+// file, seals the old one and moves it into the history folder in the
+// background.
+
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/submitonly"
+)
+
+// DefaultLeftoverDelay is how long a recorder file and its -wal must be
+// untouched before it counts as a leftover, and how long after its start
+// a recorder looks for leftovers a second time (the spec's 300 seconds).
+const DefaultLeftoverDelay = 300 * time.Second
+
+// Options configure Open beyond Config. The zero value is usable.
+type Options struct {
+	// Logger receives the recorder's log events; default: discard.
+	Logger *slog.Logger
+	// Registerer, when set, has the recorder's metrics registered on it
+	// (see docs/drakkar.md, "Metrics").
+	Registerer prometheus.Registerer
+	// Now is the clock; default time.Now. Every time the recorder writes
+	// is one reading of it, truncated to whole microseconds.
+	Now func() time.Time
+	// Info is what worker_config says of the worker (redacted before it
+	// is written). Its worker and cluster names default to the Config's.
+	Info WorkerInfo
+	// State, when set, gives the worker_state snapshot written every
+	// state sync interval; the recorder fills updated_at and uptime.
+	State func() State
+	// LeftoverDelay replaces DefaultLeftoverDelay (tests).
+	LeftoverDelay time.Duration
+	// Mover publishes sealed files into the history folder; default a
+	// Mover on the real file system.
+	Mover *Mover
+	// StartWait bounds how long a process that does not own the worker's
+	// store waits for its owner to be ready; default 60s.
+	StartWait time.Duration
+	// Build names this build in the store's state file.
+	Build string
+}
+
+// Recorder is one worker's flight recorder. Record is safe for concurrent
+// use and never blocks; the rest is called by the worker's lifecycle.
+type Recorder struct {
+	cfg      Config
+	opts     Options
+	log      *slog.Logger
+	now      func() time.Time
+	instance string
+	filter   Filter
+	buf      *Buffer
+	met      *metrics
+	started  time.Time
+
+	// store is nil in memory-only mode. kinds are the bound kinds.
+	store  *owner.Store[Target]
+	events recordstore.Kind
+	state  recordstore.Kind
+	wconf  recordstore.Kind
+	dog    *Watchdog
+
+	// mu serializes flushes, rotations and the close; live is the live
+	// file's path while this process owns the store.
+	mu   sync.Mutex
+	live string
+	// lastStart is the start time in the name of the newest live file
+	// (freeLiveName); guarded by mu after Open.
+	lastStart time.Time
+
+	bl *backlog
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// Target is the backend of the worker's store: a *sqlite.Backend in the
+// process that owns it, a *submitonly.Backend (writes through the spool,
+// no reads) in any other.
+type Target interface {
+	owner.Target
+	owner.SourceAppender
+}
+
+// errNotOwner is why a process that does not own the worker's store
+// cannot read it: only the owner opens recorder files.
+var errNotOwner = recordstore.Errorf(recordstore.ErrUnsupported, "another process owns this worker's recorder: only it reads the live file")
+
+// storePath is the configured path of the worker's store: the engine
+// keeps its lock, state file, socket and spool beside it
+// (<worker>.records.lock, ...). The live files themselves are the
+// recorder's <worker>-<timestamp>.db.
+func storePath(cfg Config) string {
+	return filepath.Join(cfg.StorageDir, cfg.WorkerName+".records")
+}
+
+// Open starts the recorder of cfg. In memory-only mode (storage.dir empty,
+// or ui.enabled false) it creates no file and Record keeps nothing. Else it
+// creates storage.dir (0700; a warning when it is world-writable), opens
+// the watchdog file (a stale one is logged as a killed previous run),
+// and takes part in the owner election of the worker's store. As the owner
+// it opens a new live file <worker>-<timestamp>.db (carrying the spool
+// ledger of the worker's earlier files, so that a batch applied to one of
+// them is never applied again), declares the three tables, writes
+// worker_config and starts the flush, state, rotation and leftover jobs.
+// A process that does not own it (another process with the same worker
+// name) records through the spool into the owner's file, for its whole
+// life: it never takes the store over, since only the process that names
+// the live file may write it (when the owner is gone, its batches wait in
+// the spool for the worker's next start).
+//
+// A Config that does not validate fails with an error naming the key, and
+// nothing is created. On another error nothing is left open; storage.dir,
+// the watchdog file and an empty live file may have been created.
+func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LeftoverDelay <= 0 {
+		opts.LeftoverDelay = DefaultLeftoverDelay
+	}
+	if opts.Mover == nil {
+		opts.Mover = &Mover{Log: opts.Logger}
+	}
+	r := &Recorder{
+		cfg:      cfg,
+		opts:     opts,
+		log:      opts.Logger,
+		now:      func() time.Time { return dbfiles.Micro(opts.Now()) },
+		instance: dbfiles.NewHex16(),
+		filter:   NewFilter(cfg),
+		buf:      NewBuffer(cfg.MaxBuffer, cfg.MaxFlushRetries),
+		events:   eventsKind(),
+		state:    workerStateKind(),
+		wconf:    workerConfigKind(),
+	}
+	r.started = r.now()
+	r.met = newMetrics(opts.Registerer, r)
+	r.bl = newBacklog()
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if !cfg.WritesFiles() {
+		r.log.Info("recorder_memory_only", "reason", "storage.dir is empty or the UI is off: no recorder files")
+		return r, nil
+	}
+	if err := r.openFiles(ctx); err != nil {
+		r.cancel()
+		return nil, err
+	}
+	r.start()
+	return r, nil
+}
+
+// openFiles is Open's part that touches the disk.
+func (r *Recorder) openFiles(ctx context.Context) error {
+	dir := r.cfg.StorageDir
+	if err := os.MkdirAll(dir, fsutil.DirMode); err != nil {
+		return fmt.Errorf("create storage.dir %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 {
+		r.log.Warn("recorder_storage_dir_world_writable", "folder", dir, "mode", fi.Mode().Perm().String())
+	}
+	dog, killed, err := OpenWatchdog(dir, r.cfg.WorkerName)
+	if err != nil {
+		return err
+	}
+	r.dog = dog
+	if killed {
+		r.met.killed.Inc()
+		r.log.Warn("recorder_previous_run_killed", "worker", r.cfg.WorkerName,
+			"watchdog", filepath.Join(dir, dbfiles.WatchdogFileName(r.cfg.WorkerName)))
+	}
+	carry, err := ownFiles(dir, r.cfg.WorkerName)
+	if err != nil {
+		return err
+	}
+	if len(carry) > 0 {
+		// A new file starts after this worker's newest one.
+		r.lastStart, _ = dbfiles.ParseRecorderFileName(r.cfg.WorkerName, filepath.Base(carry[len(carry)-1]))
+	}
+	live, err := r.freeLiveName(r.now())
+	if err != nil {
+		return err
+	}
+	if len(carry) > sqlite.MaxCarryFrom {
+		// The newest ones: each carried the ledger of those before it.
+		carry = carry[len(carry)-sqlite.MaxCarryFrom:]
+	}
+	path := storePath(r.cfg)
+	st, err := owner.Open(ctx, owner.Options[Target]{
+		Path:           path,
+		CatalogVersion: sqlite.CatalogVersion,
+		Build:          r.opts.Build,
+		StartWait:      r.opts.StartWait,
+		Logger:         r.log,
+		// Only the process that names the live file may write it: a
+		// process that finds the worker's store owned writes through the
+		// spool for its whole life.
+		NoPromotion: true,
+		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
+			if ro {
+				b, err := submitonly.Open(path, submitonly.Options{Cause: errNotOwner, Submit: submit})
+				if err != nil {
+					return nil, err
+				}
+				return b, nil
+			}
+			b, err := sqlite.Open(ctx, path, sqlite.Options{
+				Logger:        r.log,
+				LiveFile:      live,
+				CarryFrom:     carry,
+				SweepInterval: -1,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("open the recorder of %s: %w", r.cfg.WorkerName, err)
+	}
+	r.store = st
+	if st.Role() == owner.RoleOwner {
+		if err := r.becomeOwner(ctx); err != nil {
+			_ = st.Close()
+			return err
+		}
+	}
+	return nil
+}
+
+// becomeOwner declares the tables in the live file and writes
+// worker_config; the caller holds mu or runs before start.
+func (r *Recorder) becomeOwner(ctx context.Context) error {
+	r.live = r.store.Backend().LivePath()
+	if _, err := r.store.DeclareKinds(ctx, Kinds(), owner.WriteOptions{}); err != nil {
+		if errors.Is(err, recordstore.ErrInvalid) || errors.Is(err, recordstore.ErrSchemaConflict) {
+			// The file holds a table of another layout (an events table of
+			// a release before origin, client_name and request_id).
+			return fmt.Errorf("the recorder file %s has tables of another layout: delete it and start again (storage.dir is disposable): %w", r.live, err)
+		}
+		return fmt.Errorf("declare the recorder tables in %s: %w", r.live, err)
+	}
+	return r.writeConfig(ctx)
+}
+
+// freeLiveName returns the path of the next live file: named for t, or
+// for the first later second whose name is used neither in storage.dir
+// nor in the history folder, and always later than the previous live
+// file's (lastStart). Two runs in one second, or rotations faster than a
+// second, never share a name, and names keep the order of the files.
+func (r *Recorder) freeLiveName(t time.Time) (string, error) {
+	t = t.UTC().Truncate(time.Second)
+	if !r.lastStart.IsZero() && !t.After(r.lastStart) {
+		t = r.lastStart.Add(time.Second)
+	}
+	for i := 0; i < 3600; i, t = i+1, t.Add(time.Second) {
+		name := dbfiles.RecorderFileName(r.cfg.WorkerName, t)
+		free := true
+		for _, dir := range []string{r.cfg.StorageDir, r.cfg.HistoryDir()} {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				free = false
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return "", fmt.Errorf("stat %s: %w", filepath.Join(dir, name), err)
+			}
+		}
+		if free {
+			r.lastStart = t
+			return filepath.Join(r.cfg.StorageDir, name), nil
+		}
+	}
+	return "", fmt.Errorf("%w: no free recorder file name in the hour after %s", recordstore.ErrInvalid, t.Format(time.RFC3339))
+}
+
+// ownFiles lists this worker's recorder files in dir (any age), oldest
+// first: their names sort by their start time.
+func ownFiles(dir, worker string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list storage.dir %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if _, ok := dbfiles.ParseRecorderFileName(worker, e.Name()); ok {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Record hands one event to the recorder. It never blocks: the event is
+// filtered (see Filter) and buffered; a full buffer drops its oldest
+// event (counted). In memory-only mode, and after Close, it keeps nothing.
+func (r *Recorder) Record(ev Event) {
+	if r.store == nil || !r.filter.Admit(&ev) {
+		return
+	}
+	r.buf.Push(ev)
+}
+
+// LiveFile is the path of the live file while this process owns the
+// worker's store, else "".
+func (r *Recorder) LiveFile() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live
+}
+
+// Instance is this process's instance id (16 hex), as meta files name it.
+func (r *Recorder) Instance() string { return r.instance }
+
+// Owner reports whether this process owns the worker's store (and so
+// writes, rotates and seals its files).
+func (r *Recorder) Owner() bool {
+	return r.store != nil && r.store.Role() == owner.RoleOwner
+}
