@@ -135,6 +135,10 @@ var _ = Describe("Merge of sealed recorder files", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(b[18:20]).To(Equal([]byte{1, 1}))
 		Expect(names(dir)).To(ConsistOf(append([]string{filepath.Base(out)}, baseNames(srcs)...)))
+		db := openRO(out)
+		Expect(queryStrings(db, "PRAGMA integrity_check")).To(Equal([]string{"ok"}))
+		Expect(queryStrings(db, "SELECT \"table\" FROM pragma_foreign_key_check")).To(BeEmpty())
+		Expect(queryStrings(db, "PRAGMA journal_mode")).To(Equal([]string{"delete"}))
 	})
 
 	It("reads its sources with immutable=1: their bytes and times do not change", func() {

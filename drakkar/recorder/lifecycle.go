@@ -206,6 +206,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
+	r.stopped.Store(true)
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()

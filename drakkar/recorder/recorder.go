@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -91,6 +92,8 @@ type Recorder struct {
 	lastStart time.Time
 
 	bl *backlog
+	// stopped is set when Close begins: Record keeps nothing more.
+	stopped atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -120,10 +123,10 @@ func storePath(cfg Config) string {
 
 // Open starts the recorder of cfg. In memory-only mode (storage.dir empty,
 // or ui.enabled false) it creates no file and Record keeps nothing. Else it
-// creates storage.dir (0700; a warning when it is world-writable), opens
-// the watchdog file (a stale one is logged as a killed previous run),
-// and takes part in the owner election of the worker's store. As the owner
-// it opens a new live file <worker>-<timestamp>.db (carrying the spool
+// creates storage.dir (0700; a warning when it is world-writable) and
+// takes part in the owner election of the worker's store. As the owner it
+// opens the watchdog file (a stale one is logged as a killed previous
+// run) and a new live file <worker>-<timestamp>.db (carrying the spool
 // ledger of the worker's earlier files, so that a batch applied to one of
 // them is never applied again), declares the three tables, writes
 // worker_config and starts the flush, state, rotation and leftover jobs.
@@ -189,16 +192,6 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 {
 		r.log.Warn("recorder_storage_dir_world_writable", "folder", dir, "mode", fi.Mode().Perm().String())
 	}
-	dog, killed, err := OpenWatchdog(dir, r.cfg.WorkerName)
-	if err != nil {
-		return err
-	}
-	r.dog = dog
-	if killed {
-		r.met.killed.Inc()
-		r.log.Warn("recorder_previous_run_killed", "worker", r.cfg.WorkerName,
-			"watchdog", filepath.Join(dir, dbfiles.WatchdogFileName(r.cfg.WorkerName)))
-	}
 	carry, err := ownFiles(dir, r.cfg.WorkerName)
 	if err != nil {
 		return err
@@ -250,11 +243,24 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 		return fmt.Errorf("open the recorder of %s: %w", r.cfg.WorkerName, err)
 	}
 	r.store = st
-	if st.Role() == owner.RoleOwner {
-		if err := r.becomeOwner(ctx); err != nil {
-			_ = st.Close()
-			return err
-		}
+	if st.Role() != owner.RoleOwner {
+		return nil
+	}
+	// Only the owner keeps the watchdog: another process of the worker
+	// would take the owner's file for a killed run's.
+	dog, killed, err := OpenWatchdog(dir, r.cfg.WorkerName)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	r.dog = dog
+	if killed {
+		r.met.killed.Inc()
+		r.log.Warn("recorder_previous_run_killed", "worker", r.cfg.WorkerName, "watchdog", dog.Path())
+	}
+	if err := r.becomeOwner(ctx); err != nil {
+		_ = st.Close()
+		return err
 	}
 	return nil
 }
@@ -323,7 +329,7 @@ func ownFiles(dir, worker string) ([]string, error) {
 // filtered (see Filter) and buffered; a full buffer drops its oldest
 // event (counted). In memory-only mode, and after Close, it keeps nothing.
 func (r *Recorder) Record(ev Event) {
-	if r.store == nil || !r.filter.Admit(&ev) {
+	if r.store == nil || r.stopped.Load() || !r.filter.Admit(&ev) {
 		return
 	}
 	r.buf.Push(ev)

@@ -303,7 +303,11 @@ var _ = Describe("the flight recorder", func() {
 			acked++
 		}
 		Expect(c.cmd.Wait()).To(Succeed())
+		// The other process left the owner's watchdog alone.
+		dog := filepath.Join(storage, dbfiles.WatchdogFileName("w1"))
+		Expect(os.ReadFile(dog)).To(BeEmpty())
 		Expect(rec.Close(ctx)).To(Succeed())
+		Expect(dog).NotTo(BeAnExistingFile())
 		ids := map[string]int{}
 		files := sealedFiles(filepath.Join(shared, "history", "search_hot"))
 		Expect(len(files)).To(BeNumerically(">=", 2))
