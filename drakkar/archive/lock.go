@@ -46,6 +46,14 @@ type lock struct {
 // On a takeover that finds a fresh lock it puts that lock back and stands
 // down. On success the lock file holds our canonical body, 0600, fsynced.
 func (l *lock) acquire(ctx context.Context) (bool, error) {
+	now, err := l.clock(ctx, l.dir)
+	if err != nil {
+		return false, err
+	}
+	l.body.AcquiredAt = now
+	if l.raw, err = dbfiles.EncodeLock(l.body); err != nil {
+		return false, err
+	}
 	ok, err := l.create()
 	if ok || err != nil {
 		return ok, err
@@ -57,8 +65,7 @@ func (l *lock) acquire(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("stat archive lock: %w", err)
 	}
-	now, err := l.clock(ctx, l.dir)
-	if err != nil {
+	if now, err = l.clock(ctx, l.dir); err != nil {
 		return false, err
 	}
 	if now.Sub(fi.ModTime()) <= l.stale {

@@ -304,7 +304,7 @@ func (p *pass) refreshMetrics() {
 	var n int
 	var size int64
 	for _, e := range ents {
-		if _, _, _, ok := dbfiles.ParseArchiveName(e.Name()); !ok {
+		if cluster, _, _, ok := dbfiles.ParseArchiveName(e.Name()); !ok || cluster != p.cluster {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
