@@ -29,7 +29,7 @@ const (
 	childEnv       = "ARCHIVE_TEST_CHILD"     // "pass" (one pass) or "loop" (passes until SIGTERM)
 	childShared    = "ARCHIVE_TEST_SHARED"    // shared.dir
 	childSet       = "ARCHIVE_TEST_SET"       // key=value,key=value
-	childFailpoint = "ARCHIVE_TEST_FAILPOINT" // <failpoint>:kill or <failpoint>:stop
+	childFailpoint = "ARCHIVE_TEST_FAILPOINT" // <failpoint>:kill, or <failpoint>:wait (until a line on stdin)
 	childWorker    = "ARCHIVE_TEST_WORKER"
 )
 
@@ -73,8 +73,10 @@ func runChild(mode string) int {
 			if action == "kill" {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
+			// Wait here (the parent pauses this process with SIGSTOP
+			// meanwhile) until the parent writes a line.
 			out(childLine{Failpoint: name})
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -99,6 +101,7 @@ func runChild(mode string) int {
 // child is a running archiver child.
 type child struct {
 	cmd   *exec.Cmd
+	stdin io.WriteCloser
 	lines chan childLine
 	done  chan struct{}
 	mu    sync.Mutex
@@ -113,11 +116,17 @@ func startChild(mode, shared, worker, failpoint string, set ...string) *child {
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, childShared+"="+shared, childWorker+"="+worker,
 		childSet+"="+strings.Join(set, ","), childFailpoint+"="+failpoint)
+	// Its own process group, whose parent (this process) is outside it:
+	// a group that is not orphaned, so that no exit elsewhere sends the
+	// paused child a SIGCONT.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	Expect(err).NotTo(HaveOccurred())
 	stdout, err := cmd.StdoutPipe()
 	Expect(err).NotTo(HaveOccurred())
 	cmd.Stderr = GinkgoWriter
 	Expect(cmd.Start()).To(Succeed())
-	c := &child{cmd: cmd, lines: make(chan childLine, 100000), done: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: stdin, lines: make(chan childLine, 100000), done: make(chan struct{})}
 	go c.read(stdout)
 	DeferCleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
@@ -144,6 +153,28 @@ func (c *child) read(r io.Reader) {
 		c.lines <- l
 	}
 	_ = c.cmd.Wait()
+}
+
+// state is the child's process state letter from /proc (T: stopped).
+func (c *child) state() string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return rest[:1]
+}
+
+// pause stops the child with SIGSTOP and waits until it is stopped.
+func (c *child) pause() {
+	Expect(c.cmd.Process.Signal(syscall.SIGSTOP)).To(Succeed())
+	Eventually(c.state).WithTimeout(10 * time.Second).WithPolling(time.Millisecond).Should(Equal("T"))
+}
+
+// resume lets a child waiting at a failpoint go on.
+func (c *child) resume() {
+	_, err := c.stdin.Write([]byte("go\n"))
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // wait waits for the child to exit and returns every line it printed.
