@@ -18,7 +18,7 @@ const (
 	EventExpired       = "expired"         // an archive was expired
 	EventPruned        = "pruned"          // a merge result was pruned
 	EventWindowFailed  = "window_failed"   // a window failed (Name: archive)
-	EventReleased      = "released"        // the pass ended; Fenced says whether it still held the lock
+	EventReleased      = "released"        // the pass ended (At: just before the lock was deleted); Fenced says whether it still held it
 )
 
 // Event is one step of a pass, given to Options.OnEvent on the pass's

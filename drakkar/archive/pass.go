@@ -163,13 +163,16 @@ func Pass(ctx context.Context, cfg Config, opts Options) (Report, error) {
 	p.rep.Locked = true
 	p.emit(Event{Kind: EventLocked})
 	err = p.locked(ctx)
+	// The pass's hold ends before the lock is deleted: another pass may
+	// create its own the moment it is gone.
+	releasing := time.Now()
 	if !p.lk.release() {
 		p.rep.Fenced = true
 	}
 	if err != nil || p.rep.Fenced || len(p.rep.Failed) > 0 {
 		p.met.Failures.Inc()
 	}
-	p.emit(Event{Kind: EventReleased, Fenced: p.rep.Fenced})
+	p.emit(Event{Kind: EventReleased, Fenced: p.rep.Fenced, At: releasing})
 	return *p.rep, err
 }
 
@@ -322,7 +325,9 @@ func (p *pass) emit(e Event) {
 		return
 	}
 	e.Token = p.rep.Token
-	e.At = time.Now()
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
 	p.opts.OnEvent(e)
 }
 
