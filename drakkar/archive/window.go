@@ -59,3 +59,7 @@ func FileStart(name string) (time.Time, bool) {
 	worker := name[:len(name)-recorderSuffixLen]
 	return dbfiles.ParseRecorderFileName(worker, name)
 }
+
+// HistoryDir is the history folder of cluster in shared:
+// <shared>/history/<sanitized cluster>.
+func HistoryDir(shared, cluster string) string { return dbfiles.HistoryDir(shared, cluster) }
