@@ -128,4 +128,3 @@ func mergeJSON(res merge.Result) mergeOutput {
 	}
 	return o
 }
-
