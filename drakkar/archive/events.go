@@ -11,6 +11,7 @@ const (
 	EventTakenOver     = "taken_over"      // it took over a stale lock (Name: the old token)
 	EventPutBackFailed = "put_back_failed" // a fresh lock moved aside could not be put back
 	EventFenced        = "fenced"          // the lock no longer holds our token
+	EventMerged        = "merged"          // a window's merge output is complete, before the gzip (Name: archive)
 	EventPublished     = "published"       // an archive is durable at its final name (Name: archive)
 	EventDeleted       = "deleted"         // a merged or covered source was deleted (Name: source)
 	EventSetAside      = "set_aside"       // an unreadable source was renamed <name>.unreadable

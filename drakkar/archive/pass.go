@@ -354,3 +354,23 @@ func LogStart(log *slog.Logger, cfg Config, folder string) {
 		log.Warn("recorder_archives_unbounded", "folder", folder)
 	}
 }
+
+// AfterRotate returns the function a worker sets as
+// recorder.Options.AfterRotate: it runs one Pass with cfg and opts (a
+// disabled configuration does nothing) and logs an unexpected error as
+// recorder_background_job_failed with job "archive_pass"; the next
+// rotation tick runs the pass again.
+func AfterRotate(cfg Config, opts Options) func(ctx context.Context) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return func(ctx context.Context) {
+		if !cfg.Enabled {
+			return
+		}
+		if _, err := Pass(ctx, cfg, opts); err != nil && ctx.Err() == nil {
+			log.Warn("recorder_background_job_failed", "job", "archive_pass", "error", err)
+		}
+	}
+}

@@ -145,6 +145,7 @@ func sourceErr(res merge.Result) error {
 // never overwrites an archive that appeared meanwhile. The lock is read
 // again first: a fenced pass publishes nothing.
 func (p *pass) publish(ctx context.Context, w dueWindow, final string, work workFiles, res merge.Result, sources int, folded bool) error {
+	p.emit(Event{Kind: EventMerged, Name: final})
 	if err := gzipFile(ctx, work.merged, work.gz); err != nil {
 		return err
 	}
