@@ -35,6 +35,7 @@ type lock struct {
 	clock     Clock
 	log       *slog.Logger
 	emit      func(Event)
+	failpoint func(name string)
 
 	// mu guards fenced, set once the lock is found not to be ours.
 	mu     sync.Mutex
@@ -106,6 +107,7 @@ func (l *lock) takeOver(seen fs.FileInfo) (bool, error) {
 		}
 		return false, fmt.Errorf("move stale archive lock aside: %w", err)
 	}
+	l.failpoint(FailTakeoverMoved)
 	moved, rerr := os.ReadFile(aside)
 	fi, serr := os.Stat(aside)
 	if rerr != nil || serr != nil || !bytes.Equal(moved, old) || !fi.ModTime().Equal(seen.ModTime()) {

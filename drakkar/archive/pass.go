@@ -27,6 +27,9 @@ const (
 	FailAfterGzip    = "after-gzip"    // the compressed work file is durable, nothing published
 	FailAfterPublish = "after-publish" // the archive is durable at its final name, no source deleted
 	FailMidDeletes   = "mid-deletes"   // half of the window's sources are deleted
+	// FailTakeoverMoved: a takeover has moved the lock aside and not yet
+	// looked at what it moved.
+	FailTakeoverMoved = "takeover-moved"
 )
 
 // Options are what a pass needs besides the configuration.
@@ -214,7 +217,7 @@ func newPass(cfg Config, opts Options) (*pass, error) {
 		SetAside: []string{}, Swept: []string{}, Expired: []string{}, Pruned: []string{}, Failed: []Failed{}}
 	body := dbfiles.LockBody{Instance: opts.Instance, Token: p.rep.Token, Worker: opts.Worker}
 	p.lk = &lock{dir: p.dir, path: filepath.Join(p.dir, dbfiles.ArchiveLockName), body: body,
-		stale: cfg.LockStale, clock: opts.Clock, log: p.log, emit: p.emit}
+		stale: cfg.LockStale, clock: opts.Clock, log: p.log, emit: p.emit, failpoint: p.failpoint}
 	return p, nil
 }
 

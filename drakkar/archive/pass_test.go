@@ -250,10 +250,12 @@ var _ = Describe("Pass", func() {
 		Expect(os.Chtimes(lockPath, now.Add(-time.Minute), now.Add(-time.Minute))).To(Succeed())
 		faster := []byte(`{"acquired_at":"2026-10-13T10:30:00.000000Z","instance":"cccccccccccccccc","token":"dddddddddddddddd","worker":"w3"}`)
 		o := opts()
+		calls := 0
 		o.Clock = func(context.Context, string) (time.Time, error) {
-			// Between our look at the stale lock and our rename, a faster
-			// pass took it over and created its own.
-			if b, _ := os.ReadFile(lockPath); !bytes.Equal(b, faster) {
+			// The second reading comes after our look at the stale lock:
+			// before our rename, a faster pass took it over and created
+			// its own.
+			if calls++; calls == 2 {
 				Expect(os.Remove(lockPath)).To(Succeed())
 				Expect(os.WriteFile(lockPath, faster, 0o600)).To(Succeed())
 			}
@@ -261,9 +263,44 @@ var _ = Describe("Pass", func() {
 		}
 		rep := pass(o)
 		Expect(rep.Locked).To(BeFalse())
+		Expect(calls).To(Equal(2), "it went as far as the takeover")
 		Expect(os.ReadFile(lockPath)).To(Equal(faster))
+		Expect(logs.String()).NotTo(ContainSubstring("recorder_archive_lock_put_back_failed"))
+		Expect(logs.String()).NotTo(ContainSubstring("recorder_archive_lock_taken_over"))
 		Expect(names(hist)).NotTo(ContainElement(HavePrefix(".archive.lock.stale.")))
 		Expect(filepath.Join(hist, final)).NotTo(BeAnExistingFile())
+	})
+
+	It("logs recorder_archive_lock_put_back_failed when a third lock appeared before the put-back, and stands down", func() {
+		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
+		lockPath := filepath.Join(hist, ".archive.lock")
+		Expect(os.WriteFile(lockPath, []byte(`{"acquired_at":"2026-10-13T08:00:00.000000Z","instance":"aaaaaaaaaaaaaaaa","token":"bbbbbbbbbbbbbbbb","worker":"w2"}`), 0o600)).To(Succeed())
+		Expect(os.Chtimes(lockPath, now.Add(-time.Minute), now.Add(-time.Minute))).To(Succeed())
+		faster := []byte(`{"acquired_at":"2026-10-13T10:30:00.000000Z","instance":"cccccccccccccccc","token":"dddddddddddddddd","worker":"w3"}`)
+		third := []byte(`{"acquired_at":"2026-10-13T10:30:00.000000Z","instance":"eeeeeeeeeeeeeeee","token":"ffffffffffffffff","worker":"w4"}`)
+		var events []archive.Event
+		o := opts()
+		o.OnEvent = func(e archive.Event) { events = append(events, e) }
+		calls := 0
+		o.Clock = func(context.Context, string) (time.Time, error) {
+			if calls++; calls == 2 {
+				Expect(os.Remove(lockPath)).To(Succeed())
+				Expect(os.WriteFile(lockPath, faster, 0o600)).To(Succeed())
+			}
+			return now, nil
+		}
+		o.Failpoint = func(name string) {
+			if name == archive.FailTakeoverMoved {
+				Expect(os.WriteFile(lockPath, third, 0o600)).To(Succeed())
+			}
+		}
+		rep := pass(o)
+		Expect(rep.Locked).To(BeFalse())
+		Expect(os.ReadFile(lockPath)).To(Equal(third))
+		Expect(logs.String()).To(ContainSubstring("recorder_archive_lock_put_back_failed"))
+		Expect(events).To(ConsistOf(HaveField("Kind", archive.EventPutBackFailed)))
+		Expect(events[0].Name).To(Equal("dddddddddddddddd"))
+		Expect(names(hist)).NotTo(ContainElement(HavePrefix(".archive.lock.stale.")))
 	})
 
 	It("writes the lock's canonical body, 0600, while it runs", func() {
