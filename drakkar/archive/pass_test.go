@@ -303,6 +303,32 @@ var _ = Describe("Pass", func() {
 		Expect(names(hist)).NotTo(ContainElement(HavePrefix(".archive.lock.stale.")))
 	})
 
+	It("refreshes the lock's modification time while it holds it, and never a lock another pass took", func() {
+		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
+		lockPath := filepath.Join(hist, ".archive.lock")
+		old := time.Now().Add(-time.Hour)
+		mtime := func() time.Time {
+			fi, err := os.Stat(lockPath)
+			Expect(err).NotTo(HaveOccurred())
+			return fi.ModTime()
+		}
+		o := opts()
+		o.RefreshEvery = 10 * time.Millisecond
+		o.Failpoint = func(name string) {
+			if name != archive.FailAfterLock {
+				return
+			}
+			Expect(os.Chtimes(lockPath, old, old)).To(Succeed())
+			Eventually(mtime).Should(BeTemporally(">", old.Add(30*time.Minute)))
+			Expect(os.WriteFile(lockPath, []byte(`{"acquired_at":"2026-10-13T10:30:00.000000Z","instance":"cccccccccccccccc","token":"dddddddddddddddd","worker":"w3"}`), 0o600)).To(Succeed())
+			Expect(os.Chtimes(lockPath, old, old)).To(Succeed())
+			Consistently(mtime, "100ms", "10ms").Should(BeTemporally("==", old))
+		}
+		rep := pass(o)
+		Expect(rep.Fenced).To(BeTrue())
+		Expect(rep.Published).To(BeEmpty())
+	})
+
 	It("writes the lock's canonical body, 0600, while it runs", func() {
 		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
 		var body []byte
