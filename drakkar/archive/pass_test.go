@@ -382,6 +382,44 @@ var _ = Describe("Pass", func() {
 		Entry("half way through the deletes", archive.FailMidDeletes, 1),
 	)
 
+	It("publishes nothing over an archive that appeared at the final name while it merged, leaving its sources", func() {
+		a := buildSealed(hist, sealedName("w1", at(8, 0)), 4)
+		o := opts()
+		o.Failpoint = func(name string) {
+			if name == archive.FailAfterGzip {
+				Expect(os.WriteFile(filepath.Join(hist, final), []byte("someone else's"), 0o600)).To(Succeed())
+			}
+		}
+		rep := pass(o)
+		Expect(rep.Published).To(BeEmpty())
+		Expect(rep.Failed).To(HaveLen(1))
+		Expect(rep.Failed[0].Error).To(ContainSubstring(archive.ErrArchiveAppeared.Error()))
+		Expect(os.ReadFile(filepath.Join(hist, final))).To(Equal([]byte("someone else's")))
+		Expect(a).To(BeAnExistingFile())
+		Expect(names(hist)).NotTo(ContainElement(HavePrefix(".")))
+	})
+
+	It("reads now from the file server: the modification time of a touched .clock.<instance> marker, removed at the end", func() {
+		clock := archive.FileServerClock("0123456789abcdef")
+		got, err := clock(context.Background(), hist)
+		Expect(err).NotTo(HaveOccurred())
+		fi, err := os.Stat(filepath.Join(hist, ".clock.0123456789abcdef"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(BeTemporally("==", fi.ModTime()))
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+		past := fi.ModTime().Add(-time.Hour)
+		Expect(os.Chtimes(filepath.Join(hist, fi.Name()), past, past)).To(Succeed())
+		again, err := clock(context.Background(), hist)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again).To(BeTemporally(">", past.Add(30*time.Minute)), "touched again")
+
+		o := opts()
+		o.Clock = nil
+		o.Instance = "fedcba9876543210"
+		pass(o)
+		Expect(names(hist)).NotTo(ContainElement(".clock.fedcba9876543210"))
+	})
+
 	It("does nothing with archiving off, and says so at start", func() {
 		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
 		cfg.Enabled = false
