@@ -59,6 +59,10 @@ func (r *Recorder) loop() {
 				}
 				r.scanLeftovers()
 				r.bl.wake()
+				select {
+				case r.rotated <- struct{}{}:
+				default:
+				}
 			}
 		case <-second.C:
 			if owned {
@@ -121,7 +125,8 @@ func (r *Recorder) sealFailed(path, stage string, err error) {
 
 // mover is the background job: it publishes the files of the backlog one
 // at a time, each time it is woken (after a rotation, on each rotation
-// tick, and when leftovers are found), until Close.
+// tick, and when leftovers are found), and after a rotation tick runs
+// Options.AfterRotate once the moves are done, until Close.
 func (r *Recorder) mover() {
 	defer r.wg.Done()
 	for {
@@ -130,6 +135,11 @@ func (r *Recorder) mover() {
 			return
 		case <-r.bl.wakeC:
 			r.publishBacklog(r.ctx)
+		case <-r.rotated:
+			r.publishBacklog(r.ctx)
+			if r.opts.AfterRotate != nil && r.ctx.Err() == nil {
+				r.opts.AfterRotate(r.ctx)
+			}
 		}
 	}
 }

@@ -61,6 +61,12 @@ type Options struct {
 	StartWait time.Duration
 	// Build names this build in the store's state file.
 	Build string
+	// AfterRotate, when set, runs after each rotation tick on the
+	// background job, after the sealed files were moved into the history
+	// folder: one call at a time, never overlapping a move. The worker
+	// runs its archive pass here (drakkar/archive.Pass). Its ctx ends
+	// when Close begins; it should then end soon.
+	AfterRotate func(ctx context.Context)
 }
 
 // Recorder is one worker's flight recorder. Record is safe for concurrent
@@ -92,6 +98,9 @@ type Recorder struct {
 	lastStart time.Time
 
 	bl *backlog
+	// rotated wakes the background job after a rotation tick, for
+	// Options.AfterRotate (buffered 1: ticks missed while it runs merge).
+	rotated chan struct{}
 	// stopped is set when Close begins: Record keeps nothing more.
 	stopped atomic.Bool
 
@@ -170,6 +179,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
 	r.started = r.now()
 	r.met = newMetrics(opts.Registerer, r)
 	r.bl = newBacklog()
+	r.rotated = make(chan struct{}, 1)
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if !cfg.WritesFiles() {
 		r.log.Info("recorder_memory_only", "reason", "storage.dir is empty or the UI is off: no recorder files")

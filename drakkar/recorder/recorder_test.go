@@ -269,6 +269,36 @@ var _ = Describe("the flight recorder", func() {
 		Expect(total).To(Equal(int64(n)))
 	})
 
+	It("runs AfterRotate on the background job after each rotation tick, once the sealed files are moved, one call at a time", func() {
+		cfg := testConfig(storage, shared)
+		cfg.RotationInterval = 100 * time.Millisecond
+		hist := filepath.Join(shared, "history", "search_hot")
+		var running, overlaps, calls atomic.Int32
+		seen := make(chan int, 100)
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: testLogger(), AfterRotate: func(context.Context) {
+			if running.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			defer running.Add(-1)
+			calls.Add(1)
+			select {
+			case seen <- len(sealedFiles(hist)):
+			default:
+			}
+			time.Sleep(150 * time.Millisecond) // longer than a tick: ticks meanwhile merge
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		rec.Record(taskEvents("a", 1)[0])
+		var first int
+		Eventually(seen, "30s").Should(Receive(&first))
+		Expect(first).To(BeNumerically(">=", 1), "the file sealed by the tick is in the history folder already")
+		Eventually(calls.Load, "30s").Should(BeNumerically(">=", 3))
+		Expect(rec.Close(ctx)).To(Succeed())
+		after := calls.Load()
+		Expect(overlaps.Load()).To(BeZero())
+		Consistently(calls.Load, "300ms").Should(Equal(after), "no call after Close")
+	})
+
 	It("seals a process killed mid-write as a leftover at the next start, with every event it acknowledged", func() {
 		cfg := testConfig(storage, shared)
 		c := startChild("write-until-killed", cfg, 5)

@@ -29,7 +29,7 @@ func (a *app) drakkarCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  needSubcommand,
 	}
-	cmd.AddCommand(a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd())
+	cmd.AddCommand(a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(), a.drakkarArchiveCmd(), a.drakkarMergeCmd())
 	return cmd
 }
 
