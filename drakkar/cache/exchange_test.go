@@ -189,7 +189,7 @@ var _ = Describe("The exchange route", func() {
 		var batch []cache.Entry
 		for i := range 300 {
 			r := row{ms: int64(rng.IntN(20)) - 5, key: fmt.Sprintf("k%03d", i),
-				scope: []cache.Scope{cache.ScopeLocal, cache.ScopeCluster, cache.ScopeGlobal}[rng.IntN(3)],
+				scope:  []cache.Scope{cache.ScopeLocal, cache.ScopeCluster, cache.ScopeGlobal}[rng.IntN(3)],
 				origin: []string{"w1", "w1", "w2"}[rng.IntN(3)]}
 			if rng.IntN(5) == 0 {
 				r.exp = i64(1_000_000 + int64(rng.IntN(3)) - 1)
