@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -75,11 +76,18 @@ type Cache struct {
 	store *owner.Store[Target] // nil when the engine is off
 	rd    *reader              // nil when the engine is off
 
-	// mu guards mem, marks and fails.
+	// mu guards mem, marks, ownMax and fails.
 	mu    sync.Mutex
 	mem   *memory
 	marks map[Scope]Cursor
-	fails int
+	// ownMax is the highest updated_at_ms of a cluster or global row this
+	// worker committed (never lowered): each flush stamps its own rows
+	// above it, so a row never commits behind a cursor a peer may hold.
+	ownMax int64
+	fails  int
+	// stale is set when another process's batch was applied: the marks
+	// are read again at the next flush.
+	stale atomic.Bool
 
 	// writeMu serializes Flush, Cleanup and Apply's callers' appends
 	// with Close.
@@ -179,7 +187,10 @@ func (c *Cache) openStore(ctx context.Context) error {
 		NoPromotion:    true,
 		// A write another process spooled may change any key: the
 		// memory layer forgets its clean entries.
-		Events: owner.Events{Batch: func(recordstore.BatchResult) { c.forgetClean() }},
+		Events: owner.Events{Batch: func(recordstore.BatchResult) {
+			c.forgetClean()
+			c.stale.Store(true)
+		}},
 		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
 			if ro {
 				return submitonly.Open(path, submitonly.Options{Cause: errNotOwner, Submit: submit})
@@ -209,7 +220,7 @@ func (c *Cache) openStore(ctx context.Context) error {
 			_ = st.Close()
 			return err
 		}
-		c.marks = m
+		c.setMarks(m)
 	}
 	return nil
 }

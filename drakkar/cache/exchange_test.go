@@ -176,6 +176,20 @@ var _ = Describe("The exchange route", func() {
 		Expect(seen).To(Equal(append(want, "a-late")))
 	})
 
+	It("never commits a worker's row behind a cursor a peer may hold, even in the same millisecond", func() {
+		Expect(c.Set(ctx, "g-b", `1`, cache.ScopeGlobal, 0)).To(Succeed())
+		Expect(c.Flush(ctx)).To(Succeed())
+		p := getPage(h, "scopes=global")
+		Expect(p.Rows).To(HaveLen(1))
+		cursor := fmt.Sprintf("scopes=global&after_ms=%d&after_key=%s", p.Rows[0].UpdatedAtMS, p.Rows[0].Key)
+		Expect(c.Set(ctx, "g-a", `1`, cache.ScopeGlobal, 0)).To(Succeed()) // same ms, smaller key
+		Expect(c.Flush(ctx)).To(Succeed())
+		p = getPage(h, cursor)
+		Expect(p.Rows).To(HaveLen(1))
+		Expect(p.Rows[0].Key).To(Equal("g-a"))
+		Expect(p.Rows[0].UpdatedAtMS).To(BeEquivalentTo(1_000_001))
+	})
+
 	It("matches a reference model of the cursor on random caches, cursors and limits", func() {
 		rng := rand.New(rand.NewPCG(7, 11))
 		type row struct {

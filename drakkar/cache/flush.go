@@ -65,7 +65,11 @@ func (c *Cache) Apply(ctx context.Context, entries []Entry) (recordstore.AppendR
 }
 
 // Flush writes the dirty entries now, in one transaction: the dirty map is
-// swapped for an empty one, its entries applied (Apply), and on failure
+// swapped for an empty one, its cluster and global entries are stamped
+// above the newest such row this worker committed before (updated_at_ms
+// raised to that plus one where it is not above it: a peer's cursor may
+// stand on that row, and the exchange serves only rows after the cursor),
+// its entries applied (Apply), and on failure
 // put back, except the keys written again meanwhile (the newer live write
 // wins). After a commit the marks rise to the newest cluster and global
 // rows this worker wrote, and the flushed entries stay in memory as clean
@@ -81,14 +85,23 @@ func (c *Cache) Flush(ctx context.Context) error {
 	if c.closed {
 		return nil
 	}
+	if c.stale.Swap(false) {
+		c.refreshMarks(ctx)
+	}
 	c.mu.Lock()
 	batch := c.mem.takeDirty()
+	floor := c.ownMax
 	c.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
 	}
 	entries := make([]Entry, 0, len(batch))
 	for _, e := range batch {
+		if e.Scope != ScopeLocal && e.OriginWorkerID == c.cfg.WorkerName && e.UpdatedAtMS <= floor {
+			// Above every row committed before: a peer's cursor may
+			// stand at the newest of them.
+			e.UpdatedAtMS = floor + 1
+		}
 		entries = append(entries, e)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
@@ -129,21 +142,42 @@ func (c *Cache) flushed(ctx context.Context, entries []Entry, res recordstore.Ap
 			}
 			if m, ok := c.marks[e.Scope]; e.Scope != ScopeLocal && e.OriginWorkerID == c.cfg.WorkerName && (!ok || m.Less(cursorOf(e))) {
 				c.marks[e.Scope] = cursorOf(e)
+				c.ownMax = max(c.ownMax, e.UpdatedAtMS)
 			}
 		}
 		c.mu.Unlock()
 		return
 	}
+	for _, e := range entries {
+		if e.Scope != ScopeLocal && e.OriginWorkerID == c.cfg.WorkerName {
+			c.ownMax = max(c.ownMax, e.UpdatedAtMS)
+		}
+	}
 	c.mu.Unlock()
 	// Some entries lost to stored rows: read the marks again.
+	c.refreshMarks(ctx)
+}
+
+// refreshMarks reads the marks from the file again.
+func (c *Cache) refreshMarks(ctx context.Context) {
 	m, err := c.rd.marks(ctx, c.cfg.WorkerName)
 	if err != nil {
+		c.stale.Store(true)
 		c.log.Warn("cache_marks_failed", "error", err)
 		return
 	}
+	c.setMarks(m)
+}
+
+// setMarks replaces the marks read from the file and raises ownMax to
+// them.
+func (c *Cache) setMarks(m map[Scope]Cursor) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.marks = m
-	c.mu.Unlock()
+	for _, cur := range m {
+		c.ownMax = max(c.ownMax, cur.MS)
+	}
 }
 
 // Cleanup deletes the rows expired at now (expires_at_ms at or before
