@@ -35,7 +35,7 @@ type puller struct {
 	c      *Cache
 	client HTTPDoer
 	mu     sync.Mutex
-	cursor map[string]Cursor // by peer worker and scopes; guarded by mu
+	cursor map[string]Cursor // by peer worker, instance and scopes; guarded by mu
 }
 
 func newPuller(c *Cache) *puller {
@@ -101,7 +101,9 @@ func (pl *puller) peer(ctx context.Context, p registry.Peer) PeerResult {
 	c := pl.c
 	res := PeerResult{Worker: p.Worker}
 	scopes := c.scopesFor(p)
-	id := p.Worker + "\x00" + joinScopes(scopes)
+	// A peer that restarted (a new instance) is pulled from the start: it
+	// may have lost rows a cursor passed, and stamped new ones below it.
+	id := p.Worker + "\x00" + p.Instance + "\x00" + joinScopes(scopes)
 	pl.mu.Lock()
 	cur, has := pl.cursor[id]
 	pl.mu.Unlock()
