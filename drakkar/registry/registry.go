@@ -297,3 +297,12 @@ func readPeer(path string, now time.Time, offlineAfter time.Duration) (Peer, err
 	return Peer{Worker: c.Worker, Instance: c.Instance, Cluster: c.Cluster, URL: c.URL, State: c.State,
 		Online: c.State == StateRunning && age <= offlineAfter, LastSeen: fi.ModTime(), Age: age, Features: c.Features}, nil
 }
+
+// RemoveClock removes the clock marker of instance in dir (a short-lived
+// reader of the cards, such as a command, leaves none behind).
+func RemoveClock(dir, instance string) error {
+	if err := os.Remove(ClockPath(dir, instance)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -29,7 +29,7 @@ func (a *app) drakkarCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  needSubcommand,
 	}
-	cmd.AddCommand(a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd())
+	cmd.AddCommand(append([]*cobra.Command{a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd()}, a.drakkarCacheCmds()...)...)
 	return cmd
 }
 
