@@ -89,10 +89,11 @@ type Cache struct {
 	// are read again at the next flush.
 	stale atomic.Bool
 
-	// writeMu serializes Flush, Cleanup and Apply's callers' appends
-	// with Close.
+	// writeMu serializes Flush and Cleanup with Close.
 	writeMu sync.Mutex
-	closed  bool
+	// closed is set by Close (under writeMu); readers check it without
+	// the lock, so a page never waits for a flush.
+	closed atomic.Bool
 
 	pull *puller
 
@@ -258,9 +259,7 @@ func (c *Cache) loop(every time.Duration, run func(context.Context)) {
 // Engine reports whether the cache engine runs in this process (enabled,
 // a storage.dir, opened and not closed).
 func (c *Cache) Engine() bool {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	return c.store != nil && !c.closed
+	return c.store != nil && !c.closed.Load()
 }
 
 // Owner reports whether this process owns the worker's cache file.
@@ -278,7 +277,7 @@ func (c *Cache) nowMS() int64 { return c.now().UnixMilli() }
 // memory, else from the file through the reader connection (the entry is
 // then kept in memory). Off: nothing is found.
 func (c *Cache) Get(ctx context.Context, key string) (Entry, bool, error) {
-	if c.store == nil {
+	if !c.Engine() {
 		return Entry{}, false, nil
 	}
 	now := c.nowMS()
@@ -339,7 +338,7 @@ func (c *Cache) Delete(ctx context.Context, key string) error {
 	if key == "" || !utf8.ValidString(key) {
 		return fmt.Errorf("%w: the key must be non-empty UTF-8 text", ErrBadEntry)
 	}
-	if c.store == nil {
+	if !c.Engine() {
 		return nil
 	}
 	prev, ok, err := c.Get(ctx, key)
@@ -353,7 +352,7 @@ func (c *Cache) Delete(ctx context.Context, key string) error {
 // write stamps e (times, created_at_ms kept) and keeps it dirty, or, in a
 // process that does not own the cache, appends it now.
 func (c *Cache) write(ctx context.Context, e Entry, ttl time.Duration, expire bool) error {
-	if c.store == nil {
+	if !c.Engine() {
 		return nil
 	}
 	now := c.nowMS()
@@ -410,7 +409,7 @@ func (c *Cache) forgetClean() {
 // List returns every stored row, expired or not, in key order: the
 // file's content (dirty entries not yet flushed are not in it).
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	if c.store == nil {
+	if !c.Engine() {
 		return nil, ErrOff
 	}
 	return c.rd.list(ctx)
@@ -423,7 +422,7 @@ func (c *Cache) List(ctx context.Context) ([]Entry, error) {
 func (c *Cache) Close(ctx context.Context) error {
 	c.cancel()
 	c.wg.Wait()
-	if c.store == nil {
+	if !c.Engine() {
 		return nil
 	}
 	var errs []error
@@ -432,10 +431,10 @@ func (c *Cache) Close(ctx context.Context) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return nil
 	}
-	c.closed = true
+	c.closed.Store(true)
 	errs = append(errs, c.rd.close(), c.store.Close())
 	return errors.Join(errs...)
 }

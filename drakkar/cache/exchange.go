@@ -152,7 +152,7 @@ func (c *Cache) ExchangeHandler() http.Handler {
 		defer cancel()
 		p, err := c.Changes(ctx, q)
 		switch {
-		case errors.Is(err, ErrOff):
+		case errors.Is(err, ErrOff) || (err != nil && !c.Engine()):
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": ErrTextOff})
 		case err != nil && ctx.Err() != nil:
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": ErrTextTimeout})

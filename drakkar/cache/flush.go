@@ -30,7 +30,7 @@ const FailingRepeatedly = 5
 // the cache the rows go through the spool and Apply waits for the owner's
 // result. On error nothing of entries is in the file.
 func (c *Cache) Apply(ctx context.Context, entries []Entry) (recordstore.AppendResult, error) {
-	if c.store == nil {
+	if !c.Engine() {
 		return recordstore.AppendResult{}, ErrOff
 	}
 	if len(entries) == 0 {
@@ -82,7 +82,7 @@ func (c *Cache) Flush(ctx context.Context) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return nil
 	}
 	if c.stale.Swap(false) {
@@ -189,7 +189,7 @@ func (c *Cache) Cleanup(ctx context.Context) (int64, error) {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return 0, nil
 	}
 	b, ok := any(c.store.Backend()).(*sqlite.Backend)
