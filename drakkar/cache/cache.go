@@ -109,11 +109,19 @@ type Cache struct {
 	wg     sync.WaitGroup
 }
 
-// StorePath is the configured path of the worker's cache store: the
-// engine keeps its lock, state file, socket and spool beside it
-// (<worker>-cache.records.lock, ...); the live file is <worker>-cache.db.
+// EngineFolder is the folder of storage.dir that holds the cache stores'
+// engine files. Worker names never start with a dot, so nothing of a
+// recorder's (<worker>.records...) can have a name in it.
+const EngineFolder = ".cache"
+
+// StorePath is the configured path of the worker's cache store,
+// <storage.dir>/.cache/<worker>.records: the engine keeps its lock, state
+// file, socket and spool beside it (<worker>.records.lock, ...). It is
+// not <storage.dir>/<worker>-cache.records, which is the recorder store
+// of a worker named <worker>-cache. The live file is
+// <storage.dir>/<worker>-cache.db.
 func StorePath(cfg Config) string {
-	return filepath.Join(cfg.StorageDir, cfg.WorkerName+"-cache.records")
+	return filepath.Join(cfg.StorageDir, EngineFolder, cfg.WorkerName+".records")
 }
 
 // FilePath is the cache file, <storage.dir>/<worker>-cache.db.
@@ -176,7 +184,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Cache, error) {
 
 // openStore is Open's part that touches the disk.
 func (c *Cache) openStore(ctx context.Context) error {
-	if err := os.MkdirAll(c.cfg.StorageDir, fsutil.DirMode); err != nil {
+	if err := os.MkdirAll(filepath.Join(c.cfg.StorageDir, EngineFolder), fsutil.DirMode); err != nil {
 		return fmt.Errorf("create storage.dir %s: %w", c.cfg.StorageDir, err)
 	}
 	path, live := StorePath(c.cfg), FilePath(c.cfg)

@@ -227,3 +227,14 @@ var _ = Describe("The cache", func() {
 			cache.ScopeGlobal: {MS: 1_000_000, Key: "g1"}, cache.ScopeCluster: {MS: 1_001_000, Key: "c1"}}))
 	})
 })
+
+var _ = Describe("The cache beside a recorder", func() {
+	It("keeps its engine files apart from the recorder store of a worker named <worker>-cache", func() {
+		dir := GinkgoT().TempDir()
+		clk := newClock(1)
+		c := openCache(dir, "x", "", clk, cache.Options{})
+		Expect(cache.StorePath(config(dir, "x", ""))).To(Equal(filepath.Join(dir, ".cache", "x.records")))
+		Expect(filepath.Join(dir, "x-cache.records.lock")).NotTo(BeAnExistingFile())
+		Expect(c.Owner()).To(BeTrue())
+	})
+})
