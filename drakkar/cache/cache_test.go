@@ -15,6 +15,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fb46ecde/records/drakkar/cache"
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/recordstore"
@@ -236,5 +238,34 @@ var _ = Describe("The cache beside a recorder", func() {
 		Expect(cache.StorePath(config(dir, "x", ""))).To(Equal(filepath.Join(dir, ".cache", "x.records")))
 		Expect(filepath.Join(dir, "x-cache.records.lock")).NotTo(BeAnExistingFile())
 		Expect(c.Owner()).To(BeTrue())
+	})
+})
+
+var _ = Describe("The cache's metrics", func() {
+	It("are registered with the drakkar_cache_ prefix and count what happens", func() {
+		reg := prometheus.NewRegistry()
+		c := openCache(GinkgoT().TempDir(), "w1", "", newClock(1), cache.Options{Registerer: reg})
+		Expect(c.Set(ctx, "k", `1`, cache.ScopeLocal, 0)).To(Succeed())
+		Expect(c.Flush(ctx)).To(Succeed())
+		Expect(c.Get(ctx, "k")).Error().NotTo(HaveOccurred())
+		Expect(c.Get(ctx, "absent")).Error().NotTo(HaveOccurred())
+		mfs, err := reg.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		got := map[string]float64{}
+		for _, mf := range mfs {
+			Expect(mf.GetName()).To(HavePrefix("drakkar_cache_"))
+			for _, m := range mf.GetMetric() {
+				switch {
+				case m.GetCounter() != nil:
+					got[mf.GetName()] += m.GetCounter().GetValue()
+				case m.GetGauge() != nil:
+					got[mf.GetName()] += m.GetGauge().GetValue()
+				}
+			}
+		}
+		Expect(got).To(HaveKeyWithValue("drakkar_cache_flushed_entries_total", 1.0))
+		Expect(got).To(HaveKeyWithValue("drakkar_cache_hits_total", 1.0))
+		Expect(got).To(HaveKeyWithValue("drakkar_cache_misses_total", 1.0))
+		Expect(got).To(HaveKeyWithValue("drakkar_cache_dirty_entries", 0.0))
 	})
 })
