@@ -84,6 +84,10 @@ var layerRules = []layerRule{
 	// its error codes from the core (its sentinels wrap ErrInvalid) and
 	// knows neither the engine nor SQLite.
 	{Under: "drakkar/dbfiles", May: []string{"recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	// registry is the fleet registry's file provider: cards and clock
+	// markers in a shared folder, nothing of the engine or SQLite; the
+	// cache imports it for its peers, never the reverse.
+	{Under: "drakkar/registry", May: []string{"drakkar/dbfiles", "recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 }
 
 // Dependencies forbidden whatever the direct imports: the owner is generic

@@ -29,7 +29,8 @@ func (a *app) drakkarCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  needSubcommand,
 	}
-	cmd.AddCommand(a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(), a.drakkarArchiveCmd(), a.drakkarMergeCmd())
+	cmd.AddCommand(append([]*cobra.Command{a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(),
+		a.drakkarArchiveCmd(), a.drakkarMergeCmd()}, a.drakkarCacheCmds()...)...)
 	return cmd
 }
 

@@ -1,0 +1,162 @@
+// The card: its fields, its canonical bytes and its strict decoding.
+
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fb46ecde/records/drakkar/dbfiles"
+)
+
+// CardVersion is the version of the card format this package writes and
+// reads.
+const CardVersion = 1
+
+// The states a card names.
+const (
+	StateRunning = "running"
+	StateStopped = "stopped"
+)
+
+// Mark is the cursor of the newest row a worker originated in one scope:
+// {"ms": updated_at_ms, "key": key}.
+type Mark struct {
+	MS  int64  `json:"ms"`
+	Key string `json:"key"`
+}
+
+// Features are what a worker offers its peers. Cache is nil when the
+// worker does not serve the cache exchange (the card says "features":
+// {}), and a map — empty when it originated no cluster or global row yet
+// — when it does ({"cache": {...}}), keyed by scope.
+type Features struct {
+	Cache map[string]Mark
+}
+
+// Card is one worker's registry card.
+type Card struct {
+	// Version is CardVersion.
+	Version int
+	// Worker is worker.name; the card's file is <Worker>.json.
+	Worker string
+	// Instance is the process's 16 hex instance id.
+	Instance string
+	// Cluster is cluster.name as configured.
+	Cluster string
+	// URL is the base URL of the worker's debug API (the peer routes are
+	// under it); empty when it serves none.
+	URL string
+	// StartedAt is when the process started.
+	StartedAt time.Time
+	// PublishedAt is when this card was written, on the worker's clock
+	// (informative: liveness uses the file's age on the file server's
+	// clock).
+	PublishedAt time.Time
+	// State is StateRunning, or StateStopped after a clean stop.
+	State string
+	// Features are the worker's offers.
+	Features Features
+}
+
+// FileName is the name of worker's card.
+func FileName(worker string) string { return worker + ".json" }
+
+// Dir is the cards' folder: <dir>/fleet/workers, where dir is shared.dir,
+// or storage.dir when shared.dir is empty.
+func Dir(sharedDir, storageDir string) string {
+	if sharedDir == "" {
+		sharedDir = storageDir
+	}
+	return filepath.Join(sharedDir, "fleet", "workers")
+}
+
+// Encode returns the card's canonical JSON (sorted keys, compact, raw
+// UTF-8, no trailing newline).
+func (c Card) Encode() ([]byte, error) {
+	feats := map[string]any{}
+	if c.Features.Cache != nil {
+		marks := map[string]any{}
+		for s, m := range c.Features.Cache {
+			marks[s] = map[string]any{"ms": m.MS, "key": m.Key}
+		}
+		feats["cache"] = marks
+	}
+	return dbfiles.CanonicalJSON(map[string]any{
+		"version": c.Version, "worker": c.Worker, "instance": c.Instance, "cluster": c.Cluster,
+		"url": c.URL, "started_at": dbfiles.FormatTime(c.StartedAt),
+		"published_at": dbfiles.FormatTime(c.PublishedAt), "state": c.State, "features": feats,
+	})
+}
+
+// wireCard is a card as JSON, for decoding.
+type wireCard struct {
+	Version     *int                       `json:"version"`
+	Worker      *string                    `json:"worker"`
+	Instance    *string                    `json:"instance"`
+	Cluster     *string                    `json:"cluster"`
+	URL         *string                    `json:"url"`
+	StartedAt   *string                    `json:"started_at"`
+	PublishedAt *string                    `json:"published_at"`
+	State       *string                    `json:"state"`
+	Features    map[string]json.RawMessage `json:"features"`
+}
+
+// DecodeCard reads a card. Every field is required and typed; an unknown
+// version, state or time shape is ErrBadCard. Unknown keys, and unknown
+// features, are ignored (a later minor addition must not hide a worker).
+func DecodeCard(b []byte) (Card, error) {
+	var w wireCard
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Card{}, fmt.Errorf("%w: %w", ErrBadCard, err)
+	}
+	if w.Version == nil || w.Worker == nil || w.Instance == nil || w.Cluster == nil || w.URL == nil ||
+		w.StartedAt == nil || w.PublishedAt == nil || w.State == nil || w.Features == nil {
+		return Card{}, fmt.Errorf("%w: a field is missing", ErrBadCard)
+	}
+	if *w.Version != CardVersion {
+		return Card{}, fmt.Errorf("%w: version %d, this build reads %d", ErrBadCard, *w.Version, CardVersion)
+	}
+	if *w.State != StateRunning && *w.State != StateStopped {
+		return Card{}, fmt.Errorf("%w: state %q", ErrBadCard, *w.State)
+	}
+	if *w.Worker == "" || strings.ContainsAny(*w.Worker, "/\\\x00") {
+		return Card{}, fmt.Errorf("%w: worker %q", ErrBadCard, *w.Worker)
+	}
+	c := Card{Version: *w.Version, Worker: *w.Worker, Instance: *w.Instance, Cluster: *w.Cluster, URL: *w.URL, State: *w.State}
+	var err error
+	if c.StartedAt, err = dbfiles.ParseTime(*w.StartedAt); err != nil {
+		return Card{}, fmt.Errorf("%w: started_at: %w", ErrBadCard, err)
+	}
+	if c.PublishedAt, err = dbfiles.ParseTime(*w.PublishedAt); err != nil {
+		return Card{}, fmt.Errorf("%w: published_at: %w", ErrBadCard, err)
+	}
+	if raw, ok := w.Features["cache"]; ok {
+		var marks map[string]*Mark
+		if err := json.Unmarshal(raw, &marks); err != nil || marks == nil {
+			return Card{}, fmt.Errorf("%w: features.cache is not an object of marks", ErrBadCard)
+		}
+		c.Features.Cache = map[string]Mark{}
+		for s, m := range marks {
+			if m == nil {
+				return Card{}, fmt.Errorf("%w: features.cache.%s is null", ErrBadCard, s)
+			}
+			c.Features.Cache[s] = *m
+		}
+	}
+	return c, nil
+}
+
+// Scopes returns the scopes of the card's cache marks, sorted.
+func (f Features) Scopes() []string {
+	out := make([]string, 0, len(f.Cache))
+	for s := range f.Cache {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}

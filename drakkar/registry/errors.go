@@ -1,0 +1,19 @@
+// Sentinel errors of the registry.
+
+package registry
+
+import (
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
+var (
+	// ErrBadCard is returned by DecodeCard for bytes that are not a card
+	// of a known version: not JSON, a missing or mistyped field, an
+	// unknown state, a bad time or mark.
+	ErrBadCard = fmt.Errorf("%w: bad registry card", recordstore.ErrInvalid)
+	// ErrConfig is returned by Open for options it cannot run with: no
+	// folder, a bad worker name, intervals that are not positive.
+	ErrConfig = fmt.Errorf("%w: registry options", recordstore.ErrInvalid)
+)

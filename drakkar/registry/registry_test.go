@@ -1,0 +1,143 @@
+// Specs of the registry: the card's bytes and decoding, publishing,
+// peers and their liveness on the file server's clock.
+
+package registry_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/drakkar/registry"
+)
+
+var ctx = context.Background()
+
+var t0 = time.Date(2026, 10, 13, 8, 0, 0, 123456000, time.UTC)
+
+func card() registry.Card {
+	return registry.Card{Version: 1, Worker: "search-1", Instance: "0123456789abcdef", Cluster: "search hot",
+		URL: "http://10.0.0.7:8081", StartedAt: t0, PublishedAt: t0.Add(time.Second), State: registry.StateRunning,
+		Features: registry.Features{Cache: map[string]registry.Mark{"global": {MS: 17, Key: "k<&>"}}}}
+}
+
+func open(dir, worker string, opts registry.Options) *registry.Registry {
+	opts.Dir, opts.Worker, opts.NoLoops = dir, worker, true
+	r, err := registry.Open(ctx, opts)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = r.Close(context.Background()) })
+	return r
+}
+
+var _ = Describe("Registry cards", func() {
+	It("are canonical JSON with a version, and decode to the same card", func() {
+		b, err := card().Encode()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(Equal(`{"cluster":"search hot","features":{"cache":{"global":{"key":"k<&>","ms":17}}},` +
+			`"instance":"0123456789abcdef","published_at":"2026-10-13T08:00:01.123456Z","started_at":"2026-10-13T08:00:00.123456Z",` +
+			`"state":"running","url":"http://10.0.0.7:8081","version":1,"worker":"search-1"}`))
+		back, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(card()))
+	})
+
+	It("say features {} when the exchange is off and {\"cache\": {}} when it is on with nothing to pull", func() {
+		c := card()
+		c.Features = registry.Features{}
+		b, _ := c.Encode()
+		Expect(string(b)).To(ContainSubstring(`"features":{}`))
+		c.Features = registry.Features{Cache: map[string]registry.Mark{}}
+		b, _ = c.Encode()
+		Expect(string(b)).To(ContainSubstring(`"features":{"cache":{}}`))
+		back, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back.Features.Cache).NotTo(BeNil())
+	})
+
+	DescribeTable("refuses a card that is not version 1's shape",
+		func(text string) {
+			_, err := registry.DecodeCard([]byte(text))
+			Expect(err).To(MatchError(registry.ErrBadCard))
+		},
+		Entry("not JSON", `{"version":`),
+		Entry("a missing field", `{"version":1,"worker":"w"}`),
+		Entry("another version", `{"cluster":"","features":{},"instance":"","published_at":"2026-10-13T08:00:01.123456Z","started_at":"2026-10-13T08:00:00.123456Z","state":"running","url":"","version":2,"worker":"w"}`),
+		Entry("an unknown state", `{"cluster":"","features":{},"instance":"","published_at":"2026-10-13T08:00:01.123456Z","started_at":"2026-10-13T08:00:00.123456Z","state":"gone","url":"","version":1,"worker":"w"}`),
+		Entry("a bad time", `{"cluster":"","features":{},"instance":"","published_at":"2026-10-13 08:00:01","started_at":"2026-10-13T08:00:00.123456Z","state":"running","url":"","version":1,"worker":"w"}`),
+		Entry("a bad mark", `{"cluster":"","features":{"cache":{"global":"x"}},"instance":"","published_at":"2026-10-13T08:00:01.123456Z","started_at":"2026-10-13T08:00:00.123456Z","state":"running","url":"","version":1,"worker":"w"}`),
+		Entry("a worker with a slash", `{"cluster":"","features":{},"instance":"","published_at":"2026-10-13T08:00:01.123456Z","started_at":"2026-10-13T08:00:00.123456Z","state":"running","url":"","version":1,"worker":"a/b"}`),
+	)
+})
+
+var _ = Describe("The registry", func() {
+	var dir string
+	BeforeEach(func() { dir = registry.Dir("", GinkgoT().TempDir()) })
+
+	It("publishes the card 0600 at start, with the features of the moment, and lists the others as peers", func() {
+		marks := map[string]registry.Mark{}
+		a := open(dir, "a", registry.Options{Cluster: "c", URL: "http://a", Features: func() registry.Features {
+			return registry.Features{Cache: marks}
+		}})
+		fi, err := os.Stat(a.CardPath())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+		b := open(dir, "b", registry.Options{Cluster: "d"})
+		Expect(b.Peers()).To(HaveLen(1))
+		Expect(b.Peers()[0].Worker).To(Equal("a"))
+		Expect(b.Peers()[0].Online).To(BeTrue())
+		Expect(b.Peers()[0].Features.Cache).To(BeEmpty())
+
+		marks["global"] = registry.Mark{MS: 5, Key: "k"}
+		Expect(a.Publish(ctx)).To(Succeed())
+		Expect(b.Refresh(ctx)).To(Succeed())
+		Expect(b.Peers()[0].Features.Cache).To(Equal(map[string]registry.Mark{"global": {MS: 5, Key: "k"}}))
+		Expect(a.Refresh(ctx)).To(Succeed())
+		Expect(a.Peers()[0].Worker).To(Equal("b"))
+		Expect(a.Peers()[0].Features.Cache).To(BeNil())
+	})
+
+	It("judges a peer offline by its card's age on the file server's clock, and after a clean stop", func() {
+		a := open(dir, "a", registry.Options{})
+		b := open(dir, "b", registry.Options{OfflineAfter: 30 * time.Second})
+		// The file server's clock is the marker's mtime: age the card against it.
+		now, err := registry.ServerNow(dir, b.Instance())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.Chtimes(a.CardPath(), now, now.Add(-29*time.Second))).To(Succeed())
+		Expect(b.Refresh(ctx)).To(Succeed())
+		Expect(b.Peers()[0].Online).To(BeTrue())
+		Expect(os.Chtimes(a.CardPath(), now, now.Add(-40*time.Second))).To(Succeed())
+		Expect(b.Refresh(ctx)).To(Succeed())
+		Expect(b.Peers()[0].Online).To(BeFalse())
+		Expect(b.Peers()[0].Age).To(BeNumerically(">=", 40*time.Second))
+
+		Expect(a.Publish(ctx)).To(Succeed())
+		Expect(a.Close(ctx)).To(Succeed())
+		Expect(registry.ClockPath(dir, a.Instance())).NotTo(BeAnExistingFile())
+		Expect(b.Refresh(ctx)).To(Succeed())
+		Expect(b.Peers()[0].State).To(Equal(registry.StateStopped))
+		Expect(b.Peers()[0].Online).To(BeFalse())
+	})
+
+	It("skips unreadable cards, cards naming another worker, and dot files", func() {
+		b := open(dir, "b", registry.Options{})
+		Expect(os.WriteFile(filepath.Join(dir, "junk.json"), []byte("{"), 0o600)).To(Succeed())
+		bytes, _ := card().Encode()
+		Expect(os.WriteFile(filepath.Join(dir, "impostor.json"), bytes, 0o600)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, ".search-1.json"), bytes, 0o600)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "search-1.json"), bytes, 0o600)).To(Succeed())
+		Expect(b.Refresh(ctx)).To(Succeed())
+		Expect(b.Peers()).To(HaveLen(1))
+		Expect(b.Peers()[0].Worker).To(Equal("search-1"))
+	})
+
+	It("refuses options it cannot run with", func() {
+		for _, o := range []registry.Options{{}, {Dir: dir}, {Dir: dir, Worker: "a/b"}, {Dir: dir, Worker: ".x"}, {Dir: dir, Worker: "w", Refresh: -1}} {
+			_, err := registry.Open(ctx, o)
+			Expect(err).To(MatchError(registry.ErrConfig))
+		}
+	})
+})
