@@ -146,16 +146,7 @@ func (r *Reader) Rows(ctx context.Context, q Query) iter.Seq2[recordstore.Record
 			yield(recordstore.Record{}, err)
 			return
 		}
-		sent := 0
-		for {
-			n := MaxPageSize
-			if q.Limit > 0 {
-				n = min(n, q.Limit-sent)
-			}
-			if n == 0 {
-				return
-			}
-			recs, more, err := p.fetch(ctx, r.b, n)
+		for recs, err := range r.pages(ctx, p, q.Limit) {
 			if err != nil {
 				yield(recordstore.Record{}, err)
 				return
@@ -164,6 +155,31 @@ func (r *Reader) Rows(ctx context.Context, q Query) iter.Seq2[recordstore.Record
 				if !yield(rec, nil) {
 					return
 				}
+			}
+		}
+	}
+}
+
+// pages yields the rows of a planned read a page (MaxPageSize rows) at a
+// time, at most limit rows in all (0: no cap); a failure ends it.
+func (r *Reader) pages(ctx context.Context, p *plan, limit int) iter.Seq2[[]recordstore.Record, error] {
+	return func(yield func([]recordstore.Record, error) bool) {
+		sent := 0
+		for {
+			n := MaxPageSize
+			if limit > 0 {
+				n = min(n, limit-sent)
+			}
+			if n == 0 {
+				return
+			}
+			recs, more, err := p.fetch(ctx, r.b, n)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if len(recs) > 0 && !yield(recs, nil) {
+				return
 			}
 			sent += len(recs)
 			if !more {
