@@ -170,16 +170,17 @@ func (p *parquetWriter) flush() error { return nil }
 func (p *parquetWriter) close() error { return p.enc.Close() }
 
 // Export writes the rows of q (at most q.Limit, 0: all) to w in format f,
-// a page at a time, and returns how many it wrote. Bad parameters fail
-// before anything is written; a failure later leaves w with a partial
-// output (a Parquet file without its footer, which no reader takes for a
-// whole one).
-func (r *Reader) Export(ctx context.Context, w io.Writer, q Query, f Format) (int64, error) {
+// a page at a time, and returns how many it wrote; progress, when not
+// nil, is called after each page with the rows written so far. Bad
+// parameters fail before anything is written; a failure later leaves w
+// with a partial output (a Parquet file without its footer, which no
+// reader takes for a whole one).
+func (r *Reader) Export(ctx context.Context, w io.Writer, q Query, f Format, progress func(rows int64)) (int64, error) {
 	p, err := r.plan(ctx, q)
 	if err != nil {
 		return 0, err
 	}
-	return r.export(ctx, w, p, q.Limit, f, nil)
+	return r.export(ctx, w, p, q.Limit, f, progress)
 }
 
 // export writes the rows of a planned read; after, when set, runs after
@@ -211,4 +212,43 @@ func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, f 
 		return n, fmt.Errorf("export: %w", err)
 	}
 	return n, nil
+}
+
+// ExportPage writes one page of q (see Page) to w in format f and returns
+// the cursor of the next page ("" after the last) and the rows written.
+// The page is read whole before anything is written, so a failure to read
+// it leaves w untouched.
+func (r *Reader) ExportPage(ctx context.Context, w io.Writer, q Query, f Format) (next string, n int, err error) {
+	p, err := r.plan(ctx, q)
+	if err != nil {
+		return "", 0, err
+	}
+	recs, more, err := p.fetch(ctx, r.b, q.pageSize())
+	if err != nil {
+		return "", 0, err
+	}
+	if more {
+		next = p.cursor()
+	}
+	if err := writeRows(w, &p.kind, recs, f); err != nil {
+		return "", 0, err
+	}
+	return next, len(recs), nil
+}
+
+// writeRows writes recs, rows of kind k, to w in format f.
+func writeRows(w io.Writer, k *recordstore.Kind, recs []recordstore.Record, f Format) error {
+	rw, err := newRowWriter(w, k, f)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if err := rw.write(rec); err != nil {
+			return fmt.Errorf("export row %d: %w", rec.Seq, err)
+		}
+	}
+	if err := rw.close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
 }

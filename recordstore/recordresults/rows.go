@@ -74,18 +74,7 @@ func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Que
 		w.Header().Set(HeaderNextCursor, p.cursor())
 	}
 	w.WriteHeader(http.StatusOK)
-	rw, err := newRowWriter(w, &p.kind, f)
-	if err == nil {
-		for _, rec := range recs {
-			if err = rw.write(rec); err != nil {
-				break
-			}
-		}
-	}
-	if err == nil {
-		err = rw.close()
-	}
-	if err != nil {
+	if err := writeRows(w, &p.kind, recs, f); err != nil {
 		h.abort("rows", q.Stream, err)
 	}
 }

@@ -1,0 +1,104 @@
+// query scan's query flags through the real binary: search, filters,
+// sort, paging, and export to CSV and Parquet files.
+
+package main_test
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// taskKinds is a kind with a time column and an index to sort by.
+const taskKinds = `{"kinds":[{"name":"tasks","columns":[{"name":"host","type":"string"},{"name":"tries","type":"integer"},{"name":"at","type":"datetime"}],"timeColumn":"at","indexes":[["tries"]]}]}`
+
+// taskRows are four tasks, seqs 1 to 4.
+const taskRows = `{"host":"web-1","tries":2,"at":"2026-12-01T10:00:00Z"}
+{"host":"DB-1","tries":0,"at":"2026-12-01T11:00:00Z"}
+{"host":"Web-2","tries":5,"at":"2026-12-01T12:00:00Z"}
+{"host":"cache","tries":1}
+`
+
+var _ = Describe("query scan with query flags", func() {
+	var s *store
+
+	BeforeEach(func() {
+		s = newStore()
+		s.ok(taskKinds, "kind", "apply", "-")
+		s.ok(taskRows, "append", "--stream", "t", "--kind", "tasks")
+	})
+
+	seqsOf := func(out string) []float64 {
+		var seqs []float64
+		for _, l := range decodeLines(out) {
+			n, err := l["_seq"].(interface{ Float64() (float64, error) }).Float64()
+			Expect(err).NotTo(HaveOccurred())
+			seqs = append(seqs, n)
+		}
+		return seqs
+	}
+
+	DescribeTable("prints the rows the flags select, in their order",
+		func(want []float64, flags ...string) {
+			Expect(seqsOf(s.ok("", append([]string{"scan", "--stream", "t"}, flags...)...))).To(Equal(want))
+		},
+		Entry("a case-insensitive search", []float64{1, 3}, "--q", "WEB"),
+		Entry("two filters", []float64{1, 3}, "--where", "tries>=1", "--where", "host~w"),
+		Entry("a time window", []float64{2, 3}, "--from", "2026-12-01T11:00:00Z", "--until", "2026-12-01T13:00:00Z"),
+		Entry("a seq window", []float64{2, 3}, "--after", "1", "--to", "3"),
+		Entry("a descending sort with a limit", []float64{3, 1}, "--sort", "-tries", "--limit", "2"),
+	)
+
+	It("prints one page and the next cursor on stderr, which the next page takes", func() {
+		r := s.run("", "scan", "--stream", "t", "--sort", "tries", "--page-size", "3")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(seqsOf(r.stdout)).To(Equal([]float64{2, 4, 1}))
+		cursor, ok := strings.CutPrefix(strings.TrimSpace(r.stderr), "next-cursor: ")
+		Expect(ok).To(BeTrue(), r.stderr)
+		r = s.run("", "scan", "--stream", "t", "--sort", "tries", "--page-size", "3", "--cursor", cursor)
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(seqsOf(r.stdout)).To(Equal([]float64{3}))
+		Expect(r.stderr).To(BeEmpty(), "the last page has no next cursor")
+	})
+
+	It("writes CSV to stdout", func() {
+		recs, err := csv.NewReader(strings.NewReader(s.ok("", "scan", "--stream", "t", "--format", "csv", "--q", "cache"))).ReadAll()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recs).To(Equal([][]string{{"_seq", "host", "tries", "at"}, {"4", "cache", "1", ""}}))
+	})
+
+	It("writes a Parquet file with --out, mode 0600, and no progress bar when stderr is not a terminal", func() {
+		out := filepath.Join(s.dir, "exports", "t.parquet")
+		Expect(s.ok("", "scan", "--stream", "t", "--format", "parquet", "--out", out)).To(BeEmpty())
+		data, err := os.ReadFile(out)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data[:4])).To(Equal("PAR1"))
+		Expect(string(data[len(data)-4:])).To(Equal("PAR1"), "the footer is written")
+		fi, err := os.Stat(out)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+	})
+
+	It("leaves no file behind when the export is refused", func() {
+		out := filepath.Join(s.dir, "bad.csv")
+		r := s.run("", "scan", "--stream", "t", "--format", "csv", "--out", out, "--where", "nope=1")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(ContainSubstring("invalid"))
+		Expect(out).NotTo(BeAnExistingFile())
+		entries, err := os.ReadDir(s.dir)
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range entries {
+			Expect(e.Name()).NotTo(ContainSubstring("bad.csv"), "no temp file is left")
+		}
+	})
+
+	It("refuses query flags with --follow", func() {
+		r := s.run("", "scan", "--stream", "t", "--follow", "--q", "x")
+		Expect(r.code).To(Equal(2))
+		Expect(r.stderr).To(ContainSubstring("--follow takes --after and --limit only"))
+	})
+})
