@@ -22,9 +22,9 @@ import (
 // scanFlags are the flags of query scan.
 type scanFlags struct {
 	stream, from, until, text, sort, cursor, format, out string
-	after, to                                             int64
-	limit, pageSize                                       int
-	where                                                 []string
+	after, to                                            int64
+	limit, pageSize                                      int
+	where                                                []string
 }
 
 // queryFlags are the flags --follow does not take.
