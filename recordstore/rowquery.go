@@ -264,3 +264,20 @@ func StoredValue(v any) any {
 	}
 	return v
 }
+
+// ViewRunner is the optional capability of a backend that runs named SQL
+// over a stream window (sqlite.Backend does). A view's SQL is one SELECT
+// that reads a common table expression named "rows": the rows of one
+// stream of kind with After < seq ≤ To, as the columns "_seq" and the
+// kind's columns.
+type ViewRunner interface {
+	// CheckView compiles sql as a view of kind and returns its result
+	// columns; SQL that is not a single read-only SELECT, or that does not
+	// compile, is ErrInvalid.
+	CheckView(ctx context.Context, kind, sql string) ([]string, error)
+	// RunView runs a checked view over stream's window (to 0: no bound)
+	// and calls fn with each result row's values (SQLite's: int64,
+	// float64, string, []byte or nil), at most limit rows (0: all). A
+	// stream of another kind is ErrInvalid.
+	RunView(ctx context.Context, kind, sql, stream string, after, to int64, limit int, fn func(vals []any) error) error
+}

@@ -102,3 +102,46 @@ var _ = Describe("query scan with query flags", func() {
 		Expect(r.stderr).To(ContainSubstring("--follow takes --after and --limit only"))
 	})
 })
+
+var _ = Describe("query view", func() {
+	var (
+		s     *store
+		views string
+	)
+
+	BeforeEach(func() {
+		s = newStore()
+		s.ok(taskKinds, "kind", "apply", "-")
+		s.ok(taskRows, "append", "--stream", "t", "--kind", "tasks")
+		views = filepath.Join(s.dir, "views.json")
+		Expect(os.WriteFile(views, []byte(`{"views":[{"name":"retried","kind":"tasks","sql":"SELECT lower(host) AS host, tries FROM rows WHERE tries > 0 ORDER BY tries DESC"}]}`), 0o600)).To(Succeed())
+	})
+
+	It("runs a view over a stream window, as NDJSON and CSV", func() {
+		Expect(s.ok("", "view", "run", "retried", "--views", views, "--stream", "t")).To(Equal(
+			`{"host":"web-2","tries":5}` + "\n" + `{"host":"web-1","tries":2}` + "\n" + `{"host":"cache","tries":1}` + "\n"))
+		Expect(s.ok("", "view", "run", "retried", "--views", views, "--stream", "t", "--after", "1", "--to", "3", "--format", "csv")).To(Equal(
+			"host,tries\nweb-2,5\n"))
+	})
+
+	It("checks the views of a file and prints their columns", func() {
+		Expect(s.lines("", "view", "check", "--views", views)).To(HaveLen(1))
+		Expect(s.ok("", "view", "check", "--views", views)).To(ContainSubstring(`"columns":["host","tries"]`))
+	})
+
+	It("refuses a view that is not one SELECT, printing nothing", func() {
+		Expect(os.WriteFile(views, []byte(`{"views":[{"name":"bad","kind":"tasks","sql":"SELECT 1; DELETE FROM tasks"}]}`), 0o600)).To(Succeed())
+		r := s.run("", "view", "run", "bad", "--views", views, "--stream", "t")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stdout).To(BeEmpty())
+		Expect(r.stderr).To(ContainSubstring("invalid"))
+		Expect(r.stderr).To(ContainSubstring("one SELECT"))
+		Expect(s.lines("", "scan", "--stream", "t")).To(HaveLen(4), "nothing was deleted")
+	})
+
+	It("refuses an unknown view", func() {
+		r := s.run("", "view", "run", "nope", "--views", views, "--stream", "t")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(ContainSubstring("not_found"))
+	})
+})

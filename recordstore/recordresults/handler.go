@@ -69,6 +69,7 @@ type handler struct {
 //	GET /api/v1/streams/{stream}/rows?<query>         NDJSON (or format=csv|parquet), one row per line
 //	GET /api/v1/streams/{stream}/page?<query>         one page as JSON, with the next page's cursor
 //	GET /api/v1/kinds[/{kind}]                        kinds with their search and sort columns
+//	GET /api/v1/views[/{view}?stream=&after=&to=]     the Reader's views, and a view's rows
 //	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON, streamed as rows arrive
 //	GET /                                             a small HTML page of streams
 //
@@ -113,6 +114,8 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	mux.HandleFunc("GET /api/v1/streams/{stream}/follow", h.reads(h.follow))
 	mux.HandleFunc("GET /api/v1/kinds", h.reads(h.kinds))
 	mux.HandleFunc("GET /api/v1/kinds/{kind}", h.reads(h.kind))
+	mux.HandleFunc("GET /api/v1/views", h.reads(h.views))
+	mux.HandleFunc("GET /api/v1/views/{view}", h.reads(h.viewRows))
 	mux.HandleFunc("GET /{$}", h.reads(h.index))
 	mux.HandleFunc("/", h.noRoute)
 	return logRequests(log, mux)

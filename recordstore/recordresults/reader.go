@@ -20,6 +20,7 @@ type Reader struct {
 	mu struct {
 		sync.RWMutex
 		search map[string][]string // kind → search columns set by SetSearchColumns
+		views  map[string]*View    // by name (RegisterView)
 	}
 }
 
@@ -30,6 +31,7 @@ type Reader struct {
 func NewReader(b recordstore.Backend) *Reader {
 	r := &Reader{b: b}
 	r.mu.search = map[string][]string{}
+	r.mu.views = map[string]*View{}
 	return r
 }
 
