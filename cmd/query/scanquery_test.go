@@ -96,10 +96,14 @@ var _ = Describe("query scan with query flags", func() {
 		}
 	})
 
-	It("refuses query flags with --follow", func() {
-		r := s.run("", "scan", "--stream", "t", "--follow", "--q", "x")
+	It("refuses paging and export flags with --follow", func() {
+		r := s.run("", "scan", "--stream", "t", "--follow", "--sort", "tries")
 		Expect(r.code).To(Equal(2))
-		Expect(r.stderr).To(ContainSubstring("--follow takes --after and --limit only"))
+		Expect(r.stderr).To(ContainSubstring("--follow prints rows in seq order"))
+	})
+
+	It("follows with filters until --to is passed", func() {
+		Expect(seqsOf(s.ok("", "scan", "--stream", "t", "--follow", "--q", "web", "--to", "3"))).To(Equal([]float64{1, 3}))
 	})
 })
 

@@ -30,8 +30,9 @@ case-insensitive search of its search columns), --where COL=VALUE (and
 "next-cursor: C"). --format ndjson|csv|parquet, --out FILE writes the
 file whole or not at all (a progress bar on stderr when it is a terminal).
 
-With --follow, keep printing rows as they are appended until the stream
-is sealed (exit 0), --limit rows were printed, or SIGINT/SIGTERM (exit 0).
+With --follow, keep printing the rows the query flags select as they are
+appended until the stream is sealed (exit 0), the row at --to was passed,
+--limit rows were printed, or SIGINT/SIGTERM (exit 0).
 A stream that does not exist yet is waited for.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -42,10 +43,10 @@ A stream that does not exist yet is waited for.`,
 				return usagef("--limit must not be negative")
 			}
 			if follow {
-				if f.queryFlagsSet(cmd) {
-					return usagef("--follow takes --after and --limit only")
+				if f.pagingFlagsSet(cmd) {
+					return usagef("--follow prints rows in seq order as they arrive: --sort, --page-size, --cursor, --format and --out do not apply")
 				}
-				return a.follow(cmd.Context(), f.stream, f.after, f.limit)
+				return a.follow(cmd.Context(), &f)
 			}
 			return a.scanQuery(cmd.Context(), &f)
 		}),
@@ -57,34 +58,25 @@ A stream that does not exist yet is waited for.`,
 	return cmd
 }
 
-// errLimitReached stops a follow once --limit rows were printed.
-var errLimitReached = errors.New("limit reached")
-
-// follow prints rows as they arrive until the stream is sealed, limit rows
-// were printed, or ctx ends (a signal): all three are a clean exit.
-func (a *app) follow(ctx context.Context, stream string, after int64, limit int) error {
-	if err := recordstore.ValidateStreamID(stream); err != nil {
+// follow prints the rows the query selects as they arrive, until the
+// stream is sealed or gone, --to is passed, --limit rows were printed, or
+// ctx ends (a signal): each is a clean exit.
+func (a *app) follow(ctx context.Context, f *scanFlags) error {
+	if err := recordstore.ValidateStreamID(f.stream); err != nil {
+		return err
+	}
+	q, err := f.query()
+	if err != nil {
 		return err
 	}
 	return a.reading(ctx, func(st *recordresults.Store) error {
 		p := newPrinter(a.env.Stdout)
-		printed := 0
-		err := recordstore.Tail(ctx, st.Backend(), stream, after, func(r recordstore.Record) error {
+		err := recordresults.NewReader(st.Backend()).Follow(ctx, q, func(r recordstore.Record) error {
 			if err := p.line(r); err != nil {
 				return err
 			}
-			if err := p.flush(); err != nil {
-				return err
-			}
-			printed++
-			if limit > 0 && printed >= limit {
-				return errLimitReached
-			}
-			return nil
+			return p.flush()
 		})
-		if errors.Is(err, errLimitReached) || ctx.Err() != nil {
-			err = nil
-		}
 		return errors.Join(err, p.flush())
 	})
 }

@@ -27,8 +27,8 @@ type scanFlags struct {
 	where                                                []string
 }
 
-// queryFlags are the flags --follow does not take.
-var queryFlags = []string{"to", "from", "until", "q", "where", "sort", "page-size", "cursor", "format", "out"}
+// pagingFlags are the flags --follow does not take.
+var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out"}
 
 func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.stream, "stream", "", "stream to read (required)")
@@ -46,9 +46,9 @@ func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.out, "out", "", "write to this file (whole or not at all) instead of stdout")
 }
 
-// queryFlagsSet reports whether any flag --follow does not take was given.
-func (f *scanFlags) queryFlagsSet(cmd *cobra.Command) bool {
-	for _, name := range queryFlags {
+// pagingFlagsSet reports whether any flag --follow does not take was given.
+func (f *scanFlags) pagingFlagsSet(cmd *cobra.Command) bool {
+	for _, name := range pagingFlags {
 		if cmd.Flags().Changed(name) {
 			return true
 		}
