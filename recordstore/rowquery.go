@@ -281,3 +281,13 @@ type ViewRunner interface {
 	// stream of another kind is ErrInvalid.
 	RunView(ctx context.Context, kind, sql, stream string, after, to int64, limit int, fn func(vals []any) error) error
 }
+
+// SearchIndexer is the optional capability of a backend that can index a
+// kind's search columns for q (sqlite.Backend: an FTS5 trigram index).
+// Queries give the same rows with or without the index; only their speed
+// differs.
+type SearchIndexer interface {
+	// CreateSearchIndex indexes cols of kind (replacing an index of
+	// other columns) and fills the index from the stored rows.
+	CreateSearchIndex(ctx context.Context, kind string, cols []string) error
+}

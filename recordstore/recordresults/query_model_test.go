@@ -5,6 +5,7 @@
 package recordresults_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -342,6 +343,41 @@ var _ = Describe("The query model", func() {
 			}
 		}
 		Expect(nonEmpty).To(BeNumerically(">", 50), "most random queries select rows")
+	})
+
+	It("selects the same rows with a search index as without, and keeps the index in step with appends", func() {
+		fill(6, 20, 100)
+		Expect(reader.CreateSearchIndex(ctx, "jobs")).To(Succeed())
+		fill(6, 20, 100) // replaced and new rows after the index exists
+		all := stored(model)
+		for i := range 150 {
+			q := randomQuery(rng, "s")
+			q.Text = []string{"web", "WEB", "e", "-1", "Ach", "fail", "zzz", "eue", "b-2"}[rng.IntN(9)]
+			got, _ := pageAll(ctx, reader, q, nil)
+			Expect(seqs(got)).To(Equal(seqs(referenceQuery(all, q))), "query %d: %+v", i, q)
+		}
+	})
+
+	It("exports NDJSON byte for byte as each record's own JSON", func() {
+		fill(3, 20, 100)
+		odd := []recordstore.Row{
+			{"id": 500, "host": `<script>"x"&</script>`, "state": "naïve\u2028é\n", "score": 1e21, "detail": json.RawMessage(`{"a":"<"}`)},
+			{"id": 501, "host": "tab\there", "score": 0.1, "ok": true, "at": jobEpoch},
+		}
+		_, err := st.Backend().Append(ctx, "s", "jobs", odd)
+		Expect(err).NotTo(HaveOccurred())
+		var out bytes.Buffer
+		n, err := reader.Export(ctx, &out, recordresults.Query{Stream: "s"}, recordresults.FormatNDJSON, nil)
+		Expect(err).NotTo(HaveOccurred())
+		var want bytes.Buffer
+		for _, r := range stored(st.Backend()) {
+			b, err := r.MarshalJSON()
+			Expect(err).NotTo(HaveOccurred())
+			want.Write(b)
+			want.WriteByte('\n')
+		}
+		Expect(n).To(BeNumerically(">", 40))
+		Expect(out.String()).To(Equal(want.String()))
 	})
 
 	It("reads the same rows with Rows as page by page, up to the limit", func() {

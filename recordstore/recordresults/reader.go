@@ -190,3 +190,24 @@ func (r *Reader) pages(ctx context.Context, p *plan, limit int) iter.Seq2[[]reco
 		}
 	}
 }
+
+// CreateSearchIndex indexes kind's search columns (see SetSearchColumns)
+// in the store, so that q searches of 3 bytes or more read the index
+// instead of every row of the stream: the rows are the same either way.
+// Only the owner's backend writes it (ErrReadOnly elsewhere); a backend
+// without the capability is ErrUnsupported.
+func (r *Reader) CreateSearchIndex(ctx context.Context, kind string) error {
+	si, ok := r.b.(recordstore.SearchIndexer)
+	if !ok {
+		return recordstore.Errorf(recordstore.ErrUnsupported, "search index of kind %s: this store has none", kind)
+	}
+	k, err := r.b.Kind(ctx, kind)
+	if err != nil {
+		return err
+	}
+	cols := r.searchColumns(&k)
+	if len(cols) == 0 {
+		return recordstore.Invalidf("search index of kind %s: it has no search columns", kind)
+	}
+	return si.CreateSearchIndex(ctx, kind, cols)
+}

@@ -69,7 +69,8 @@ func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.R
 	if t == nil {
 		return nil, m, s.kind, notFound("kind %s of stream %s", s.kind, stream)
 	}
-	text, args, err := t.querySQL(s.no, q)
+	narrow := func(w *whereBuilder) (string, error) { return t.searchCond(ctx, tx, w, q, s.no, s.high) }
+	text, args, err := t.querySQL(s.no, q, narrow)
 	if err != nil {
 		return nil, m, "", err
 	}
@@ -87,8 +88,9 @@ func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.R
 }
 
 // querySQL builds the SELECT of q over the table, with its arguments; the
-// stream number is ?1 as in every statement of the table.
-func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery) (string, []any, error) {
+// stream number is ?1 as in every statement of the table. narrow returns
+// the search index's condition for q's Text ("" for none).
+func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery, narrow func(*whereBuilder) (string, error)) (string, []any, error) {
 	w := &whereBuilder{args: []any{streamNo}}
 	seq := t.layout.seq
 	w.add(t.layout.streamCond())
@@ -121,7 +123,11 @@ func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery) (string, []any
 		if len(ors) == 0 {
 			return "", nil, recordstore.Invalidf("q needs search columns")
 		}
-		w.add("(" + strings.Join(ors, " OR ") + ")")
+		cond, err := narrow(w)
+		if err != nil {
+			return "", nil, err
+		}
+		w.add(cond, "("+strings.Join(ors, " OR ")+")")
 	}
 	for _, c := range q.Where {
 		col, err := t.column(c.Column)
