@@ -99,8 +99,8 @@ var _ = Describe("Five hundred concurrent followers", Label("integration"), func
 		Expect(done.Load()).To(Equal(int64(followers)), "every follower saw every row and the end at seal")
 		perFollower := float64(g1-g0) / followers
 		Expect(perFollower).To(BeNumerically("<=", 8), "goroutines per follower (client and server sides)")
-		Expect(float64(h1-min(h0, h1)) / followers).To(BeNumerically("<", 256<<10), "heap per waiting follower")
-		Expect(float64(h2 - min(h1, h2))).To(BeNumerically("<", 64<<20), "heap after 200 rows to 500 followers")
+		Expect(float64(h1-min(h0, h1))/followers).To(BeNumerically("<", 256<<10), "heap per waiting follower")
+		Expect(float64(h2-min(h1, h2))).To(BeNumerically("<", 64<<20), "heap after 200 rows to 500 followers")
 		GinkgoWriter.Printf("goroutines %d → %d → %d, heap %d → %d → %d\n", g0, g1, g2, h0, h1, h2)
 	})
 })
