@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -251,29 +250,4 @@ func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeError(w, r, h.log, recordstore.Errorf(recordstore.ErrNotFound, "no route for %s %s", r.Method, r.URL.Path))
-}
-
-// intParam reads an optional non-negative integer query parameter.
-// pageParams reads the after= and limit= parameters of a rows or follow
-// request (absent: 0).
-func pageParams(r *http.Request) (after, limit int64, err error) {
-	if after, err = intParam(r, "after"); err != nil {
-		return 0, 0, err
-	}
-	if limit, err = intParam(r, "limit"); err != nil {
-		return 0, 0, err
-	}
-	return after, limit, nil
-}
-
-func intParam(r *http.Request, name string) (int64, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, recordstore.Invalidf("query parameter %s=%q: want a non-negative integer", name, s)
-	}
-	return n, nil
 }

@@ -18,19 +18,18 @@ import (
 
 // build is a typed result: a CI build.
 type build struct {
-	_        struct{}          `records:"kind=builds,onConflict=lww,retention=rows/720h"`
-	ID       int64             `records:"id,key,required"`
-	Repo     string            `records:"repo,search,index"`
-	Status   string            `records:"status,search"`
-	Attempt  int32             `records:"attempt,version"`
-	Runner   string            `records:"runner,tiebreak"`
-	Seconds  *float64          `records:"seconds"`
-	Passed   *bool             `records:"passed"`
-	At       time.Time         `records:"at,time,index"`
-	Labels   map[string]string `records:"labels"`
-	Raw      json.RawMessage   `records:"raw"`
-	internal string
-	Skipped  string `records:"-"`
+	_       struct{}          `records:"kind=builds,onConflict=lww,retention=rows/720h"`
+	ID      int64             `records:"id,key,required"`
+	Repo    string            `records:"repo,search,index"`
+	Status  string            `records:"status,search"`
+	Attempt int32             `records:"attempt,version"`
+	Runner  string            `records:"runner,tiebreak"`
+	Seconds *float64          `records:"seconds"`
+	Passed  *bool             `records:"passed"`
+	At      time.Time         `records:"at,time,index"`
+	Labels  map[string]string `records:"labels"`
+	Raw     json.RawMessage   `records:"raw"`
+	Skipped string            `records:"-"`
 }
 
 func ptr[T any](v T) *T { return &v }
