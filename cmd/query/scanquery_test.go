@@ -149,3 +149,24 @@ var _ = Describe("query view", func() {
 		Expect(r.stderr).To(ContainSubstring("not_found"))
 	})
 })
+
+var _ = Describe("query kind search-index", func() {
+	It("builds the index, after which searches find the same rows", func() {
+		s := newStore()
+		s.ok(taskKinds, "kind", "apply", "-")
+		s.ok(taskRows, "append", "--stream", "t", "--kind", "tasks")
+		before := s.ok("", "scan", "--stream", "t", "--q", "web")
+		Expect(s.ok("", "kind", "search-index", "tasks", "--column", "host")).To(BeEmpty())
+		s.ok(`{"host":"WEBSITE","tries":1}`, "append", "--stream", "t", "--kind", "tasks")
+		Expect(s.ok("", "scan", "--stream", "t", "--q", "web", "--to", "4")).To(Equal(before))
+		Expect(decodeLines(s.ok("", "scan", "--stream", "t", "--q", "web"))).To(HaveLen(3), "a row appended after the index is found")
+	})
+
+	It("refuses a column that is not a string column", func() {
+		s := newStore()
+		s.ok(taskKinds, "kind", "apply", "-")
+		r := s.run("", "kind", "search-index", "tasks", "--column", "tries")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(ContainSubstring("invalid"))
+	})
+})
