@@ -198,3 +198,31 @@ var _ = Describe("The rows route with query parameters", func() {
 		Entry("page: a value of the wrong type", "page", "where=attempts=many"),
 	)
 })
+
+var _ = Describe("The query model over a kind bound to its own table", func() {
+	It("filters, sorts, pages and runs views as over a store-laid table", func() {
+		ctx := context.Background()
+		a := newAPIServer(recordresults.HandlerOptions{}, false)
+		k := recordstore.Kind{Name: "notes", Columns: []recordstore.Column{
+			{Name: "id", Type: recordstore.TypeInteger}, {Name: "body", Type: recordstore.TypeString}},
+			Key: []string{"body"}, Table: &recordstore.BoundTable{Name: "notes",
+				DDL: []string{"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)"}}}
+		_, err := a.b.DeclareKind(ctx, k)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = a.b.Append(ctx, "n", "notes", []recordstore.Row{{"body": "beta"}, {"body": "Alpha"}, {"body": "gamma"}, {"body": "alphabet"}})
+		Expect(err).NotTo(HaveOccurred())
+		_, body := a.respond("/api/v1/streams/n/rows?q=alpha&sort=-body")
+		Expect(ndjsonSeqs(body)).To(Equal([]int64{4, 2}))
+		_, body = a.respond("/api/v1/streams/n/rows?where=" + url.QueryEscape("id>=2") + "&to=3")
+		Expect(ndjsonSeqs(body)).To(Equal([]int64{2, 3}))
+		rd := recordresults.NewReader(a.b)
+		v, err := rd.RegisterView(ctx, recordresults.View{Name: "long", Kind: "notes", SQL: "SELECT _seq, body FROM rows WHERE length(body) > 4"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.Columns).To(Equal([]string{"_seq", "body"}))
+		var out bytes.Buffer
+		_, err = rd.ExportView(ctx, &out, "long", recordresults.ViewQuery{Stream: "n"}, recordresults.FormatCSV)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out.String()).To(Equal("_seq,body\n2,Alpha\n3,gamma\n4,alphabet\n"))
+		Expect(rd.CreateSearchIndex(ctx, "notes")).To(MatchError(recordstore.ErrUnsupported))
+	})
+})
