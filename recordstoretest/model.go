@@ -390,3 +390,8 @@ func (s *modelStream) meta() recordstore.Meta {
 		CreatedAt: s.created, UpdatedAt: s.updated, ExpiresAt: exp,
 	}
 }
+
+// NewModel returns the reference model as a recordstore.Backend: an
+// in-memory store that follows the contract as plainly as possible, reading
+// time from clock. Other packages' tests compare their reads with it.
+func NewModel(clock *Clock) recordstore.Backend { return newModel(clock) }

@@ -24,6 +24,15 @@
 // owner.Writer[Backend]). Use them rather than spelling the instantiation
 // out.
 //
+// Reading goes through one query model (Query, ParseQuery; the contract
+// is docs/reading.md): a Reader runs it over any backend — in SQL on a
+// sqlite.Backend (recordstore.RowQuerier), by Scan and Match elsewhere —
+// as a page with a cursor (Page), every row (Rows), an export in NDJSON,
+// CSV or Parquet (Export), or a follow (Follow). A Reader also holds the
+// per-kind search columns and the registered SQL views (RegisterView).
+// RegisterResultType declares a kind from a Go struct and appends and
+// scans its values. A Reader and a ResultType are safe for concurrent use.
+//
 // Errors of the HTTP API carry the code and message of recordstore.Code and
 // recordstore.Message, the same ones the query command prints.
 package recordresults

@@ -1,5 +1,6 @@
-// GET /api/v1/streams/{stream}/follow: a stream's rows as NDJSON, written
-// and flushed as they arrive, until the stream is sealed.
+// GET /api/v1/streams/{stream}/follow: a stream's rows as NDJSON or
+// Server-Sent Events, written and flushed as they arrive, until the stream
+// is sealed, deleted, or passes `to`; and Reader.Follow, the same in Go.
 
 package recordresults
 
@@ -9,61 +10,203 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// errFollowLimit stops a follow once limit rows were written.
-var errFollowLimit = errors.New("follow limit reached")
+// ContentTypeSSE is the content type of a follow as Server-Sent Events.
+const ContentTypeSSE = "text/event-stream"
 
-// follow answers GET /api/v1/streams/{stream}/follow?after=&limit=: every
-// row with seq > after, then each new row as it is appended, flushed row by
-// row. The response ends when the stream is sealed and fully written, when
-// limit rows (0: no limit) were written, when the client goes away, or when
-// HandlerOptions.Done is closed. A stream that does not exist yet is waited
-// for. Bad parameters and an invalid stream id get a JSON error response;
-// once the status is sent, a failure of the store aborts the response
-// (see abort): the client sees it truncated. A
-// HEAD request gets the headers a GET starts with, at once.
+// errFollowEnd stops a follow that has sent what it was asked for (limit
+// rows, or the row at `to`).
+var errFollowEnd = errors.New("follow ended")
+
+// follower is a checked follow: the query, and its plan once the stream's
+// kind is known (only a follow with filters needs one).
+type follower struct {
+	r     *Reader
+	q     Query
+	needs bool // the query filters rows: a plan is needed
+	p     *plan
+}
+
+// prepareFollow checks q for a follow: Sort and Cursor are refused
+// (ErrInvalid: a follow goes in seq order); filters are checked against the
+// kind now when the stream exists, else at its first row.
+func (r *Reader) prepareFollow(ctx context.Context, q Query) (*follower, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if q.Sort != "" && q.Sort != "_seq" || q.Cursor != "" || q.PageSize != 0 {
+		return nil, recordstore.Invalidf("a follow goes in seq order, unpaged: sort, cursor and page_size do not apply")
+	}
+	f := &follower{r: r, q: q, needs: q.Text != "" || len(q.Where) > 0 || !q.From.IsZero() || !q.Until.IsZero()}
+	if f.needs {
+		p, err := r.plan(ctx, f.planQuery())
+		if err != nil && !errors.Is(err, recordstore.ErrNotFound) {
+			return nil, err
+		}
+		f.p = p
+	}
+	return f, nil
+}
+
+// planQuery is the query a follow's plan checks: its filters.
+func (f *follower) planQuery() Query {
+	q := f.q
+	q.Limit = 0
+	return q
+}
+
+// run calls fn with each row the follow selects, as they arrive, until the
+// stream's generation is sealed and read, or gone, or `to` is passed, or
+// Limit rows were sent, or ctx ends (nil in each case), or fn fails.
+func (f *follower) run(ctx context.Context, fn func(recordstore.Record) error) error {
+	var sent int
+	err := recordstore.Tail(ctx, f.r.b, f.q.Stream, f.q.After, func(rec recordstore.Record) error {
+		if f.q.To > 0 && rec.Seq > f.q.To {
+			return errFollowEnd
+		}
+		if f.needs && f.p == nil {
+			p, err := f.r.plan(ctx, f.planQuery())
+			if err != nil {
+				return err
+			}
+			f.p = p
+		}
+		if f.p == nil || f.p.rq.Match(rec) {
+			if err := fn(rec); err != nil {
+				return err
+			}
+			if sent++; f.q.Limit > 0 && sent >= f.q.Limit {
+				return errFollowEnd
+			}
+		}
+		if f.q.To > 0 && rec.Seq >= f.q.To {
+			return errFollowEnd
+		}
+		return nil
+	})
+	if errors.Is(err, errFollowEnd) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Follow calls fn with every row of q's stream with seq > q.After that q's
+// filters select (q.Text, q.Where, q.From/q.Until), then with each such
+// row as it is appended, in seq order. It returns nil when the stream's
+// generation is sealed and fully read, when it is deleted or expires, once
+// the follow passed q.To, after q.Limit rows, or when ctx ends; fn's error
+// if fn fails. A stream that does not exist yet is waited for (its filters
+// are checked against its kind at its first row). Sort, Cursor and
+// PageSize are ErrInvalid.
+func (r *Reader) Follow(ctx context.Context, q Query, fn func(recordstore.Record) error) error {
+	f, err := r.prepareFollow(ctx, q)
+	if err != nil {
+		return err
+	}
+	return f.run(ctx, fn)
+}
+
+// follow answers GET /api/v1/streams/{stream}/follow?<query>: NDJSON, or
+// Server-Sent Events when the client accepts text/event-stream (or asks
+// format=sse): one event per row, its id the row's seq, so that a client
+// reconnecting with Last-Event-ID resumes after it (the header wins over
+// after). Bad parameters, an invalid stream id and filters that do not fit
+// an existing stream's kind get a JSON error response; once the status is
+// sent, a failure aborts the response (see abort): the client sees it
+// truncated. A HEAD request gets the headers a GET starts with, at once.
 func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	stream := r.PathValue("stream")
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	after, limit, err := pageParams(r)
+	v := r.URL.Query()
+	sse := v.Get("format") == "sse" || strings.Contains(r.Header.Get("Accept"), ContentTypeSSE)
+	if f := v.Get("format"); f != "" && f != "sse" && f != string(FormatNDJSON) {
+		writeError(w, r, h.log, recordstore.Invalidf("format=%s: a follow is ndjson or sse", recordstore.Quote(f)))
+		return
+	}
+	q, err := ParseQuery(stream, v)
+	if err == nil && sse {
+		err = lastEventID(r, &q)
+	}
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	w.Header().Set("Content-Type", ContentTypeNDJSON)
-	if r.Method == http.MethodHead {
-		w.WriteHeader(http.StatusOK) // the headers a GET would start with, and no wait for rows
-		return
-	}
 	ctx, cancel := h.doneContext(r.Context())
 	defer cancel()
-
+	var f *follower
+	// A client resuming after `to` (Last-Event-ID) has had every event.
+	ended := q.To > 0 && q.After >= q.To
+	if r.Method != http.MethodHead && !ended {
+		if f, err = h.rd.prepareFollow(ctx, q); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+	}
+	if sse {
+		w.Header().Set("Content-Type", ContentTypeSSE)
+		w.Header().Set("Cache-Control", "no-cache")
+	} else {
+		w.Header().Set("Content-Type", ContentTypeNDJSON)
+	}
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead || ended {
+		return // the headers a GET would start with, and no wait for rows
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.Flush() // the client learns at once that the follow started
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	var written int64
-	err = recordstore.Tail(ctx, h.b, stream, after, func(rec recordstore.Record) error {
-		if err := enc.Encode(rec); err != nil {
+	send := followWriter(w, sse)
+	err = f.run(ctx, func(rec recordstore.Record) error {
+		if err := send(rec); err != nil {
 			return fmt.Errorf("write row %d: %w", rec.Seq, err)
 		}
 		if err := rc.Flush(); err != nil {
 			return fmt.Errorf("flush row %d: %w", rec.Seq, err)
 		}
-		if written++; limit > 0 && written >= limit {
-			return errFollowLimit
-		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errFollowLimit) && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil {
 		h.abort("follow", stream, err)
+	}
+}
+
+// lastEventID makes an SSE follow resume after the Last-Event-ID header's
+// seq, when the header is set.
+func lastEventID(r *http.Request, q *Query) error {
+	id := r.Header.Get("Last-Event-ID")
+	if id == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n < 0 {
+		return recordstore.Invalidf("Last-Event-ID %s: want the seq of the last event received", recordstore.Quote(id))
+	}
+	q.After = n
+	return nil
+}
+
+// followWriter returns the function writing one row of a follow: a line
+// of NDJSON, or an SSE event "id: SEQ" + "data: <row JSON>".
+func followWriter(w http.ResponseWriter, sse bool) func(recordstore.Record) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if !sse {
+		return func(rec recordstore.Record) error { return enc.Encode(rec) }
+	}
+	return func(rec recordstore.Record) error {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "id: %d\ndata: %s\n\n", rec.Seq, b)
+		return err
 	}
 }
 

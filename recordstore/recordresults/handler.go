@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -34,6 +33,13 @@ type HandlerOptions struct {
 	// waiters do not hold the shutdown up (http.Server.RegisterOnShutdown
 	// is the place).
 	Done <-chan struct{}
+	// Reader runs the queries of the rows, page and kinds routes (its
+	// search columns and views are the ones served); default: a new
+	// Reader over the backend.
+	Reader *Reader
+	// MaxExportRows caps the rows one rows response carries, whatever its
+	// limit asks (0: no cap).
+	MaxExportRows int
 }
 
 // BatchOutcomes tells the outcome of the batches spooled to a store:
@@ -46,6 +52,7 @@ type BatchOutcomes interface {
 // handler serves the read API of one backend.
 type handler struct {
 	b    recordstore.Backend
+	rd   *Reader
 	log  *slog.Logger
 	opts HandlerOptions
 	mux  *http.ServeMux // the routes, for noRoute to tell a wrong method from a wrong path
@@ -58,10 +65,14 @@ type handler struct {
 //	GET /api/v1/batches/{batch}[?wait=D]              a spooled batch's outcome (with HandlerOptions.Batches)
 //	GET /api/v1/streams[?kind=K]                      {"streams":[<meta>...]}
 //	GET /api/v1/streams/{stream}                      <meta>
-//	GET /api/v1/streams/{stream}/rows?after=&limit=   NDJSON, one row per line
+//	GET /api/v1/streams/{stream}/rows?<query>         NDJSON (or format=csv|parquet), one row per line
+//	GET /api/v1/streams/{stream}/page?<query>         one page as JSON, with the next page's cursor
+//	GET /api/v1/kinds[/{kind}]                        kinds with their search and sort columns
+//	GET /api/v1/views[/{view}?stream=&after=&to=]     the Reader's views, and a view's rows
 //	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON, streamed as rows arrive
 //	GET /                                             a small HTML page of streams
 //
+// <query> is the query model of ParseQuery (docs/reading.md).
 // Failures are JSON {"error":{"code":"not_found","message":"..."}} with the
 // code and message of recordstore.Code and recordstore.Message and a status
 // chosen by the code (HTTPStatus). A backend that cannot read at all — one
@@ -81,7 +92,11 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &handler{b: b, log: log, opts: opts}
+	rd := opts.Reader
+	if rd == nil {
+		rd = NewReader(b)
+	}
+	h := &handler{b: b, rd: rd, log: log, opts: opts}
 	mux := http.NewServeMux()
 	h.mux = mux
 	mux.HandleFunc("GET /healthz", h.healthz)
@@ -94,7 +109,12 @@ func Handler(b recordstore.Backend, opts HandlerOptions) http.Handler {
 	mux.HandleFunc("GET /api/v1/streams", h.reads(h.streams))
 	mux.HandleFunc("GET /api/v1/streams/{stream}", h.reads(h.meta))
 	mux.HandleFunc("GET /api/v1/streams/{stream}/rows", h.reads(h.rows))
+	mux.HandleFunc("GET /api/v1/streams/{stream}/page", h.reads(h.page))
 	mux.HandleFunc("GET /api/v1/streams/{stream}/follow", h.reads(h.follow))
+	mux.HandleFunc("GET /api/v1/kinds", h.reads(h.kinds))
+	mux.HandleFunc("GET /api/v1/kinds/{kind}", h.reads(h.kind))
+	mux.HandleFunc("GET /api/v1/views", h.reads(h.views))
+	mux.HandleFunc("GET /api/v1/views/{view}", h.reads(h.viewRows))
 	mux.HandleFunc("GET /{$}", h.reads(h.index))
 	mux.HandleFunc("/", h.noRoute)
 	return logRequests(log, mux)
@@ -230,29 +250,4 @@ func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeError(w, r, h.log, recordstore.Errorf(recordstore.ErrNotFound, "no route for %s %s", r.Method, r.URL.Path))
-}
-
-// intParam reads an optional non-negative integer query parameter.
-// pageParams reads the after= and limit= parameters of a rows or follow
-// request (absent: 0).
-func pageParams(r *http.Request) (after, limit int64, err error) {
-	if after, err = intParam(r, "after"); err != nil {
-		return 0, 0, err
-	}
-	if limit, err = intParam(r, "limit"); err != nil {
-		return 0, 0, err
-	}
-	return after, limit, nil
-}
-
-func intParam(r *http.Request, name string) (int64, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, recordstore.Invalidf("query parameter %s=%q: want a non-negative integer", name, s)
-	}
-	return n, nil
 }

@@ -1,12 +1,10 @@
-// GET /api/v1/streams/{stream}/rows: a window of a stream as NDJSON,
-// streamed a page at a time.
+// GET /api/v1/streams/{stream}/rows and /page: the rows of a Query, as
+// NDJSON, CSV or Parquet streamed a page at a time, or one page as JSON.
 
 package recordresults
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
+	"mime"
 	"net/http"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -15,36 +13,85 @@ import (
 // ContentTypeNDJSON is the content type of the rows endpoint.
 const ContentTypeNDJSON = "application/x-ndjson"
 
-// rows answers GET /api/v1/streams/{stream}/rows?after=&limit=. Errors
-// found before the first row (bad parameters, unknown stream) get a JSON
-// error response; a later one aborts the response (see abort).
+// HeaderNextCursor carries the cursor of the next page of a paged rows
+// response (absent on the last page).
+const HeaderNextCursor = "Records-Next-Cursor"
+
+// rows answers GET /api/v1/streams/{stream}/rows?<query>&format=&download=:
+// every row of the query (up to limit, and MaxExportRows), or with
+// page_size or cursor one page and its next cursor in HeaderNextCursor.
+// Errors found before the first row (bad parameters, unknown stream) get a
+// JSON error response; a later one aborts the response (see abort).
 func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	stream := r.PathValue("stream")
-	after, limit, err := pageParams(r)
+	v := r.URL.Query()
+	q, err := ParseQuery(stream, v)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	if limit > math.MaxInt32 {
-		limit = 0 // more rows than a response can carry: the same as no limit
-	}
-	if _, err := h.b.Meta(ctx, stream); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	page, err := h.b.Scan(ctx, stream, recordstore.ScanOptions{After: after, Limit: pageSize(int(limit), 0)})
+	f, err := ParseFormat(v.Get("format"))
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	w.Header().Set("Content-Type", ContentTypeNDJSON)
+	if m := h.opts.MaxExportRows; m > 0 && (q.Limit == 0 || q.Limit > m) {
+		q.Limit = m
+	}
+	p, err := h.rd.plan(ctx, q)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	w.Header().Set("Content-Type", f.ContentType())
+	if v.Get("download") == "1" {
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": stream + f.Extension()}))
+	}
+	if v.Has("page_size") || v.Has("cursor") {
+		h.onePage(w, r, p, q, f)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	if err := h.streamRows(w, r, stream, page, int(limit)); err != nil {
+	rc := http.NewResponseController(w)
+	if _, err := h.rd.export(ctx, w, p, q.Limit, f, func(int64) { _ = rc.Flush() }); err != nil {
 		// The status is already sent: say why, and cut the connection so
 		// that the client sees a truncated body, not a clean end.
 		h.abort("rows", stream, err)
 	}
+}
+
+// onePage answers a paged rows request: the page's rows in format f, and
+// the next page's cursor in a header.
+func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Query, f Format) {
+	recs, more, err := p.fetch(r.Context(), h.b, q.pageSize())
+	if err != nil {
+		w.Header().Del("Content-Disposition")
+		writeError(w, r, h.log, err)
+		return
+	}
+	if more {
+		w.Header().Set(HeaderNextCursor, p.cursor())
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := writeRows(w, &p.kind, recs, f); err != nil {
+		h.abort("rows", q.Stream, err)
+	}
+}
+
+// page answers GET /api/v1/streams/{stream}/page?<query>: one Page as JSON.
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseQuery(r.PathValue("stream"), r.URL.Query())
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	pg, err := h.rd.Page(r.Context(), q)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pg)
 }
 
 // abort logs why a rows or follow response whose status was sent stops,
@@ -56,40 +103,41 @@ func (h *handler) abort(route, stream string, err error) {
 	panic(http.ErrAbortHandler)
 }
 
-// streamRows writes page and the pages after it until limit rows (0: all)
-// were written or the stream is exhausted, flushing after each page.
-func (h *handler) streamRows(w http.ResponseWriter, r *http.Request, stream string, page []recordstore.Record, limit int) error {
-	ctx := r.Context()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	rc := http.NewResponseController(w)
-	written := 0
-	for {
-		for _, rec := range page {
-			if err := enc.Encode(rec); err != nil {
-				return fmt.Errorf("write row %d: %w", rec.Seq, err)
-			}
-		}
-		written += len(page)
-		want := pageSize(limit, written)
-		if len(page) == 0 || want == 0 || len(page) < recordstore.TailPage {
-			return nil
-		}
-		_ = rc.Flush()
-		after := page[len(page)-1].Seq
-		var err error
-		page, err = h.b.Scan(ctx, stream, recordstore.ScanOptions{After: after, Limit: want})
-		if err != nil {
-			return fmt.Errorf("scan stream %s after %d: %w", stream, after, err)
-		}
-	}
+// kindList is the body of GET /api/v1/kinds.
+type kindList struct {
+	Kinds []KindInfo `json:"kinds"`
 }
 
-// pageSize is how many rows to ask for next: a full page, or what is left
-// of limit (0: no limit) after written rows.
-func pageSize(limit, written int) int {
-	if limit == 0 {
-		return recordstore.TailPage
+// kinds answers GET /api/v1/kinds: every declared kind's KindInfo.
+func (h *handler) kinds(w http.ResponseWriter, r *http.Request) {
+	ks, err := h.b.Kinds(r.Context())
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
 	}
-	return min(recordstore.TailPage, limit-written)
+	out := kindList{Kinds: []KindInfo{}}
+	for _, k := range ks {
+		info, err := h.rd.KindInfo(r.Context(), k.Name)
+		if err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		out.Kinds = append(out.Kinds, info)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// kind answers GET /api/v1/kinds/{kind}: its KindInfo.
+func (h *handler) kind(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("kind")
+	if err := recordstore.ValidateKindName(name); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	info, err := h.rd.KindInfo(r.Context(), name)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
 }

@@ -22,7 +22,7 @@ func (a *app) kindCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  needSubcommand,
 	}
-	cmd.AddCommand(a.kindApplyCmd(), a.kindListCmd())
+	cmd.AddCommand(a.kindApplyCmd(), a.kindListCmd(), a.kindSearchIndexCmd())
 	return cmd
 }
 

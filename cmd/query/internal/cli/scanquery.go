@@ -1,0 +1,173 @@
+// query scan's query flags: the read side's query model (docs/reading.md)
+// from flags, and the export of its rows to stdout or a file.
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// scanFlags are the flags of query scan.
+type scanFlags struct {
+	stream, from, until, text, sort, cursor, format, out string
+	after, to                                            int64
+	limit, pageSize                                      int
+	where                                                []string
+}
+
+// pagingFlags are the flags --follow does not take.
+var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out"}
+
+func (f *scanFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.stream, "stream", "", "stream to read (required)")
+	fl.Int64Var(&f.after, "after", 0, "print rows with seq greater than this")
+	fl.Int64Var(&f.to, "to", 0, "print rows with seq up to this (0: no bound)")
+	fl.StringVar(&f.from, "from", "", "rows whose time column is at or after this RFC 3339 datetime")
+	fl.StringVar(&f.until, "until", "", "rows whose time column is before this RFC 3339 datetime")
+	fl.StringVar(&f.text, "q", "", "rows whose search columns contain this text (case-insensitive)")
+	fl.StringArrayVar(&f.where, "where", nil, "a column filter COL=VALUE (or != < <= > >= ~); repeatable, all must hold")
+	fl.StringVar(&f.sort, "sort", "", "order by this indexed column (-COL: descending); default _seq")
+	fl.IntVar(&f.limit, "limit", 0, "print at most this many rows (0: no limit)")
+	fl.IntVar(&f.pageSize, "page-size", 0, "print one page of this many rows (max 1000); the next cursor goes to stderr")
+	fl.StringVar(&f.cursor, "cursor", "", "print the page this cursor (from an earlier page) starts")
+	fl.StringVar(&f.format, "format", "ndjson", "output format: ndjson, csv or parquet")
+	fl.StringVar(&f.out, "out", "", "write to this file (whole or not at all) instead of stdout")
+}
+
+// pagingFlagsSet reports whether any flag --follow does not take was given.
+func (f *scanFlags) pagingFlagsSet(cmd *cobra.Command) bool {
+	for _, name := range pagingFlags {
+		if cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// query returns the flags as a Query; a malformed value is ErrInvalid.
+func (f *scanFlags) query() (recordresults.Query, error) {
+	q := recordresults.Query{Stream: f.stream, After: f.after, To: f.to, Text: f.text, Sort: f.sort,
+		Limit: f.limit, PageSize: f.pageSize, Cursor: f.cursor}
+	for name, s := range map[string]string{"from": f.from, "until": f.until} {
+		if s == "" {
+			continue
+		}
+		t, err := recordstore.ParseDatetime(s)
+		if err != nil {
+			return q, recordstore.Invalidf("--%s %s: want an RFC 3339 datetime like 2026-12-01T10:00:00Z", name, recordstore.Quote(s))
+		}
+		if name == "from" {
+			q.From = t
+		} else {
+			q.Until = t
+		}
+	}
+	for _, w := range f.where {
+		flt, err := recordresults.ParseFilter(w)
+		if err != nil {
+			return q, err
+		}
+		q.Where = append(q.Where, flt)
+	}
+	return q, nil
+}
+
+// scanQuery prints (or writes to --out) the rows of the query the flags
+// describe.
+func (a *app) scanQuery(ctx context.Context, f *scanFlags) error {
+	if err := recordstore.ValidateStreamID(f.stream); err != nil {
+		return err
+	}
+	q, err := f.query()
+	if err != nil {
+		return err
+	}
+	format, err := recordresults.ParseFormat(f.format)
+	if err != nil {
+		return err
+	}
+	if f.out == "" && format == recordresults.FormatParquet && isTerminal(a.env.Stdout) {
+		return usagef("--format parquet writes binary: give --out FILE or redirect stdout")
+	}
+	return a.reading(ctx, func(st *recordresults.Store) error {
+		rd := recordresults.NewReader(st.Backend())
+		write := func(w io.Writer) error { return a.exportTo(ctx, rd, w, q, format, f.pageSize > 0 || f.cursor != "") }
+		if f.out == "" {
+			return write(a.env.Stdout)
+		}
+		return writeOut(f.out, write)
+	})
+}
+
+// exportTo writes the query's rows, or one page of them, to w.
+func (a *app) exportTo(ctx context.Context, rd *recordresults.Reader, w io.Writer, q recordresults.Query, f recordresults.Format, paged bool) error {
+	if paged {
+		next, _, err := rd.ExportPage(ctx, w, q, f)
+		if err == nil && next != "" {
+			fmt.Fprintf(a.env.Stderr, "next-cursor: %s\n", next)
+		}
+		return err
+	}
+	bar := a.progress(ctx, rd, q)
+	_, err := rd.Export(ctx, w, q, f, func(n int64) {
+		if bar != nil {
+			_ = bar.Set64(n)
+		}
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	return err
+}
+
+// progress returns a progress bar on stderr when stderr is a terminal (nil
+// otherwise), sized by the stream's row count or the limit.
+func (a *app) progress(ctx context.Context, rd *recordresults.Reader, q recordresults.Query) *progressbar.ProgressBar {
+	if !isTerminal(a.env.Stderr) {
+		return nil
+	}
+	total := int64(-1)
+	if m, err := rd.Backend().Meta(ctx, q.Stream); err == nil {
+		total = m.Total
+	}
+	if q.Limit > 0 && (total < 0 || int64(q.Limit) < total) {
+		total = int64(q.Limit)
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(a.env.Stderr),
+		progressbar.OptionSetDescription("rows"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100_000_000), // 100ms
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// writeOut makes path hold what write writes, durably and whole: a failed
+// export leaves no file (or the earlier one) at path.
+func writeOut(path string, write func(io.Writer) error) error {
+	if err := fsutil.MkdirAll(filepath.Dir(path)); err != nil {
+		return err
+	}
+	if err := fsutil.Default.WriteFileFunc(path, 0o600, write); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

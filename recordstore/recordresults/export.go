@@ -1,0 +1,351 @@
+// Export: the rows of any Query written as NDJSON, CSV or Parquet (the
+// spool's codec), streamed a page at a time with a row cap.
+
+package recordresults
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/spool/parquet"
+)
+
+// Format is an export format.
+type Format string
+
+// The export formats.
+const (
+	FormatNDJSON  Format = "ndjson"  // one JSON object per row, as scan prints it
+	FormatCSV     Format = "csv"     // a header line "_seq,<columns>", then one line per row
+	FormatParquet Format = "parquet" // the spool's Parquet codec, with an "_seq" int64 column first
+)
+
+// ParseFormat reads a format name; "" is FormatNDJSON. Another name is
+// ErrInvalid.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case "":
+		return FormatNDJSON, nil
+	case FormatNDJSON, FormatCSV, FormatParquet:
+		return f, nil
+	}
+	return "", recordstore.Invalidf("format=%s: want ndjson, csv or parquet", recordstore.Quote(s))
+}
+
+// ContentType is the HTTP content type of the format.
+func (f Format) ContentType() string {
+	switch f {
+	case FormatCSV:
+		return "text/csv; charset=utf-8"
+	case FormatParquet:
+		return "application/vnd.apache.parquet"
+	}
+	return ContentTypeNDJSON
+}
+
+// Extension is the file name suffix of the format: ".ndjson", ".csv",
+// ".parquet".
+func (f Format) Extension() string { return "." + string(f) }
+
+// rowWriter writes rows of one kind in one format.
+type rowWriter interface {
+	write(rec recordstore.Record) error
+	// flush writes out what is buffered (between pages).
+	flush() error
+	// close ends the output (a CSV flush, a Parquet footer).
+	close() error
+}
+
+// newRowWriter returns the writer of format f for rows of kind k.
+func newRowWriter(w io.Writer, k *recordstore.Kind, f Format) (rowWriter, error) {
+	switch f {
+	case FormatCSV:
+		return newCSVWriter(w, k)
+	case FormatParquet:
+		return newParquetWriter(w, k)
+	}
+	return newNDJSONWriter(w, k), nil
+}
+
+// ndjsonWriter writes each record as Record.MarshalJSON does, byte for
+// byte, faster: the kind's keys are sorted and quoted once, and plain
+// strings and integers are written without reflection.
+type ndjsonWriter struct {
+	w    *bufio.Writer
+	keys []string // the kind's column names, sorted
+	head [][]byte // `,"name":` of each key
+	line []byte
+}
+
+func newNDJSONWriter(w io.Writer, k *recordstore.Kind) *ndjsonWriter {
+	n := &ndjsonWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	for _, c := range k.Columns {
+		n.keys = append(n.keys, c.Name)
+	}
+	slices.Sort(n.keys)
+	for _, name := range n.keys {
+		q, _ := json.Marshal(name)
+		n.head = append(n.head, append(append([]byte{','}, q...), ':'))
+	}
+	return n
+}
+
+func (n *ndjsonWriter) write(rec recordstore.Record) error {
+	if len(rec.Values) != len(n.keys) {
+		b, err := rec.MarshalJSON() // a row of other columns than the kind's
+		if err != nil {
+			return err
+		}
+		_, err = n.w.Write(append(b, '\n'))
+		return err
+	}
+	b := append(n.line[:0], `{"_seq":`...)
+	b = strconv.AppendInt(b, rec.Seq, 10)
+	for i, name := range n.keys {
+		v, ok := rec.Values[name]
+		if !ok {
+			raw, err := rec.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			b = append(raw, '\n')
+			_, err = n.w.Write(b)
+			return err
+		}
+		b = append(b, n.head[i]...)
+		var err error
+		if b, err = appendJSONValue(b, v); err != nil {
+			return err
+		}
+	}
+	b = append(b, '}', '\n')
+	n.line = b
+	_, err := n.w.Write(b)
+	return err
+}
+
+// appendJSONValue appends v as Record.MarshalJSON writes it (encoding/json
+// for anything but the fast cases, so the bytes are the same).
+func appendJSONValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case time.Time:
+		b = append(b, '"')
+		b = append(b, recordstore.FormatDatetime(x)...)
+		return append(b, '"'), nil
+	case json.RawMessage:
+		return append(b, x...), nil
+	case string:
+		if plainJSONString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
+	}
+	m, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, m...), nil
+}
+
+// plainJSONString reports whether encoding/json writes s as is between
+// quotes: printable ASCII without '"', '\\' or the HTML characters it
+// escapes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+func (n *ndjsonWriter) flush() error { return n.w.Flush() }
+func (n *ndjsonWriter) close() error { return n.w.Flush() }
+
+// csvWriter writes "_seq" and the kind's columns, in kind order: nulls as
+// empty fields, datetimes in the stored form, json as its compact text.
+type csvWriter struct {
+	w    *csv.Writer
+	k    *recordstore.Kind
+	line []string
+}
+
+func newCSVWriter(w io.Writer, k *recordstore.Kind) (*csvWriter, error) {
+	c := &csvWriter{w: csv.NewWriter(w), k: k, line: make([]string, len(k.Columns)+1)}
+	c.line[0] = "_seq"
+	for i, col := range k.Columns {
+		c.line[i+1] = col.Name
+	}
+	return c, c.w.Write(c.line)
+}
+
+func (c *csvWriter) write(rec recordstore.Record) error {
+	c.line[0] = strconv.FormatInt(rec.Seq, 10)
+	for i, col := range c.k.Columns {
+		c.line[i+1] = csvField(rec.Values[col.Name])
+	}
+	return c.w.Write(c.line)
+}
+
+func (c *csvWriter) flush() error { return c.close() }
+
+func (c *csvWriter) close() error {
+	c.w.Flush()
+	return c.w.Error()
+}
+
+// csvField is the text of one value in a CSV field.
+func csvField(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return recordstore.FormatDatetime(x)
+	case json.RawMessage:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// parquetWriter writes through the spool's Parquet encoder, over the kind
+// with an "_seq" integer column put first.
+type parquetWriter struct {
+	enc  spool.Encoder
+	cols []recordstore.Column
+	vals recordstore.Values
+}
+
+func newParquetWriter(w io.Writer, k *recordstore.Kind) (*parquetWriter, error) {
+	out := recordstore.Kind{Name: k.Name, Columns: append([]recordstore.Column{{Name: "_seq", Type: recordstore.TypeInteger, Required: true}}, k.Columns...)}
+	enc, err := parquet.Codec{}.NewEncoder(w, &out)
+	if err != nil {
+		return nil, fmt.Errorf("parquet export of kind %s: %w", k.Name, err)
+	}
+	return &parquetWriter{enc: enc, cols: k.Columns, vals: make(recordstore.Values, len(k.Columns)+1)}, nil
+}
+
+func (p *parquetWriter) write(rec recordstore.Record) error {
+	p.vals[0] = rec.Seq
+	for i, c := range p.cols {
+		v, err := recordstore.NormalizeValue(c, rec.Values[c.Name])
+		if err != nil {
+			return fmt.Errorf("row %d column %s: %w", rec.Seq, c.Name, err)
+		}
+		p.vals[i+1] = v
+	}
+	return p.enc.Write(p.vals)
+}
+
+// flush leaves rows buffered: a Parquet row group is written when full.
+func (p *parquetWriter) flush() error { return nil }
+
+func (p *parquetWriter) close() error { return p.enc.Close() }
+
+// Export writes the rows of q (at most q.Limit, 0: all) to w in format f,
+// a page at a time, and returns how many it wrote; progress, when not
+// nil, is called after each page with the rows written so far. Bad
+// parameters fail before anything is written; a failure later leaves w
+// with a partial output (a Parquet file without its footer, which no
+// reader takes for a whole one).
+func (r *Reader) Export(ctx context.Context, w io.Writer, q Query, f Format, progress func(rows int64)) (int64, error) {
+	p, err := r.plan(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	return r.export(ctx, w, p, q.Limit, f, progress)
+}
+
+// export writes the rows of a planned read; after, when set, runs after
+// each page (an HTTP flush, a progress bar).
+func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, f Format, after func(written int64)) (int64, error) {
+	rw, err := newRowWriter(w, &p.kind, f)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for recs, err := range r.pages(ctx, p, limit) {
+		if err != nil {
+			return n, err
+		}
+		for _, rec := range recs {
+			if err := rw.write(rec); err != nil {
+				return n, fmt.Errorf("export row %d: %w", rec.Seq, err)
+			}
+		}
+		n += int64(len(recs))
+		if err := rw.flush(); err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
+		if after != nil {
+			after(n)
+		}
+	}
+	if err := rw.close(); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
+}
+
+// ExportPage writes one page of q (see Page) to w in format f and returns
+// the cursor of the next page ("" after the last) and the rows written.
+// The page is read whole before anything is written, so a failure to read
+// it leaves w untouched.
+func (r *Reader) ExportPage(ctx context.Context, w io.Writer, q Query, f Format) (next string, n int, err error) {
+	p, err := r.plan(ctx, q)
+	if err != nil {
+		return "", 0, err
+	}
+	recs, more, err := p.fetch(ctx, r.b, q.pageSize())
+	if err != nil {
+		return "", 0, err
+	}
+	if more {
+		next = p.cursor()
+	}
+	if err := writeRows(w, &p.kind, recs, f); err != nil {
+		return "", 0, err
+	}
+	return next, len(recs), nil
+}
+
+// writeRows writes recs, rows of kind k, to w in format f.
+func writeRows(w io.Writer, k *recordstore.Kind, recs []recordstore.Record, f Format) error {
+	rw, err := newRowWriter(w, k, f)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if err := rw.write(rec); err != nil {
+			return fmt.Errorf("export row %d: %w", rec.Seq, err)
+		}
+	}
+	if err := rw.close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
