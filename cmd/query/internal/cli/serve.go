@@ -24,6 +24,7 @@ const DefaultAddr = "127.0.0.1:7070"
 func (a *app) serveCmd() *cobra.Command {
 	var addr string
 	var allowWrites bool
+	var rf readFlags
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7070]",
 		Short: "Own the store (or stand by to) and serve its read API over HTTP until SIGINT/SIGTERM",
@@ -48,6 +49,13 @@ it never takes the store over. Each role is logged as
   GET /                                                   (an HTML page)
   GET /console/                                           (the web console; docs/console.md)
 
+--views FILE serves the views of a views file (GET /api/v1/views, and
+/api/v1/views/{view}); --search KIND=COL,... names the columns q searches
+in KIND's streams; --max-export-rows caps one rows response (default
+1000000; 0: no cap). A view that does not compile, or a search column
+the kind lacks, fails serve before it serves. See docs/reading.md for the
+query parameters of the rows, page and follow routes.
+
 The console only reads unless --allow-writes is given: then its spool page
 can move a failed batch back to incoming/ (as query spool retry does);
 without it that request is refused with 403 (code read_only).
@@ -65,11 +73,15 @@ is a usage error; an address in use fails before the store is opened.`,
 			if err := checkAddr(addr); err != nil {
 				return err
 			}
-			return a.serve(cmd.Context(), addr, allowWrites)
+			if err := rf.check(); err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), addr, allowWrites, &rf)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "host:port to listen on (port 0 picks a free one)")
 	cmd.Flags().BoolVar(&allowWrites, "allow-writes", false, "let the web console retry failed spool batches (default: the console only reads)")
+	rf.add(cmd)
 	return cmd
 }
 
@@ -88,7 +100,7 @@ func checkAddr(addr string) error {
 
 // serve listens on addr first, so that an address in use fails before the
 // store is opened (and perhaps taken over), then serves the store.
-func (a *app) serve(ctx context.Context, addr string, allowWrites bool) error {
+func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *readFlags) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -113,8 +125,12 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool) error {
 		Metrics: om.Hooks(),
 	}
 	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
+		rd, maxExport, err := rf.options(ctx, st.Backend())
+		if err != nil {
+			return err
+		}
 		done := make(chan struct{})
-		hopts := recordresults.HandlerOptions{Logger: log, Status: st.Status, Batches: st, Done: done}
+		hopts := recordresults.HandlerOptions{Logger: log, Status: st.Status, Batches: st, Done: done, Reader: rd, MaxExportRows: maxExport}
 		if a.readOnly {
 			hopts.Batches = nil // a read-only store has no spool to look batches up in
 		}
