@@ -261,6 +261,28 @@ var _ = Describe("query serve --fleet", func() {
 		Expect(metricValue(body, "records_fleet_opens_total")).To(BeNumerically(">", 5), "evicted stores were opened again")
 	})
 
+	It("serves a slot fleet by slot key or routing key, never creating a slot's store", func() {
+		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
+		Expect(r.code).To(Equal(0), r.stderr)
+		_, base := startFleetServe(dir, root, "--mode", "slot")
+		status, _, body := get(base + "/api/v1/tenants/slot:42/streams")
+		Expect(status).To(Equal(http.StatusOK), body)
+		Expect(body).To(MatchJSON(`{"streams":[]}`))
+		status, _, body = get(base + "/api/v1/tenants/slot:00042/healthz")
+		Expect(status).To(Equal(http.StatusOK), body)
+
+		before := treeOf(root)
+		status, _, body = get(base + "/api/v1/tenants/slot:43/streams")
+		Expect(status).To(Equal(http.StatusNotFound), body)
+		status, _, body = get(base + "/api/v1/tenants/some-routing-key/streams")
+		Expect(status).To(Equal(http.StatusNotFound), body)
+		status, _, body = get(base + "/api/v1/tenants/slot:16384/streams")
+		Expect(status).To(Equal(http.StatusBadRequest), body)
+		status, _, body = get(base + "/api/v1/tenants/tenant:acme/streams")
+		Expect(status).To(Equal(http.StatusBadRequest), body)
+		Expect(treeOf(root)).To(Equal(before))
+	})
+
 	It("refuses a root that does not exist, creating nothing", func() {
 		missing := filepath.Join(dir, "nope")
 		r := runQuery(dir, nil, "", "serve", "--fleet", missing, "--addr", "127.0.0.1:0")
