@@ -56,6 +56,7 @@ var _ = Describe("query serve's read-side flags", func() {
 		Entry("--search without =", []string{"--search", "notes"}, 2, "KIND=COL"),
 		Entry("a negative cap", []string{"--max-export-rows", "-1"}, 2, "--max-export-rows"),
 		Entry("a search column the kind lacks", []string{"--search", "notes=nope"}, 1, "nope"),
+		Entry("--views with --fleet", []string{"--fleet", "/tmp", "--views", "v.json"}, 2, "--fleet"),
 		Entry("a views file that is not there", []string{"--views", "/nonexistent/views.json"}, 1, "views file"),
 	)
 })

@@ -35,21 +35,29 @@ const routeOther = "other"
 // httpMetrics counts serve's requests.
 type httpMetrics struct {
 	routes   *http.ServeMux // patterns only: finds a request's route label
+	follow   string         // the follow route's pattern
 	requests *prometheus.CounterVec
 	follows  prometheus.Gauge
 }
 
 // newHTTPMetrics makes serve's HTTP metrics and registers them on reg.
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	return newRouteMetrics(reg, routePatterns, routeFollow)
+}
+
+// newRouteMetrics makes HTTP metrics whose route labels are patterns
+// (follow being the follow route's) and registers them on reg.
+func newRouteMetrics(reg prometheus.Registerer, patterns []string, follow string) (*httpMetrics, error) {
 	m := &httpMetrics{
 		routes: http.NewServeMux(),
+		follow: follow,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "records_http_requests_total",
 			Help: "HTTP requests query serve answered, by route pattern and status code."}, []string{"route", "code"}),
 		follows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "records_follow_clients",
 			Help: "Follow responses open now."}),
 	}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	for _, p := range routePatterns {
+	for _, p := range patterns {
 		m.routes.Handle(p, nop)
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.follows} {
@@ -74,7 +82,7 @@ func (m *httpMetrics) route(r *http.Request) string {
 func (m *httpMetrics) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route := m.route(r)
-		if route == routeFollow {
+		if route == m.follow {
 			m.follows.Inc()
 			defer m.follows.Dec()
 		}

@@ -25,6 +25,7 @@ func (a *app) serveCmd() *cobra.Command {
 	var addr string
 	var allowWrites bool
 	var rf readFlags
+	var fa fleetServeArgs
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7070]",
 		Short: "Own the store (or stand by to) and serve its read API over HTTP until SIGINT/SIGTERM",
@@ -67,9 +68,24 @@ logged as a warning naming it. Logs go to stderr (slog text). On SIGINT
 or SIGTERM it stops accepting connections, ends follow responses, answers
 batch waits with 202 (still pending), lets other requests finish, and as
 owner drains the spool before it exits 0. An --addr that is no HOST:PORT
-is a usage error; an address in use fails before the store is opened.`,
+is a usage error; an address in use fails before the store is opened.
+
+With --fleet ROOT (and --mode, --path, --kinds as query fleet takes them)
+serve serves every store of that fleet instead of --store, which it then
+refuses: GET /api/v1/tenants lists them, and /api/v1/tenants/{key}/...
+is the read API above of KEY's store (docs/fleet.md, "Serving a fleet").`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if fa.wanted(cmd) {
+				if rf.views != "" || len(rf.search) > 0 {
+					return usagef("--views and --search name one store's kinds: they do not go with --fleet")
+				}
+				if err := rf.check(); err != nil {
+					return err
+				}
+				fa.maxExport = rf.maxExport
+				return a.serveFleet(cmd.Context(), cmd, addr, &fa)
+			}
 			if err := checkAddr(addr); err != nil {
 				return err
 			}
@@ -82,6 +98,7 @@ is a usage error; an address in use fails before the store is opened.`,
 	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "host:port to listen on (port 0 picks a free one)")
 	cmd.Flags().BoolVar(&allowWrites, "allow-writes", false, "let the web console retry failed spool batches (default: the console only reads)")
 	rf.add(cmd)
+	fa.addFlags(cmd)
 	return cmd
 }
 
