@@ -3,10 +3,10 @@ package debugapi
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -87,7 +87,25 @@ func New(opts Options) (http.Handler, error) {
 	root.HandleFunc("GET /readyz", s.readyz)
 	root.Handle(cache.ChangesPath, s.exchange())
 	root.Handle("/", s.auth(authed))
-	return root, nil
+	return cleanPaths(root), nil
+}
+
+// cleanPaths answers 404 to a path that is not clean ("..", ".", "//",
+// a NUL or a backslash) instead of letting the mux redirect it: a
+// download path is then never rewritten into another one.
+func cleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsAny(p, "\x00\\") {
+			if strings.HasPrefix(p, "/api/v1/debug/download") {
+				writeError(w, http.StatusNotFound, TextFileNotFound)
+			} else {
+				writeDetail(w, http.StatusNotFound, TextNotFound)
+			}
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // exchange is the peer cache exchange route (no auth).
@@ -183,5 +201,3 @@ func (s *server) internal(w http.ResponseWriter, route string, err error) {
 	s.log.Error("debugapi_failed", "route", route, "err", err)
 	writeDetail(w, http.StatusInternalServerError, "Internal Server Error")
 }
-
-var errTODO = errors.New("not built yet")

@@ -38,6 +38,9 @@ type Config struct {
 	WorkerName string
 	// ClusterName is cluster.name (its history folder name is sanitized).
 	ClusterName string
+	// URL is this worker's API URL as its registry card gives it (shown
+	// by /api/v1/workers when the registry has no card of its own).
+	URL string
 }
 
 // DefaultConfig is Config with the spec's defaults.
@@ -49,8 +52,12 @@ func DefaultConfig() Config {
 	}
 }
 
-// shared is the effective shared folder: SharedDir, else StorageDir.
+// shared is the effective shared folder: SharedDir, else StorageDir; ""
+// in memory-only mode (StorageDir empty), where nothing is served from disk.
 func (c Config) shared() string {
+	if c.StorageDir == "" {
+		return ""
+	}
 	if c.SharedDir != "" {
 		return c.SharedDir
 	}
