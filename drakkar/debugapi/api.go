@@ -87,7 +87,14 @@ func New(opts Options) (http.Handler, error) {
 	root.HandleFunc("GET /readyz", s.readyz)
 	root.Handle(cache.ChangesPath, s.exchange())
 	root.Handle("/", s.auth(authed))
-	return cleanPaths(root), nil
+	return &apiHandler{Handler: cleanPaths(root), s: s}, nil
+}
+
+// apiHandler is New's handler; it keeps the server for the package's
+// tests.
+type apiHandler struct {
+	http.Handler
+	s *server
 }
 
 // cleanPaths answers 404 to a path that is not clean ("..", ".", "//",
