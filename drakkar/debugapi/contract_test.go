@@ -377,4 +377,3 @@ func mustTime(s string) time.Time {
 	Expect(err).NotTo(HaveOccurred())
 	return t
 }
-
