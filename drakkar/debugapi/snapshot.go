@@ -22,9 +22,6 @@ type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// pagesPerStep is how many pages one backup step copies.
-const pagesPerStep = 1024
-
 // Snapshot copies the SQLite database src to dst (which must not exist)
 // with SQLite's online backup API, on a read-only connection of its own,
 // so that a writer of src keeps writing meanwhile: the copy is the state
