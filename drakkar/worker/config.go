@@ -67,7 +67,7 @@ type UIConfig struct {
 	// TraceHistoryMaxFiles is ui.trace.history_max_files (default 256).
 	TraceHistoryMaxFiles int
 	// TraceHistoryMaxSeconds is ui.trace.history_max_seconds (default 10).
-	TraceHistoryMaxSeconds float64
+	TraceHistoryMaxSeconds time.Duration
 }
 
 // RegistryConfig is the fleet registry's part of the configuration (the
@@ -92,7 +92,7 @@ func DefaultConfig() Config {
 			Addr:                   DefaultAddr,
 			MergeEnabled:           true,
 			TraceHistoryMaxFiles:   256,
-			TraceHistoryMaxSeconds: 10,
+			TraceHistoryMaxSeconds: 10 * time.Second,
 		},
 		Registry: RegistryConfig{
 			Heartbeat:    registry.DefaultHeartbeat,

@@ -1,0 +1,150 @@
+// Specs of Open, Close and Run in one process: the wiring, the routes the
+// worker serves, the Go API and the clean stop.
+
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fb46ecde/records/drakkar/cache"
+	"github.com/fb46ecde/records/drakkar/recorder"
+	"github.com/fb46ecde/records/drakkar/registry"
+	"github.com/fb46ecde/records/drakkar/worker"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// testConfig is a worker w1 of cluster c1 in fresh folders, on a free port.
+func testConfig(sets ...string) worker.Config {
+	dir := GinkgoT().TempDir()
+	base := []string{"worker.name=w1", "cluster.name=c1", "storage.dir=" + filepath.Join(dir, "storage"),
+		"shared.dir=" + filepath.Join(dir, "shared"), "ui.addr=127.0.0.1:0", "cache.enabled=true"}
+	cfg, err := worker.Load(worker.LoadOptions{Sets: append(base, sets...)})
+	Expect(err).NotTo(HaveOccurred())
+	return cfg
+}
+
+func get(url string) (int, string) {
+	resp, err := http.Get(url)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(b)
+}
+
+var _ = Describe("A worker", func() {
+	ctx := context.Background()
+
+	It("records through the Go API and, on Close, seals the live file into its cluster's history and marks its card stopped", func() {
+		cfg := testConfig()
+		w, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		live := w.Recorder().LiveFile()
+		Expect(live).To(BeAnExistingFile())
+		w.Record(recorder.NewEvent(recorder.KindTaskStarted, time.Now()))
+		Expect(w.Cache().Set(ctx, "k", `"v"`, cache.ScopeCluster, 0)).To(Succeed())
+		e, ok, err := w.Cache().Get(ctx, "k")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(e.Value).To(Equal(`"v"`))
+
+		Expect(w.Close(ctx)).To(Succeed())
+		Expect(live).NotTo(BeAnExistingFile())
+		sealed := filepath.Join(cfg.Recorder.HistoryDir(), filepath.Base(live))
+		Expect(sealed).To(BeAnExistingFile())
+		Expect(sealed + ".meta.json").To(BeAnExistingFile())
+		b, err := os.ReadFile(filepath.Join(cfg.Recorder.Shared(), "fleet", "workers", "w1.json"))
+		Expect(err).NotTo(HaveOccurred())
+		card, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(card.State).To(Equal(registry.StateStopped))
+		Expect(card.URL).To(Equal(w.URL()))
+		Expect(card.Cluster).To(Equal("c1"))
+		Expect(w.Close(ctx)).To(Succeed(), "Close is idempotent")
+	})
+
+	It("serves health, readiness and every component's metrics at the card's URL", func() {
+		w, err := worker.Open(ctx, testConfig(), worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Close, ctx)
+		code, _ := get(w.URL() + "/healthz")
+		Expect(code).To(Equal(http.StatusOK))
+		code, body := get(w.URL() + "/readyz")
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(body).To(MatchJSON(`{"status":"ready"}`))
+		code, body = get(w.URL() + "/metrics")
+		Expect(code).To(Equal(http.StatusOK))
+		for _, name := range []string{"drakkar_recorder_unsealed_files", "drakkar_recorder_buffer_events",
+			"drakkar_recorder_archive_failures_total", "drakkar_cache_dirty_entries", "go_goroutines"} {
+			Expect(body).To(ContainSubstring(name))
+		}
+	})
+
+	It("serves the peer cache exchange without a token", func() {
+		w, err := worker.Open(ctx, testConfig("ui.auth_token=t0k"), worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Close, ctx)
+		code, body := get(w.URL() + cache.ChangesPath + "?scopes=cluster")
+		Expect(code).To(Equal(http.StatusOK))
+		var page map[string]any
+		Expect(json.Unmarshal([]byte(body), &page)).To(Succeed())
+		Expect(page).To(HaveKey("rows"))
+	})
+
+	It("runs in memory-only mode without files, and still answers", func() {
+		cfg, err := worker.Load(worker.LoadOptions{Sets: []string{"worker.name=m", "ui.addr=127.0.0.1:0"}})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Recorder().LiveFile()).To(BeEmpty())
+		Expect(w.Registry()).To(BeNil())
+		w.Record(recorder.NewEvent(recorder.KindTaskStarted, time.Now()))
+		code, _ := get(w.URL() + "/healthz")
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(w.Close(ctx)).To(Succeed())
+	})
+
+	It("reports not ready with the reason once it is stopping", func() {
+		w, err := worker.Open(ctx, testConfig(), worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Ready()).To(BeEmpty())
+		Expect(w.Close(ctx)).To(Succeed())
+		Expect(w.Ready()).To(ConsistOf("stopping"))
+	})
+
+	It("refuses an invalid configuration before it creates anything", func() {
+		cfg := testConfig()
+		cfg.Recorder.WorkerName = ""
+		_, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).To(MatchError(worker.ErrConfig))
+		Expect(cfg.Recorder.StorageDir).NotTo(BeAnExistingFile())
+	})
+
+	It("runs until its context ends, then stops cleanly", func() {
+		cfg := testConfig()
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- worker.Run(rctx, cfg, worker.Options{}) }()
+		cards := filepath.Join(cfg.Recorder.Shared(), "fleet", "workers", "w1.json")
+		Eventually(cards).Should(BeAnExistingFile())
+		b, err := os.ReadFile(cards)
+		Expect(err).NotTo(HaveOccurred())
+		card, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { code, _ := get(card.URL + "/readyz"); return code }).Should(Equal(http.StatusOK))
+		cancel()
+		Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+		b, err = os.ReadFile(cards)
+		Expect(err).NotTo(HaveOccurred())
+		card, err = registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(card.State).To(Equal(registry.StateStopped))
+	})
+})
