@@ -361,3 +361,19 @@ func (r *Recorder) Instance() string { return r.instance }
 func (r *Recorder) Owner() bool {
 	return r.store != nil && r.store.Role() == owner.RoleOwner
 }
+
+// OwnClosedFiles lists the paths of this worker's closed own files still in
+// storage.dir (the backlog: rotated, sealed or not yet, not yet moved to the
+// history folder), oldest first. Empty in memory-only mode and in a process
+// that does not own the worker's store.
+func (r *Recorder) OwnClosedFiles() []string {
+	if r.bl == nil {
+		return nil
+	}
+	items := r.bl.items()
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.path)
+	}
+	return out
+}

@@ -1,0 +1,86 @@
+package debugapi
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// downloadPrefix is the download route's path prefix.
+const downloadPrefix = "/api/v1/debug/download/"
+
+// TextFileNotFound is the download route's 404 text.
+const TextFileNotFound = "File not found"
+
+// rawDownloadPath returns the path after the route's prefix as the request
+// wrote it, refusing any percent-encoded slash, backslash, dot or NUL
+// (a name of the allowed shapes never needs one) and then unescaping.
+func rawDownloadPath(r *http.Request) (string, bool) {
+	esc := r.URL.EscapedPath()
+	if !strings.HasPrefix(esc, downloadPrefix) {
+		return "", false
+	}
+	esc = strings.TrimPrefix(esc, downloadPrefix)
+	low := strings.ToLower(esc)
+	for _, bad := range []string{"%2f", "%5c", "%2e", "%00"} {
+		if strings.Contains(low, bad) {
+			return "", false
+		}
+	}
+	return r.PathValue("path"), true
+}
+
+// download serves GET /api/v1/debug/download/{path}.
+func (s *server) download(w http.ResponseWriter, r *http.Request) {
+	rel, ok := rawDownloadPath(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, TextFileNotFound)
+		return
+	}
+	kind, err := classify(rel)
+	if err != nil {
+		writeError(w, http.StatusNotFound, TextFileNotFound)
+		return
+	}
+	f, err := openShared(s.opts.Config.shared(), rel)
+	if err != nil {
+		writeError(w, http.StatusNotFound, TextFileNotFound)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		writeError(w, http.StatusNotFound, TextFileNotFound)
+		return
+	}
+	name := rel[strings.LastIndex(rel, "/")+1:]
+	ct := "application/x-sqlite3"
+	if kind == KindArchive {
+		ct = "application/gzip"
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	h.Set("Cache-Control", "no-store, private")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := io.CopyN(w, f, fi.Size()); err != nil {
+		s.log.Warn("debugapi_download_failed", "path", rel, "err", err)
+	}
+}
+
+// archives serves GET /api/v1/debug/archives.
+func (s *server) archives(w http.ResponseWriter, _ *http.Request) {
+	list, err := listArchives(s.opts.Config.shared())
+	if err != nil {
+		s.log.Error("debugapi_archives_failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "Could not list archives")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"archives": list})
+}
