@@ -1,39 +1,35 @@
-// api: the debug API the worker serves. Until drakkar/debugapi is part of
-// this tree, DebugAPI is the worker's own minimal set of routes.
+// api: the debug API the worker serves, drakkar/debugapi built from the
+// worker's parts.
 
 package worker
 
 import (
-	"encoding/json"
 	"net/http"
 
-	"github.com/fb46ecde/records/drakkar/cache"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/fb46ecde/records/drakkar/debugapi"
 )
 
-// DebugAPI is Options.API's default: /healthz, /readyz, /metrics and the
-// peer cache exchange (cache.ChangesPath), none behind ui.auth_token.
-// The spec's debug routes (databases, download, merge, trace, workers...)
-// are drakkar/debugapi's; this function is where the worker mounts it.
+// DebugAPI is Options.API's default: drakkar/debugapi's handler (every
+// route of the spec, auth by ui.auth_token, the peer cache exchange
+// without it) over the worker's recorder, cache, registry and metrics. The
+// recorder is left out in memory-only mode and the cache when cache.enabled
+// is false, as debugapi expects.
 func DebugAPI(d APIDeps) (http.Handler, error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		writeJSON(rw, http.StatusOK, map[string]any{"status": "ok"})
-	})
-	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, _ *http.Request) {
-		if reasons := d.Ready(); len(reasons) > 0 {
-			writeJSON(rw, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "reasons": reasons})
-			return
-		}
-		writeJSON(rw, http.StatusOK, map[string]any{"status": "ready"})
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{}))
-	mux.Handle(cache.ChangesPath, d.Cache.ExchangeHandler())
-	return mux, nil
-}
-
-func writeJSON(rw http.ResponseWriter, status int, v any) {
-	rw.Header().Set("Content-Type", "application/json")
-	rw.WriteHeader(status)
-	_ = json.NewEncoder(rw).Encode(v)
+	c := d.Config
+	opts := debugapi.Options{
+		Config: debugapi.Config{
+			AuthToken: c.UI.AuthToken, MergeEnabled: c.UI.MergeEnabled,
+			TraceHistoryMaxFiles: c.UI.TraceHistoryMaxFiles, TraceHistoryMaxSeconds: c.UI.TraceHistoryMaxSeconds,
+			StorageDir: c.Recorder.StorageDir, SharedDir: c.Recorder.SharedDir,
+			WorkerName: c.Recorder.WorkerName, ClusterName: c.Recorder.ClusterName, URL: d.URL,
+		},
+		Registry: d.Registry, Metrics: d.Metrics, Ready: d.Ready, Logger: d.Logger, Now: d.Now,
+	}
+	if c.Recorder.WritesFiles() {
+		opts.Recorder = d.Recorder
+	}
+	if c.Cache.Enabled {
+		opts.Cache = d.Cache
+	}
+	return debugapi.New(opts)
 }

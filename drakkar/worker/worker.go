@@ -62,6 +62,8 @@ type APIDeps struct {
 	Logger *slog.Logger
 	// Now is the worker's clock.
 	Now func() time.Time
+	// URL is the debug API's base URL, as the registry card has it.
+	URL string
 }
 
 // Worker is one running Drakkar worker. Its methods are safe for
@@ -241,7 +243,7 @@ func (w *Worker) serve(api func(APIDeps) (http.Handler, error)) error {
 		api = DebugAPI
 	}
 	h, err := api(APIDeps{Config: w.cfg, Recorder: w.rec, Cache: w.cache, Registry: w.reg,
-		Metrics: w.prom, Ready: w.Ready, Logger: w.log, Now: w.now})
+		Metrics: w.prom, Ready: w.Ready, Logger: w.log, Now: w.now, URL: w.url})
 	if err != nil {
 		return fmt.Errorf("build debug api: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/cache"
@@ -96,6 +97,28 @@ var _ = Describe("A worker", func() {
 		var page map[string]any
 		Expect(json.Unmarshal([]byte(body), &page)).To(Succeed())
 		Expect(page).To(HaveKey("rows"))
+	})
+
+	It("mounts the debug API behind ui.auth_token, with its config", func() {
+		w, err := worker.Open(ctx, testConfig("ui.auth_token=t0k", "ui.merge_enabled=false"), worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Close, ctx)
+		code, body := get(w.URL() + "/api/v1/debug/databases")
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		Expect(body).To(MatchJSON(`{"detail":"Invalid or missing auth token"}`))
+		code, body = get(w.URL() + "/api/v1/debug/databases?token=t0k")
+		Expect(code).To(Equal(http.StatusOK))
+		var dbs struct {
+			Own []struct {
+				Kind string `json:"kind"`
+			} `json:"own"`
+		}
+		Expect(json.Unmarshal([]byte(body), &dbs)).To(Succeed())
+		Expect(dbs.Own).To(ContainElement(HaveField("Kind", "live")))
+		resp, err := http.Post(w.URL()+"/api/v1/debug/merge?token=t0k", "application/json", strings.NewReader(`{"filenames":["a.db","b.db"]}`))
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusForbidden), "ui.merge_enabled: false reaches the merge route")
 	})
 
 	It("runs in memory-only mode without files, and still answers", func() {
