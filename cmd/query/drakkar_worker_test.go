@@ -300,3 +300,33 @@ var _ = Describe("query drakkar worker", Label("integration"), func() {
 		Eventually(c.session).WithTimeout(40 * time.Second).Should(gexec.Exit(0))
 	})
 })
+
+var _ = Describe("query drakkar worker's configuration", func() {
+	DescribeTable("fails with code invalid naming the key, before it creates anything",
+		func(yamlText string, env []string, args []string, want string) {
+			dir := GinkgoT().TempDir()
+			cfg := writeFile(dir, "w.yaml", yamlText)
+			storage := filepath.Join(dir, "storage")
+			r := runQuery(dir, env, "", append([]string{"drakkar", "worker", "--config", cfg, "--storage", storage, "--addr", "127.0.0.1:0"}, args...)...)
+			Expect(r.code).To(Equal(1), r.stderr)
+			Expect(r.stderr).To(HavePrefix("query: invalid: "))
+			Expect(r.stderr).To(ContainSubstring(want))
+			Expect(storage).NotTo(BeAnExistingFile())
+		},
+		Entry("an unknown key", "worker: {name: w}\nui: {colour: red}\n", nil, nil, "ui.colour: unknown key"),
+		Entry("a moved key", "worker: {name: w}\nui: {db_dir: /x}\n", nil, nil, "ui.db_dir: this key moved to storage.dir"),
+		Entry("a bad value from the environment", "worker: {name: w}\n", []string{"DRAKKAR_UI__RECORDER__MAX_BUFFER=10"}, nil,
+			"ui.recorder.max_buffer: must be at least 1000"),
+		Entry("a bad --set", "worker: {name: w}\n", nil, []string{"--set", "executor.drain_timeout_seconds=soon"}, "executor.drain_timeout_seconds"),
+		Entry("no worker name", "ui: {merge_enabled: true}\n", nil, nil, "worker.name"),
+	)
+
+	It("ignores a removed ui.recorder key with a warning and runs", func() {
+		dir := GinkgoT().TempDir()
+		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n  recorder:\n    retention_hours: 24\n")
+		w := startWorker(dir, filepath.Join(dir, "shared"), "w", "c", cfg)
+		Expect(string(w.session.Err.Contents())).To(MatchRegexp(`level=WARN msg=config_key_ignored key=ui.recorder.retention_hours`))
+		w.session.Signal(syscall.SIGTERM)
+		Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+	})
+})
