@@ -312,14 +312,22 @@ func (w *Worker) drain(ctx context.Context) error {
 	must := context.WithoutCancel(ctx)
 	var errs []error
 	if err := w.srv.Shutdown(dctx); err != nil {
+		// Requests still running when the drain time is up are cut: a
+		// clean stop goes on (the spec's drain is bounded, not an error).
+		w.log.Warn("debug_api_requests_cut", "err", err)
 		_ = w.srv.Close()
-		errs = append(errs, fmt.Errorf("shut down debug api: %w", err))
 	}
 	if err := <-w.served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, fmt.Errorf("serve debug api: %w", err))
 	}
 	if err := w.cache.Close(must); err != nil {
 		errs = append(errs, fmt.Errorf("close cache: %w", err))
+	}
+	// The final flush must not depend on the drain time left: the
+	// recorder's Close bounds its whole run by its ctx, so flush first
+	// without a deadline and let the deadline bound the move.
+	if err := w.rec.Flush(must); err != nil {
+		errs = append(errs, fmt.Errorf("final flush: %w", err))
 	}
 	if err := w.rec.Close(dctx); err != nil {
 		errs = append(errs, fmt.Errorf("close recorder: %w", err))

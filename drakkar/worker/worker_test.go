@@ -5,6 +5,7 @@ package worker_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/worker"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	_ "modernc.org/sqlite"
 )
 
 // testConfig is a worker w1 of cluster c1 in fresh folders, on a free port.
@@ -69,6 +71,24 @@ var _ = Describe("A worker", func() {
 		Expect(card.URL).To(Equal(w.URL()))
 		Expect(card.Cluster).To(Equal("c1"))
 		Expect(w.Close(ctx)).To(Succeed(), "Close is idempotent")
+	})
+
+	It("seals the live file but leaves it in storage.dir when the drain time is already used up", func() {
+		cfg := testConfig("executor.drain_timeout_seconds=0.000001")
+		w, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		live := w.Recorder().LiveFile()
+		w.Record(recorder.NewEvent(recorder.KindTaskStarted, time.Now()))
+		Expect(w.Close(ctx)).To(Succeed())
+		Expect(live).To(BeAnExistingFile(), "no time was left to move it: the next start moves it as a leftover")
+		Expect(live+"-wal").NotTo(BeAnExistingFile(), "it was sealed")
+		Expect(filepath.Join(cfg.Recorder.HistoryDir(), filepath.Base(live))).NotTo(BeAnExistingFile())
+		db, err := sql.Open("sqlite", "file:"+live+"?mode=ro&immutable=1")
+		Expect(err).NotTo(HaveOccurred())
+		defer db.Close()
+		var n int
+		Expect(db.QueryRow("SELECT count(*) FROM events").Scan(&n)).To(Succeed())
+		Expect(n).To(Equal(1), "the final flush ran though the drain time was up")
 	})
 
 	It("serves health, readiness and every component's metrics at the card's URL", func() {
