@@ -19,7 +19,7 @@ func DebugAPI(d APIDeps) (http.Handler, error) {
 	opts := debugapi.Options{
 		Config: debugapi.Config{
 			AuthToken: c.UI.AuthToken, MergeEnabled: c.UI.MergeEnabled,
-			TraceHistoryMaxFiles: c.UI.TraceHistoryMaxFiles, TraceHistoryMaxSeconds: c.UI.TraceHistoryMaxSeconds,
+			TraceHistoryMaxFiles: c.UI.TraceHistoryMaxFiles, TraceHistoryMaxSeconds: c.UI.TraceHistoryMaxTime,
 			StorageDir: c.Recorder.StorageDir, SharedDir: c.Recorder.SharedDir,
 			WorkerName: c.Recorder.WorkerName, ClusterName: c.Recorder.ClusterName, URL: d.URL,
 		},

@@ -66,8 +66,8 @@ type UIConfig struct {
 	MergeEnabled bool
 	// TraceHistoryMaxFiles is ui.trace.history_max_files (default 256).
 	TraceHistoryMaxFiles int
-	// TraceHistoryMaxSeconds is ui.trace.history_max_seconds (default 10).
-	TraceHistoryMaxSeconds time.Duration
+	// TraceHistoryMaxTime is ui.trace.history_max_seconds (default 10).
+	TraceHistoryMaxTime time.Duration
 }
 
 // RegistryConfig is the fleet registry's part of the configuration (the
@@ -89,10 +89,10 @@ func DefaultConfig() Config {
 		Archive:  archive.DefaultConfig(),
 		Cache:    cache.DefaultConfig(),
 		UI: UIConfig{
-			Addr:                   DefaultAddr,
-			MergeEnabled:           true,
-			TraceHistoryMaxFiles:   256,
-			TraceHistoryMaxSeconds: 10 * time.Second,
+			Addr:                 DefaultAddr,
+			MergeEnabled:         true,
+			TraceHistoryMaxFiles: 256,
+			TraceHistoryMaxTime:  10 * time.Second,
 		},
 		Registry: RegistryConfig{
 			Heartbeat:    registry.DefaultHeartbeat,

@@ -81,7 +81,7 @@ var _ = Describe("Load", func() {
 		Expect(cfg.Cache.FlushInterval).To(Equal(500 * time.Millisecond))
 		Expect(cfg.Cache.ExchangeInterval).To(Equal(4 * time.Second))
 		Expect(cfg.UI).To(Equal(worker.UIConfig{Addr: "127.0.0.1:0", AuthToken: "s3cret", MergeEnabled: false,
-			TraceHistoryMaxFiles: 12, TraceHistoryMaxSeconds: 2500 * time.Millisecond}))
+			TraceHistoryMaxFiles: 12, TraceHistoryMaxTime: 2500 * time.Millisecond}))
 		Expect(cfg.Registry).To(Equal(worker.RegistryConfig{Heartbeat: 2 * time.Second, Refresh: 10 * time.Second, OfflineAfter: 6 * time.Second}))
 		Expect(cfg.DrainTimeout).To(Equal(7 * time.Second))
 		Expect(cfg.Ignored).To(BeEmpty())

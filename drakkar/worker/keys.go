@@ -28,7 +28,7 @@ var ownKeys = []ownKey{
 	{name: "ui.auth_token", set: func(c *Config, v string) error { c.UI.AuthToken = v; return nil }},
 	boolField("ui.merge_enabled", func(c *Config) *bool { return &c.UI.MergeEnabled }),
 	intField("ui.trace.history_max_files", 1, func(c *Config) *int { return &c.UI.TraceHistoryMaxFiles }),
-	durField("ui.trace.history_max_seconds", time.Second, func(c *Config) *time.Duration { return &c.UI.TraceHistoryMaxSeconds }),
+	durField("ui.trace.history_max_seconds", time.Second, func(c *Config) *time.Duration { return &c.UI.TraceHistoryMaxTime }),
 	boolField("cache.enabled", func(c *Config) *bool { return &c.Cache.Enabled }),
 	durField("cache.flush_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.Cache.FlushInterval }),
 	durField("cache.cleanup_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.Cache.CleanupInterval }),
