@@ -37,6 +37,7 @@ type server struct {
 	log   *slog.Logger
 	now   func() time.Time
 	stats *ownStats
+	metas *metaCache
 }
 
 // New returns the worker's HTTP API: every route of the package doc, auth
@@ -54,7 +55,7 @@ func New(opts Options) (http.Handler, error) {
 	if c.TraceHistoryMaxSeconds == 0 {
 		opts.Config.TraceHistoryMaxSeconds = DefaultTraceHistoryMaxSeconds
 	}
-	s := &server{opts: opts, log: opts.Logger, now: opts.Now, stats: newOwnStats()}
+	s := &server{opts: opts, log: opts.Logger, now: opts.Now, stats: newOwnStats(), metas: newMetaCache()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

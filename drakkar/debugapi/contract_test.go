@@ -145,6 +145,27 @@ var _ = Describe("GET /api/v1/debug/databases", func() {
 		Expect(merged["size_bytes"]).To(BeNumerically("==", 1))
 	})
 
+	It("shows a replaced meta file's new content and drops a removed one's", func() {
+		storage, shared := tempDirs()
+		sealed := sealFile(storage, shared, "w2", started("a", 1, 10, nil))
+		h := newAPI(debugapi.Options{Config: apiConfig(storage, shared, "w1")})
+		metaOf := func() any {
+			a := get(h, "/api/v1/debug/databases")
+			Expect(a.Status).To(Equal(200))
+			folders := a.JSON().(map[string]any)["history"].(map[string]any)["folders"].([]any)
+			return folders[0].(map[string]any)["files"].([]any)[0].(map[string]any)["meta"]
+		}
+		Expect(metaOf().(map[string]any)["worker"]).To(Equal("w2"))
+		metaPath := filepath.Join(shared, filepath.FromSlash(dbfiles.MetaFileName(sealed)))
+		m, err := dbfiles.ReadMeta(metaPath)
+		Expect(err).NotTo(HaveOccurred())
+		m.Worker = "w2-renamed"
+		Expect(dbfiles.WriteMeta(metaPath, m)).To(Succeed())
+		Expect(metaOf().(map[string]any)["worker"]).To(Equal("w2-renamed"))
+		Expect(os.Remove(metaPath)).To(Succeed())
+		Expect(metaOf()).To(BeNil())
+	})
+
 	It("refreshes the live file's statistics by reading only the rows past the last id", func() {
 		storage, shared := tempDirs()
 		rec := openRecorder(storage, shared, "w1")

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
-	"github.com/fb46ecde/records/drakkar/recorder"
 )
 
 // OwnStats is the statistics of one own file, measured on request and
@@ -127,21 +126,23 @@ func (s *server) ownFiles(ctx context.Context) []OwnFile {
 
 // databasesAnswer is GET /api/v1/debug/databases's body.
 type databasesAnswer struct {
-	Own     []OwnFile        `json:"own"`
-	History recorder.History `json:"history"`
+	Own     []OwnFile   `json:"own"`
+	History historyJSON `json:"history"`
 }
 
 // databases serves GET /api/v1/debug/databases. No sealed file is opened:
 // the history comes from names, one stat each and the meta files.
 func (s *server) databases(w http.ResponseWriter, r *http.Request) {
-	ans := databasesAnswer{Own: s.ownFiles(r.Context()), History: recorder.History{Folders: []recorder.HistoryFolder{}}}
+	ans := databasesAnswer{Own: s.ownFiles(r.Context()), History: historyJSON{Folders: []historyFolder{}}}
 	if shared := s.opts.Config.shared(); shared != "" {
-		h, err := recorder.ListHistory(shared)
+		h, err := s.metas.list(shared)
+		if err == nil {
+			ans.History, err = s.metas.encodeHistory(h)
+		}
 		if err != nil {
 			s.internal(w, "databases", err)
 			return
 		}
-		ans.History = h
 	}
 	writeJSON(w, http.StatusOK, ans)
 }

@@ -10,3 +10,6 @@ func RowsRead(h http.Handler) int64 {
 	defer s.stats.mu.Unlock()
 	return s.stats.reads
 }
+
+// SetBeforeOpen sets the hook run between a path's check and its open.
+func SetBeforeOpen(f func(rel string)) { testHookBeforeOpen = f }

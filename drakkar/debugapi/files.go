@@ -31,6 +31,10 @@ const (
 	KindMerged  = "merged"
 )
 
+// testHookBeforeOpen, when set (tests), runs after a path was checked and
+// before it is opened.
+var testHookBeforeOpen func(rel string)
+
 // errUnsafe is a path that is not one of the allowed shapes.
 var errUnsafe = errors.New("debugapi: not a downloadable path")
 
@@ -82,6 +86,9 @@ func classify(rel string) (string, error) {
 func openShared(shared, rel string) (*os.File, error) {
 	if shared == "" {
 		return nil, os.ErrNotExist
+	}
+	if testHookBeforeOpen != nil {
+		testHookBeforeOpen(rel)
 	}
 	dir, err := unix.Open(shared, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

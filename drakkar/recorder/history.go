@@ -45,6 +45,26 @@ type History struct {
 // left out; no sealed file is opened. A sharedDir without history/ lists
 // no folder.
 func ListHistory(sharedDir string) (History, error) {
+	return ListHistoryWith(sharedDir, nil)
+}
+
+// MetaReader returns the meta object of the sealed file whose meta file
+// is at metaPath, or nil when it is missing or unreadable.
+type MetaReader func(metaPath string) *dbfiles.Meta
+
+// ListHistoryWith is ListHistory reading meta files through readMeta (nil:
+// dbfiles.ReadMeta each time), so that a caller may keep them in memory:
+// a meta file never changes once its sealed file is published.
+func ListHistoryWith(sharedDir string, readMeta MetaReader) (History, error) {
+	if readMeta == nil {
+		readMeta = func(p string) *dbfiles.Meta {
+			m, err := dbfiles.ReadMeta(p)
+			if err != nil {
+				return nil
+			}
+			return &m
+		}
+	}
 	out := History{Folders: []HistoryFolder{}}
 	ents, err := os.ReadDir(filepath.Join(sharedDir, "history"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -54,7 +74,7 @@ func ListHistory(sharedDir string) (History, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		f, err := listFolder(sharedDir, "history/"+e.Name(), e.Name())
+		f, err := listFolder(sharedDir, "history/"+e.Name(), e.Name(), readMeta)
 		if err != nil {
 			return out, err
 		}
@@ -62,7 +82,7 @@ func ListHistory(sharedDir string) (History, error) {
 	}
 	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Name < out.Folders[j].Name })
 	if fi, err := os.Stat(filepath.Join(sharedDir, "merged")); err == nil && fi.IsDir() {
-		f, err := listFolder(sharedDir, "merged", "merged")
+		f, err := listFolder(sharedDir, "merged", "merged", readMeta)
 		if err != nil {
 			return out, err
 		}
@@ -71,7 +91,7 @@ func ListHistory(sharedDir string) (History, error) {
 	return out, nil
 }
 
-func listFolder(sharedDir, rel, name string) (HistoryFolder, error) {
+func listFolder(sharedDir, rel, name string, readMeta MetaReader) (HistoryFolder, error) {
 	f := HistoryFolder{Name: name, Path: rel, Files: []HistoryFile{}}
 	dir := filepath.Join(sharedDir, filepath.FromSlash(rel))
 	ents, err := os.ReadDir(dir)
@@ -103,9 +123,7 @@ func listFolder(sharedDir, rel, name string) (HistoryFolder, error) {
 			ModifiedAt: dbfiles.FormatTime(fi.ModTime()),
 		}
 		if kind == "sealed" {
-			if m, err := dbfiles.ReadMeta(filepath.Join(dir, dbfiles.MetaFileName(n))); err == nil {
-				hf.Meta = &m
-			}
+			hf.Meta = readMeta(filepath.Join(dir, dbfiles.MetaFileName(n)))
 		}
 		f.Files = append(f.Files, hf)
 	}
