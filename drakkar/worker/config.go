@@ -57,7 +57,8 @@ type UIConfig struct {
 	// DefaultAddr; port 0 picks a free port).
 	Addr string
 	// URL is ui.url, the base URL put on the registry card and in
-	// worker_config.debug_url; "" means http://<the bound address>.
+	// worker_config.debug_url; "" means http://<the bound address>
+	// (this host's name for an unspecified address such as 0.0.0.0).
 	URL string
 	// AuthToken is ui.auth_token: when set, every route but /healthz,
 	// /readyz and the peer exchange needs it.

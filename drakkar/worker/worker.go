@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -143,11 +144,31 @@ func (w *Worker) listen(ln net.Listener) error {
 		}
 	}
 	w.ln = ln
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		// The spec's security notes: the debug API serves recorder files
+		// and the live database; off the loopback it needs a token.
+		w.log.Warn("debug_api_non_loopback", "addr", tcp.String(), "auth_token_set", w.cfg.UI.AuthToken != "")
+	}
 	w.url = w.cfg.UI.URL
 	if w.url == "" {
-		w.url = "http://" + ln.Addr().String()
+		w.url = "http://" + advertised(ln.Addr())
 	}
 	return nil
+}
+
+// advertised is the host:port peers reach a listener at: its address, or
+// for an unspecified one (0.0.0.0, ::) this host's name, since peers
+// cannot dial "0.0.0.0". Set ui.url when that name is not right.
+func advertised(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
 // openRecorder opens the flight recorder, then arms the archive pass with

@@ -4,10 +4,12 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,6 +141,18 @@ var _ = Describe("A worker", func() {
 		Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(http.StatusForbidden), "ui.merge_enabled: false reaches the merge route")
+	})
+
+	It("warns when the debug API listens off the loopback interface", func() {
+		var logs bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		w, err := worker.Open(ctx, testConfig("ui.addr=0.0.0.0:0"), worker.Options{Logger: log})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Close, ctx)
+		Expect(logs.String()).To(MatchRegexp(`level=WARN msg=debug_api_non_loopback addr=\S+:\d+ auth_token_set=false`))
+		host, err := os.Hostname()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.URL()).To(HavePrefix("http://"+host+":"), "peers cannot dial an unspecified address")
 	})
 
 	It("runs in memory-only mode without files, and still answers", func() {
