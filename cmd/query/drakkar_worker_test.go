@@ -321,6 +321,24 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		Entry("no worker name", "ui: {merge_enabled: true}\n", nil, nil, "worker.name"),
 	)
 
+	It("answers /readyz 503 not_owner in a second process started with a running worker's name", func() {
+		dir := GinkgoT().TempDir()
+		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n")
+		shared := filepath.Join(dir, "shared")
+		first := startWorker(dir, shared, "w", "c", cfg)
+		second := startWorker(dir, shared, "w", "c", cfg)
+		code, body := second.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusServiceUnavailable))
+		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["not_owner"]}`))
+		code, body = first.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(body).To(MatchJSON(`{"status":"ready"}`))
+		for _, w := range []*fleetWorker{second, first} {
+			w.session.Signal(syscall.SIGTERM)
+			Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+		}
+	})
+
 	It("ignores a removed ui.recorder key with a warning and runs", func() {
 		dir := GinkgoT().TempDir()
 		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n  recorder:\n    retention_hours: 24\n")

@@ -176,6 +176,20 @@ var _ = Describe("A worker", func() {
 		Expect(w.Ready()).To(ConsistOf("stopping"))
 	})
 
+	It("runs the cache without any recorder file when ui.enabled is false", func() {
+		cfg := testConfig("ui.enabled=false")
+		w, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Recorder().LiveFile()).To(BeEmpty())
+		Expect(w.Cache().Set(ctx, "k", "1", cache.ScopeLocal, 0)).To(Succeed())
+		Expect(w.Close(ctx)).To(Succeed())
+		Expect(filepath.Join(cfg.Recorder.StorageDir, "w1-cache.db")).To(BeAnExistingFile())
+		dbs, err := filepath.Glob(filepath.Join(cfg.Recorder.StorageDir, "w1-2*.db"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dbs).To(BeEmpty())
+		Expect(filepath.Join(cfg.Recorder.StorageDir, "w1.watchdog")).NotTo(BeAnExistingFile())
+	})
+
 	It("refuses an invalid configuration before it creates anything", func() {
 		cfg := testConfig()
 		cfg.Recorder.WorkerName = ""
