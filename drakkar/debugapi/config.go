@@ -16,6 +16,7 @@ const (
 	// DefaultTraceHistoryMaxFiles is ui.trace.history_max_files.
 	DefaultTraceHistoryMaxFiles = 256
 	// DefaultTraceHistoryMaxSeconds is ui.trace.history_max_seconds.
+	//lint:ignore ST1011 named after the key, as the agreed API spells it
 	DefaultTraceHistoryMaxSeconds = 10 * time.Second
 )
 
@@ -29,6 +30,7 @@ type Config struct {
 	// TraceHistoryMaxFiles is ui.trace.history_max_files (default 256).
 	TraceHistoryMaxFiles int
 	// TraceHistoryMaxSeconds is ui.trace.history_max_seconds (default 10 s).
+	//lint:ignore ST1011 named after the key, as the agreed API spells it
 	TraceHistoryMaxSeconds time.Duration
 	// StorageDir is storage.dir ("" is memory-only mode).
 	StorageDir string

@@ -371,6 +371,47 @@ var _ = Describe("GET /api/v1/debug/download-live", func() {
 		Expect(n).To(Equal(50))
 	})
 
+	It("takes a consistent snapshot while events are being recorded and flushed", func() {
+		storage, shared := tempDirs()
+		rec := openRecorder(storage, shared, "w1")
+		h := newAPI(debugapi.Options{Config: apiConfig(storage, shared, "w1"), Recorder: rec})
+		rec.Record(started("first", 0, 0, nil))
+		Expect(rec.Flush(ctx)).To(Succeed())
+		done := make(chan struct{})
+		stopped := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(stopped)
+			for i := 1; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				rec.Record(started("bg", 0, int64(i), nil))
+				Expect(rec.Flush(ctx)).To(Succeed())
+			}
+		}()
+		for range 3 {
+			a := get(h, "/api/v1/debug/download-live")
+			Expect(a.Status).To(Equal(200))
+			p := filepath.Join(GinkgoT().TempDir(), "snap.db")
+			Expect(os.WriteFile(p, a.Body, 0o600)).To(Succeed())
+			db, err := sql.Open("sqlite", "file:"+p+"?mode=ro")
+			Expect(err).NotTo(HaveOccurred())
+			var ok string
+			Expect(db.QueryRow("PRAGMA integrity_check").Scan(&ok)).To(Succeed())
+			Expect(ok).To(Equal("ok"))
+			var n, maxID int
+			Expect(db.QueryRow("SELECT count(*), max(id) FROM events").Scan(&n, &maxID)).To(Succeed())
+			Expect(n).To(Equal(maxID), "no hole: the snapshot is one transaction's view")
+			Expect(n).To(BeNumerically(">=", 1))
+			Expect(db.Close()).To(Succeed())
+		}
+		close(done)
+		<-stopped
+	})
+
 	It("answers 500 Snapshot failed when the copy cannot be made", func() {
 		storage, shared := tempDirs()
 		rec := openRecorder(storage, shared, "w1")

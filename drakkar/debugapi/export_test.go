@@ -13,3 +13,6 @@ func RowsRead(h http.Handler) int64 {
 
 // SetBeforeOpen sets the hook run between a path's check and its open.
 func SetBeforeOpen(f func(rel string)) { testHookBeforeOpen = f }
+
+// SetAfterMerge sets the hook run after the merge engine returned.
+func SetAfterMerge(f func()) { testHookAfterMerge = f }

@@ -87,6 +87,21 @@ var _ = Describe("hostile requests", func() {
 		Expect(bytes.Contains(a.Body, []byte(secret))).To(BeFalse())
 	})
 
+	It("discards a merge whose source was swapped for a symlink while it ran", func() {
+		other := sealFile(storage, shared, "w3", started("b", 1, 2, nil))
+		full := filepath.Join(shared, filepath.FromSlash(other))
+		debugapi.SetAfterMerge(func() {
+			Expect(os.Remove(full)).To(Succeed())
+			Expect(os.Symlink(filepath.Join(outside, "secret.db"), full)).To(Succeed())
+		})
+		DeferCleanup(func() { debugapi.SetAfterMerge(nil) })
+		a := post(h, "/api/v1/debug/merge", `{"filenames":["`+sealed+`","`+other+`"]}`)
+		Expect(a.Status).To(Equal(404))
+		Expect(string(a.Body)).To(Equal(`{"error":"File not found: ` + other + `"}`))
+		ents, _ := os.ReadDir(filepath.Join(shared, "merged"))
+		Expect(ents).To(HaveLen(1), "only the planted m.db")
+	})
+
 	DescribeTable("merge answers 400 or 404 and writes nothing",
 		func(fn string, status int) {
 			a := post(h, "/api/v1/debug/merge", `{"filenames":["`+sealed+`",`+fn+`]}`)

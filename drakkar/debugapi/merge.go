@@ -17,6 +17,10 @@ import (
 // answered 400 Invalid JSON body without being read further.
 const MaxMergeBody = 1 << 20
 
+// testHookAfterMerge, when set (tests), runs after the merge engine
+// returned and before the sources are checked again.
+var testHookAfterMerge func()
+
 // mergeRequest is POST /api/v1/debug/merge's body.
 type mergeRequest struct {
 	Filenames []string `json:"filenames"`
@@ -57,7 +61,6 @@ func (s *server) merge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seen := map[string]bool{}
-	sources := make([]string, 0, len(req.Filenames))
 	for _, fn := range req.Filenames {
 		kind, err := classify(fn)
 		if err != nil || kind == KindArchive || seen[fn] {
@@ -65,12 +68,25 @@ func (s *server) merge(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seen[fn] = true
+	}
+	// Each source is opened by descriptor (no symlink followed) and kept
+	// open through the merge; the merge engine reads it by path, so the
+	// path is checked again afterwards to name the same file (a file
+	// swapped meanwhile discards the result).
+	sources := make([]string, 0, len(req.Filenames))
+	held := make([]*os.File, 0, len(req.Filenames))
+	defer func() {
+		for _, f := range held {
+			_ = f.Close()
+		}
+	}()
+	for _, fn := range req.Filenames {
 		f, err := openShared(shared, fn)
 		if err != nil {
 			writeError(w, http.StatusNotFound, "File not found: "+fn)
 			return
 		}
-		_ = f.Close()
+		held = append(held, f)
 		sources = append(sources, filepath.Join(shared, filepath.FromSlash(fn)))
 	}
 	dir := dbfiles.MergedDir(shared)
@@ -83,6 +99,16 @@ func (s *server) merge(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.mergeFailed(w, err)
 		return
+	}
+	if testHookAfterMerge != nil {
+		testHookAfterMerge()
+	}
+	for i, f := range held {
+		if !samePath(f, sources[i]) {
+			_ = os.Remove(res.Out)
+			writeError(w, http.StatusNotFound, "File not found: "+req.Filenames[i])
+			return
+		}
 	}
 	ans := mergeAnswer{Filename: name, Path: "merged/" + name, WorkerCount: res.Workers,
 		EventCount: res.Events, StateCount: res.States, SourceFiles: []string{}}
@@ -100,4 +126,15 @@ func (s *server) merge(w http.ResponseWriter, r *http.Request) {
 func (s *server) mergeFailed(w http.ResponseWriter, err error) {
 	s.log.Error("debugapi_merge_failed", "err", err)
 	writeError(w, http.StatusInternalServerError, "Merge failed: "+err.Error())
+}
+
+// samePath reports whether path, not followed, is still the regular file
+// f was opened as.
+func samePath(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && b.Mode().IsRegular() && os.SameFile(a, b)
 }

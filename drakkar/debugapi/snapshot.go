@@ -22,9 +22,6 @@ type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// pagesPerStep is how many pages one backup step copies.
-const pagesPerStep = 1024
-
 // Snapshot copies the SQLite database src to dst (which must not exist)
 // with SQLite's online backup API, on a read-only connection of its own,
 // so that a writer of src keeps writing meanwhile: the copy is the state
@@ -44,7 +41,7 @@ func Snapshot(ctx context.Context, src, dst string) (err error) {
 			}
 		}
 	}()
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: src, RawQuery: "mode=ro&_pragma=busy_timeout(10000)"}).String())
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: src, RawQuery: "mode=ro&_pragma=busy_timeout(10000)&_pragma=mmap_size(1073741824)"}).String())
 	if err != nil {
 		return err
 	}
@@ -59,7 +56,10 @@ func Snapshot(ctx context.Context, src, dst string) (err error) {
 		if !ok {
 			return errors.New("the SQLite driver has no backup API")
 		}
-		bk, err := b.NewBackup((&url.URL{Scheme: "file", OmitHost: true, Path: dst}).String())
+		// The copy is private until it is complete: no journal, no sync
+		// while the pages go in (a failed copy is removed).
+		bk, err := b.NewBackup((&url.URL{Scheme: "file", OmitHost: true, Path: dst,
+			RawQuery: "_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)"}).String())
 		if err != nil {
 			return err
 		}

@@ -418,9 +418,16 @@ var _ = Describe("the flight recorder", func() {
 		Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeNumerically(">=", 2))
 		Expect(gauge(reg, "drakkar_recorder_seal_failures_total")).To(BeNumerically(">=", 1))
 		Expect(sealedFiles(hist)).To(BeEmpty())
+		closed := rec.OwnClosedFiles()
+		Expect(len(closed)).To(BeNumerically(">=", 2))
+		for _, p := range closed {
+			Expect(filepath.Dir(p)).To(Equal(storage))
+			Expect(p).NotTo(Equal(rec.LiveFile()))
+		}
 
 		fs.refuse.Store(false)
 		Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeZero())
+		Eventually(rec.OwnClosedFiles, "30s", "20ms").Should(BeEmpty())
 		Expect(rec.Close(ctx)).To(Succeed())
 		var total int64
 		for _, f := range sealedFiles(hist) {
