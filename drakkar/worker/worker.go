@@ -132,7 +132,10 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
 		return nil, err
 	}
-	return w, w.serve(opts.API)
+	if err := w.serve(opts.API); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // listen binds the debug API's address and derives the card's URL.
@@ -358,7 +361,7 @@ func (w *Worker) drain(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close registry: %w", err))
 		}
 	}
-	w.log.Info("worker_stopped", "took_ms", strconv.FormatInt(w.now().Sub(start).Milliseconds(), 10))
+	w.log.Info("worker_stopped", "took_ms", w.now().Sub(start).Milliseconds())
 	return errors.Join(errs...)
 }
 

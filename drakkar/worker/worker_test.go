@@ -8,8 +8,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,6 +190,26 @@ var _ = Describe("A worker", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dbs).To(BeEmpty())
 		Expect(filepath.Join(cfg.Recorder.StorageDir, "w1.watchdog")).NotTo(BeAnExistingFile())
+	})
+
+	It("fails on an address in use before it creates anything, and a failing debug API closes what was opened", func() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		defer ln.Close()
+		cfg := testConfig("ui.addr=" + ln.Addr().String())
+		_, err = worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).To(MatchError(ContainSubstring("listen on ui.addr")))
+		Expect(cfg.Recorder.StorageDir).NotTo(BeAnExistingFile())
+
+		cfg = testConfig()
+		_, err = worker.Open(ctx, cfg, worker.Options{API: func(worker.APIDeps) (http.Handler, error) {
+			return nil, errors.New("no api")
+		}})
+		Expect(err).To(MatchError(ContainSubstring("no api")))
+		again, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred(), "a later Open of the same worker works")
+		Expect(again.Ready()).To(BeEmpty())
+		Expect(again.Close(ctx)).To(Succeed())
 	})
 
 	It("refuses an invalid configuration before it creates anything", func() {
