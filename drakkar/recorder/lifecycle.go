@@ -203,7 +203,7 @@ func (r *Recorder) scanLeftovers() {
 }
 
 // Close stops the recorder cleanly: the jobs stop, the buffer is flushed
-// a last time, the store is closed (as the owner: after its final drain
+// a last time (whatever time ctx has left), the store is closed (as the owner: after its final drain
 // of the spool), the live file is sealed — always — and then, while ctx
 // has time left, the live file and the backlog are moved into the history
 // folder; what is not moved stays in storage.dir for the next start to
@@ -225,13 +225,16 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	var errs []error
 	r.mu.Lock()
-	errs = append(errs, r.flushLocked(ctx))
+	// The last flush does not depend on ctx: ctx bounds the moves, and the
+	// buffered events must reach the file whatever time is left (a flush
+	// is bounded by the writer's busy timeout).
+	errs = append(errs, r.flushLocked(context.WithoutCancel(ctx)))
 	owned := r.live != "" && r.Owner()
 	live := r.live
 	r.mu.Unlock()
 	errs = append(errs, r.store.Close())
 	if owned {
-		r.sealOne(ctx, live, false)
+		r.sealOne(context.WithoutCancel(ctx), live, false) // the seal always runs
 		if ctx.Err() == nil {
 			r.publishBacklog(ctx)
 		}

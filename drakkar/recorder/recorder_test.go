@@ -152,6 +152,29 @@ var _ = Describe("the flight recorder", func() {
 		Expect(filepath.Join(storage, dbfiles.WatchdogFileName("w1"))).NotTo(BeAnExistingFile())
 	})
 
+	It("flushes and seals on a stop with no time left, leaving the move to the next start", func() {
+		cfg := testConfig(storage, shared)
+		cfg.FlushInterval = time.Hour
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range taskEvents("late", 4) {
+			rec.Record(e)
+		}
+		live := rec.LiveFile()
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		Expect(rec.Close(done)).To(Succeed())
+		Expect(live).To(BeAnExistingFile()) // not moved: no time left
+		Expect(sealedFiles(filepath.Join(shared, "history", "search_hot"))).To(BeEmpty())
+
+		rec, err = recorder.Open(ctx, cfg, recorder.Options{LeftoverDelay: time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		sealed := filepath.Join(shared, "history", "search_hot", filepath.Base(live))
+		Eventually(func() []string { return sealedFiles(filepath.Dir(sealed)) }, "30s", "50ms").Should(ContainElement(sealed))
+		Expect(rec.Close(ctx)).To(Succeed())
+		Expect(expectSealed(sealed).Tables["events"]).To(Equal(int64(4)))
+	})
+
 	It("creates no file at all in memory-only mode", func() {
 		cfg := testConfig("", "")
 		rec, err := recorder.Open(ctx, cfg, recorder.Options{})
