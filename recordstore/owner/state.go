@@ -1,6 +1,7 @@
 // The owner's state file, P.owner.json: advisory facts for other processes
 // (who owns the store, where the live file and the socket are, the spool's
-// formats), replaced atomically through fsutil.
+// formats), replaced atomically by a rename; fsynced only when it carries
+// damage (see WriteState).
 
 package owner
 
