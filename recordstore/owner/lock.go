@@ -72,5 +72,3 @@ func Exclusive(path, statePath string) (release func() error, err error) {
 	}
 	return l.unlock, nil
 }
-
-func dirOf(path string) string { return filepath.Dir(path) }

@@ -1,6 +1,7 @@
 // The owner's state file, P.owner.json: advisory facts for other processes
 // (who owns the store, where the live file and the socket are, the spool's
-// formats), replaced atomically through fsutil.
+// formats), replaced atomically by a rename; fsynced only when it carries
+// damage (see WriteState).
 
 package owner
 
@@ -10,6 +11,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -119,15 +123,61 @@ func ReadState(path string) (State, error) {
 	return st, nil
 }
 
-// WriteState replaces the state file atomically (temp, fsync, rename, fsync
-// folder). On error the previous state file is unchanged, unless the error
-// wraps recordstore.ErrFsync, which is fatal for the owner.
+// stateFS is the file system the state file is written through (specs
+// count its fsyncs).
+var stateFS fsutil.FS = fsutil.OS{}
+
+// stateSeq numbers the temp files of WriteState within this process.
+var stateSeq atomic.Uint64
+
+// WriteState replaces the state file atomically: it writes a temp file
+// beside it and renames it over the state file. It fsyncs neither the file
+// nor the folder, except when st carries Corrupt (then temp, fsync, rename,
+// fsync folder, through fsutil), because the state file is advisory and
+// describes living processes only: the lock says who is alive, and no
+// process survives a power loss, which is all an fsync protects against. A
+// process that dies (SIGKILL) leaves the renamed file whole in the page
+// cache, as with an fsync; after a power loss the file may come back older,
+// empty or missing, which readers already meet as a stale state (a dead
+// pid, an old heartbeat), ErrBadState, or ErrNoState, and the next owner
+// replaces it. Damage is kept durable because status reports it after the
+// owner is gone (docs/multi-process.md). On error the previous state file
+// is unchanged and the temp file removed, unless the error wraps
+// recordstore.ErrFsync (Corrupt only), which is fatal for the owner.
 func WriteState(path string, st State) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	return fsutil.WriteFile(path, append(b, '\n'), fsutil.FileMode)
+	b = append(b, '\n')
+	if st.Corrupt != nil {
+		return (&fsutil.Helper{FS: stateFS}).WriteFile(path, b, fsutil.FileMode)
+	}
+	return replaceState(path, b)
+}
+
+// replaceState writes data to a temp file beside path and renames it over
+// path, without fsync (see WriteState).
+func replaceState(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+
+		strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(stateSeq.Add(1), 10))
+	f, err := stateFS.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = stateFS.Remove(tmp)
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := stateFS.Rename(tmp, path); err != nil {
+		_ = stateFS.Remove(tmp)
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	return nil
 }
 
 // removeStateIfOurs removes the state file only when it still carries
@@ -143,8 +193,8 @@ func removeStateIfOurs(path, instance string) error {
 	if st.Instance != instance {
 		return nil
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := stateFS.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove state: %w", err)
 	}
-	return fsutil.SyncDir(dirOf(path))
+	return nil // not fsynced: a removal lost to a power loss leaves a stale state (see WriteState)
 }

@@ -33,10 +33,16 @@ type inotifyHub struct {
 	f       *os.File             // the instance, read through the runtime's poller; nil when closed
 	fd      int                  // f's descriptor
 	watches map[int]*folderWatch // by watch descriptor
+	// closeFile closes an instance left without watches, on a goroutine
+	// of its own (closing tracks it): the kernel waits for a grace period
+	// there, several milliseconds, which the owner's Close used to wait
+	// for — as long as all the rest of a store's close.
+	closeFile func(*os.File) error
+	closing   sync.WaitGroup
 }
 
 // hub is the process's inotify instance.
-var hub = &inotifyHub{}
+var hub = &inotifyHub{closeFile: (*os.File).Close}
 
 func (h *inotifyHub) watch(dir string, arrived func()) (stop func(), err error) {
 	h.mu.Lock()
@@ -83,12 +89,20 @@ func (h *inotifyHub) open() error {
 	return nil
 }
 
-// closeIfIdle closes the instance once it has no watch (its reader then
-// returns). The caller holds mu.
+// closeIfIdle forgets the instance once it has no watch and closes it in
+// the background (its reader then returns): the next watch opens a new
+// one. Nothing depends on the close but the instance count of the user,
+// which has one more instance for the few milliseconds it takes. The
+// caller holds mu.
 func (h *inotifyHub) closeIfIdle() {
 	if len(h.watches) == 0 && h.f != nil {
-		_ = h.f.Close()
+		f := h.f
 		h.f, h.watches = nil, nil
+		h.closing.Add(1)
+		go func() {
+			defer h.closing.Done()
+			_ = h.closeFile(f)
+		}()
 	}
 }
 

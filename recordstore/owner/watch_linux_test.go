@@ -55,5 +55,49 @@ var _ = Describe("watchFolder (inotify)", func() {
 		hub.mu.Lock()
 		Expect(hub.f).To(BeNil(), "closed after the last watch")
 		hub.mu.Unlock()
+		hub.closing.Wait()
+		Expect(first.Close()).To(MatchError(os.ErrClosed))
+	})
+
+	It("closes an idle instance in the background: stopping the last watch does not wait for it", func() {
+		release := make(chan struct{})
+		closed := make(chan *os.File, 1)
+		hub.mu.Lock()
+		hub.closeFile = func(f *os.File) error {
+			<-release
+			closed <- f
+			return f.Close()
+		}
+		hub.mu.Unlock()
+		DeferCleanup(func() {
+			hub.mu.Lock()
+			hub.closeFile = (*os.File).Close
+			hub.mu.Unlock()
+		})
+		dir := GinkgoT().TempDir()
+		stop, err := watchFolder(dir, func() {})
+		Expect(err).NotTo(HaveOccurred())
+		hub.mu.Lock()
+		first := hub.f
+		hub.mu.Unlock()
+		stop() // returns while the close is held
+		Expect(closed).To(BeEmpty())
+
+		// A watch meanwhile gets an instance of its own.
+		again, err := watchFolder(dir, func() {})
+		Expect(err).NotTo(HaveOccurred())
+		hub.mu.Lock()
+		Expect(hub.f).NotTo(BeNil())
+		Expect(hub.f).NotTo(BeIdenticalTo(first))
+		hub.mu.Unlock()
+
+		close(release)
+		Expect(<-closed).To(BeIdenticalTo(first))
+		again()
+		hub.closing.Wait()
+		Expect(first.Close()).To(MatchError(os.ErrClosed))
+		hub.mu.Lock()
+		Expect(hub.f).To(BeNil())
+		hub.mu.Unlock()
 	})
 })

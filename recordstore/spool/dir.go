@@ -115,15 +115,51 @@ func OpenRoot(ctx context.Context, root string, opts Options) (*Dir, error) {
 	if d.now == nil {
 		d.now = time.Now
 	}
-	for _, s := range states {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := d.fs.MkdirAll(d.folder(s)); err != nil {
-			return nil, fmt.Errorf("open spool %s: %w", d.root, err)
-		}
+	if err := d.makeFolders(ctx); err != nil {
+		return nil, fmt.Errorf("open spool %s: %w", d.root, err)
 	}
 	return d, nil
+}
+
+// makeFolders makes the root (durably, through fsutil.MkdirAll) and those
+// of its four sub-folders that are missing, then fsyncs the root once when
+// it made any: one fsync makes all four entries durable, where a MkdirAll
+// of each fsynced the root four times. Nothing uses a sub-folder before
+// OpenRoot returns, so it is durable before anything depends on it. An
+// existing sub-folder is not fsynced again (as fsutil.MkdirAll does not).
+// On error the folders made so far are left, empty.
+func (d *Dir) makeFolders(ctx context.Context) error {
+	if err := d.fs.MkdirAll(d.root); err != nil {
+		return err
+	}
+	made := false
+	for _, s := range states {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := d.folder(s)
+		if fi, err := os.Stat(dir); err == nil { // a stat is cheaper than a mkdir that fails
+			if !fi.IsDir() {
+				return fmt.Errorf("mkdir %s: not a directory", dir)
+			}
+			continue
+		}
+		err := d.fs.FS.Mkdir(dir, fsutil.DirMode)
+		if err == nil {
+			made = true
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("mkdir %s: %w", dir, err)
+		}
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			return fmt.Errorf("mkdir %s: not a directory", dir)
+		}
+	}
+	if made {
+		return d.fs.SyncDir(d.root)
+	}
+	return nil
 }
 
 func effectiveLimits(l Limits) Limits {
