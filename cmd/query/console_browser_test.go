@@ -23,7 +23,6 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
 )
 
 // Hostile rows: markup that would run or inject an element if the console
@@ -59,25 +58,6 @@ func artifactsDir() string {
 	dir = filepath.Join(dir, "console")
 	Expect(os.MkdirAll(dir, 0o700)).To(Succeed())
 	return dir
-}
-
-// startServeWith starts query serve on a free port with extra flags.
-func startServeWith(s *store, flags ...string) (*gexec.Session, string) {
-	args := append([]string{"--store", s.path, "serve", "--addr", "127.0.0.1:0"}, flags...)
-	cmd := exec.Command(queryBin, args...)
-	cmd.Env = withoutStoreEnv()
-	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
-	var addr string
-	Eventually(func() bool {
-		m := listeningRE.FindSubmatch(session.Err.Contents())
-		if m != nil {
-			addr = string(m[1])
-		}
-		return m != nil
-	}).WithTimeout(20 * time.Second).Should(BeTrue())
-	return session, "http://" + addr
 }
 
 // browser is a headless Chromium tab, with what it reported: JavaScript

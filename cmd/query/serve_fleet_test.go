@@ -42,21 +42,7 @@ func fleetAppend(root, key, stream, rows string) {
 // startFleetServe starts query serve --fleet root on a free port, with
 // more flags, and returns the session and its base URL.
 func startFleetServe(dir, root string, flags ...string) (*gexec.Session, string) {
-	cmd := exec.Command(queryBin, append([]string{"serve", "--fleet", root, "--addr", "127.0.0.1:0"}, flags...)...)
-	cmd.Dir = dir
-	cmd.Env = withoutStoreEnv()
-	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
-	var addr string
-	Eventually(func() bool {
-		m := listeningRE.FindSubmatch(session.Err.Contents())
-		if m != nil {
-			addr = string(m[1])
-		}
-		return m != nil
-	}).WithTimeout(20 * time.Second).Should(BeTrue())
-	return session, "http://" + addr
+	return startQueryServe(dir, append([]string{"serve", "--fleet", root, "--addr", "127.0.0.1:0"}, flags...)...)
 }
 
 // metricValue reads one unlabelled sample from a /metrics body.

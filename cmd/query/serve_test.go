@@ -24,7 +24,21 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(127\.0\.0\.1:\d+)`)
 // startServe starts query serve on a free port and returns the session and
 // its base URL.
 func startServe(s *store) (*gexec.Session, string) {
-	cmd := exec.Command(queryBin, "--store", s.path, "serve", "--addr", "127.0.0.1:0")
+	return startServeWith(s)
+}
+
+// startServeWith starts query serve on a free port with extra flags.
+func startServeWith(s *store, flags ...string) (*gexec.Session, string) {
+	return startQueryServe("", append([]string{"--store", s.path, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
+}
+
+// startQueryServe runs query args... (a serve command) in dir (the test's
+// folder when empty), waits until it logs the address it bound, and
+// returns the session and its base URL; the session is killed at the end
+// of the spec.
+func startQueryServe(dir string, args ...string) (*gexec.Session, string) {
+	cmd := exec.Command(queryBin, args...)
+	cmd.Dir = dir
 	cmd.Env = withoutStoreEnv()
 	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
