@@ -168,10 +168,10 @@ var _ = Describe("Worker processes sharing one folder", Label("integration"), fu
 	})
 
 	It("converge when a worker is SIGKILLed mid-way and restarted", func() {
-		// Known to fail now and then: a worker kept a peer's older row of a
-		// key while the restarted worker and another held the restarted
-		// worker's newer one (seen once in 4 runs of make test). Until it is
-		// found and fixed this spec runs only when asked for.
+		// Known to fail now and then (about one run in six under -race): a
+		// worker keeps an older row of a key while the others hold the
+		// newer one. Until the cause is found and fixed this spec runs only
+		// when asked for.
 		if os.Getenv("DRAKKAR_CACHE_RESTART_SPEC") == "" {
 			Skip("known divergence after a restart (docs/drakkar.md, \"The cache exchange\"): set DRAKKAR_CACHE_RESTART_SPEC=1 to run it")
 		}
