@@ -29,8 +29,9 @@ type Options struct {
 	// A negative value disables the background sweeper (Sweep still works).
 	SweepInterval time.Duration
 	// Swept, when set, is called after each run of the background sweeper
-	// (not after a Sweep called directly): how long it took and its error.
-	// It must not block. Metrics count sweeper runs with it.
+	// (not after a Sweep called directly, nor after a run Close cut
+	// short): how long it took and its error. It must not block. Metrics
+	// count sweeper runs with it.
 	Swept func(took time.Duration, err error)
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another connection or process; default 5s.

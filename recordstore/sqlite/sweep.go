@@ -56,6 +56,9 @@ func (b *Backend) sweepLoop(every time.Duration) {
 		}
 		start := time.Now()
 		err := b.Sweep(b.ctx)
+		if b.ctx.Err() != nil {
+			return // Close cut the run short: not a run to report
+		}
 		if b.opts.Swept != nil {
 			b.opts.Swept(time.Since(start), err)
 		}
