@@ -6,6 +6,7 @@ package archive
 
 import (
 	"errors"
+	"github.com/fb46ecde/records/drakkar/internal/configkeys"
 	"math"
 	"strconv"
 	"strings"
@@ -59,39 +60,20 @@ func DefaultConfig() Config {
 }
 
 // Keys lists every key Set accepts, in a fixed order.
-func Keys() []string {
-	out := make([]string, len(configKeys))
-	for i, k := range configKeys {
-		out[i] = k.name
-	}
-	return out
-}
+func Keys() []string { return configKeys.Names() }
 
 // Set sets one key from its text, as given by --set key=value: bools as
 // true/false, durations as numbers (fractions allowed) in the key's unit.
 // An unknown key or an unparsable value is an ErrConfig naming the key,
 // and c is unchanged. Range rules are checked by Validate.
 func (c *Config) Set(key, value string) error {
-	for _, k := range configKeys {
-		if k.name == key {
-			if err := k.set(c, value); err != nil {
-				return recordstore.Errorf(ErrConfig, "%s: %s", key, err.Error())
-			}
-			return nil
-		}
-	}
-	return recordstore.Errorf(ErrConfig, "unknown key %s", recordstore.Quote(key))
+	return configKeys.Set(c, key, value, ErrConfig)
 }
 
 // Get returns the value of a key in the text form Set accepts, and false
 // for an unknown key.
 func (c Config) Get(key string) (string, bool) {
-	for _, k := range configKeys {
-		if k.name == key {
-			return k.get(c), true
-		}
-	}
-	return "", false
+	return configKeys.Get(c, key)
 }
 
 // Validate returns one ErrConfig for the first bad key, naming it:
@@ -101,27 +83,17 @@ func (c Config) Get(key string) (string, bool) {
 // at least the rotation interval, and a retention that covers the due
 // delay plus the window.
 func (c Config) Validate() error {
-	for _, k := range configKeys {
-		if err := k.check(c); err != nil {
-			return recordstore.Errorf(ErrConfig, "%s: %s", k.name, err.Error())
-		}
-	}
-	return nil
+	return configKeys.Validate(c, ErrConfig)
 }
 
 // configKey is one key: how to set it from text, read it back and check
 // it.
-type configKey struct {
-	name  string
-	set   func(c *Config, v string) error
-	get   func(c Config) string
-	check func(c Config) error
-}
+type configKey = configkeys.Key[Config]
 
-var configKeys = []configKey{
+var configKeys = configkeys.Table[Config]{
 	{
-		name: "history.archive.enabled",
-		set: func(c *Config, v string) error {
+		Name: "history.archive.enabled",
+		Set: func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil || (v != "true" && v != "false") {
 				return errors.New("must be true or false, got " + recordstore.Quote(v))
@@ -129,8 +101,8 @@ var configKeys = []configKey{
 			c.Enabled = b
 			return nil
 		},
-		get:   func(c Config) string { return strconv.FormatBool(c.Enabled) },
-		check: func(Config) error { return nil },
+		Get:   func(c Config) string { return strconv.FormatBool(c.Enabled) },
+		Check: func(Config) error { return nil },
 	},
 	durationKey("history.archive.window_hours", time.Hour, func(c *Config) *time.Duration { return &c.Window }, checkWindow),
 	durationKey("history.archive.due_after_hours", time.Hour, func(c *Config) *time.Duration { return &c.DueAfter }, checkDue),
@@ -143,8 +115,8 @@ var configKeys = []configKey{
 // durationKey is a key holding a number of units.
 func durationKey(name string, unit time.Duration, field func(*Config) *time.Duration, check func(c Config, d time.Duration) error) configKey {
 	return configKey{
-		name: name,
-		set: func(c *Config, v string) error {
+		Name: name,
+		Set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			d := math.Round(f * float64(unit))
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(d) >= math.MaxInt64 {
@@ -153,10 +125,10 @@ func durationKey(name string, unit time.Duration, field func(*Config) *time.Dura
 			*field(c) = time.Duration(d)
 			return nil
 		},
-		get: func(c Config) string {
+		Get: func(c Config) string {
 			return strconv.FormatFloat(float64(*field(&c))/float64(unit), 'g', -1, 64)
 		},
-		check: func(c Config) error { return check(c, *field(&c)) },
+		Check: func(c Config) error { return check(c, *field(&c)) },
 	}
 }
 

@@ -7,6 +7,7 @@ package recorder
 import (
 	"errors"
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/drakkar/internal/configkeys"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -138,13 +139,7 @@ func (c Config) HistoryDir() string {
 }
 
 // Keys lists every key Set accepts, in a fixed order.
-func Keys() []string {
-	out := make([]string, len(configKeys))
-	for i, k := range configKeys {
-		out[i] = k.name
-	}
-	return out
-}
+func Keys() []string { return configKeys.Names() }
 
 // Set sets one key from its text, as given by --set key=value: dotted spec
 // key names, bools as true/false, integers in decimal, durations as
@@ -152,51 +147,26 @@ func Keys() []string {
 // unparsable value is an ErrConfig naming the key, and c is unchanged.
 // Range rules are checked by Validate, not here.
 func (c *Config) Set(key, value string) error {
-	for _, k := range configKeys {
-		if k.name == key {
-			if err := k.set(c, value); err != nil {
-				return recordstore.Errorf(ErrConfig, "%s: %s", key, err.Error())
-			}
-			return nil
-		}
-	}
-	return recordstore.Errorf(ErrConfig, "unknown key %s", recordstore.Quote(key))
+	return configKeys.Set(c, key, value, ErrConfig)
 }
 
 // Get returns the value of a key in the text form Set accepts, and false
 // for an unknown key.
 func (c Config) Get(key string) (string, bool) {
-	for _, k := range configKeys {
-		if k.name == key {
-			return k.get(c), true
-		}
-	}
-	return "", false
+	return configKeys.Get(c, key)
 }
 
 // Validate checks every key and returns one ErrConfig for the first bad
 // one, naming it: "ui.recorder.max_buffer: must be at least 1000, got 10".
 func (c Config) Validate() error {
-	for _, k := range configKeys {
-		if k.check == nil {
-			continue
-		}
-		if err := k.check(c); err != nil {
-			return recordstore.Errorf(ErrConfig, "%s: %s", k.name, err.Error())
-		}
-	}
-	return nil
+	return configKeys.Validate(c, ErrConfig)
 }
 
-// configKey is one key: how to set it from text, read it back, and check it.
-type configKey struct {
-	name  string
-	set   func(c *Config, v string) error
-	get   func(c Config) string
-	check func(c Config) error
-}
+// configKey is one key: how to set it from text, read it back and check
+// it.
+type configKey = configkeys.Key[Config]
 
-var configKeys = []configKey{
+var configKeys = configkeys.Table[Config]{
 	stringKey("storage.dir", func(c *Config) *string { return &c.StorageDir }, checkPath),
 	stringKey("shared.dir", func(c *Config) *string { return &c.SharedDir }, checkPath),
 	stringKey("worker.name", func(c *Config) *string { return &c.WorkerName }, workerNameProblem),
@@ -220,20 +190,20 @@ var configKeys = []configKey{
 // stringKey is a text key; check (nil = any text) judges its value.
 func stringKey(name string, field func(*Config) *string, check func(string) error) configKey {
 	k := configKey{
-		name: name,
-		set:  func(c *Config, v string) error { *field(c) = v; return nil },
-		get:  func(c Config) string { return *field(&c) },
+		Name: name,
+		Set:  func(c *Config, v string) error { *field(c) = v; return nil },
+		Get:  func(c Config) string { return *field(&c) },
 	}
 	if check != nil {
-		k.check = func(c Config) error { return check(*field(&c)) }
+		k.Check = func(c Config) error { return check(*field(&c)) }
 	}
 	return k
 }
 
 func boolKey(name string, field func(*Config) *bool) configKey {
 	return configKey{
-		name: name,
-		set: func(c *Config, v string) error {
+		Name: name,
+		Set: func(c *Config, v string) error {
 			switch v {
 			case "true":
 				*field(c) = true
@@ -244,14 +214,14 @@ func boolKey(name string, field func(*Config) *bool) configKey {
 			}
 			return nil
 		},
-		get: func(c Config) string { return strconv.FormatBool(*field(&c)) },
+		Get: func(c Config) string { return strconv.FormatBool(*field(&c)) },
 	}
 }
 
 func intKey(name string, min int, field func(*Config) *int) configKey {
 	return configKey{
-		name: name,
-		set: func(c *Config, v string) error {
+		Name: name,
+		Set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
 				return errors.New("must be an integer, got " + recordstore.Quote(v))
@@ -259,8 +229,8 @@ func intKey(name string, min int, field func(*Config) *int) configKey {
 			*field(c) = n
 			return nil
 		},
-		get: func(c Config) string { return strconv.Itoa(*field(&c)) },
-		check: func(c Config) error {
+		Get: func(c Config) string { return strconv.Itoa(*field(&c)) },
+		Check: func(c Config) error {
 			if n := *field(&c); n < min {
 				return errors.New("must be at least " + strconv.Itoa(min) + ", got " + strconv.Itoa(n))
 			}
@@ -273,8 +243,8 @@ func intKey(name string, min int, field func(*Config) *int) configKey {
 // allowed (thresholds) or the value must be positive (intervals).
 func durationKey(name string, unit time.Duration, zeroOK bool, field func(*Config) *time.Duration) configKey {
 	return configKey{
-		name: name,
-		set: func(c *Config, v string) error {
+		Name: name,
+		Set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			d := f * float64(unit)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(d) >= math.MaxInt64 {
@@ -283,10 +253,10 @@ func durationKey(name string, unit time.Duration, zeroOK bool, field func(*Confi
 			*field(c) = time.Duration(d)
 			return nil
 		},
-		get: func(c Config) string {
+		Get: func(c Config) string {
 			return strconv.FormatFloat(float64(*field(&c))/float64(unit), 'g', -1, 64)
 		},
-		check: func(c Config) error {
+		Check: func(c Config) error {
 			d := *field(&c)
 			switch {
 			case d < 0:
