@@ -88,6 +88,9 @@ type Cache struct {
 	// stale is set when another process's batch was applied: the marks
 	// are read again at the next flush.
 	stale atomic.Bool
+	// resync counts the batches other processes spooled into this
+	// running cache; the card carries it (registry.Features.CacheResync).
+	resync atomic.Int64
 
 	// writeMu serializes Flush and Cleanup with Close.
 	writeMu sync.Mutex
@@ -98,10 +101,14 @@ type Cache struct {
 	pull *puller
 
 	// faults are the tests' seams (export_test.go): apply fails an Apply
-	// before it writes; page runs before a page is read.
+	// before it writes; page runs before a page is read; betweenScopes
+	// runs between the searches of a two-scope page; afterFlush runs
+	// after a flush committed, before its entries are kept in memory.
 	faults struct {
-		apply func() error
-		page  func(context.Context)
+		apply         func() error
+		page          func(context.Context)
+		betweenScopes func()
+		afterFlush    func()
 	}
 
 	ctx    context.Context
@@ -196,9 +203,12 @@ func (c *Cache) openStore(ctx context.Context) error {
 		NoPromotion:    true,
 		// A write another process spooled may change any key: the
 		// memory layer forgets its clean entries.
+		// Its rows carry that process's clock, maybe behind a cursor a
+		// peer holds: the card's resync count tells peers to pull again.
 		Events: owner.Events{Batch: func(recordstore.BatchResult) {
 			c.forgetClean()
 			c.stale.Store(true)
+			c.resync.Add(1)
 		}},
 		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
 			if ro {
@@ -291,6 +301,7 @@ func (c *Cache) Get(ctx context.Context, key string) (Entry, bool, error) {
 	now := c.nowMS()
 	c.mu.Lock()
 	e, ok := c.mem.get(key)
+	gen := c.mem.gen
 	c.mu.Unlock()
 	if ok {
 		c.met.hits.WithLabelValues("memory").Inc()
@@ -309,7 +320,9 @@ func (c *Cache) Get(ctx context.Context, key string) (Entry, bool, error) {
 	}
 	c.met.hits.WithLabelValues("file").Inc()
 	c.mu.Lock()
-	if _, dirty := c.mem.dirty[key]; !dirty {
+	// Kept unless written since, or forgotten since (a newer row may
+	// have been applied after this read).
+	if _, dirty := c.mem.dirty[key]; !dirty && c.mem.gen == gen {
 		c.mem.put(e)
 	}
 	c.mu.Unlock()

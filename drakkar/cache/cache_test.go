@@ -210,6 +210,33 @@ var _ = Describe("The cache", func() {
 		Expect(rows[1].Value).To(Equal(`"old"`))
 	})
 
+	It("answers its newest write while a flush runs, and never keeps in memory a row older than the file", func() {
+		c := openCache(dir, "w1", "", clk, cache.Options{})
+		value := func(key string) string {
+			e, ok, err := c.Get(ctx, key)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue())
+			return e.Value
+		}
+		Expect(c.Set(ctx, "k", `"v1"`, cache.ScopeGlobal, 0)).To(Succeed())
+		Expect(c.Flush(ctx)).To(Succeed())
+		Expect(value("k")).To(Equal(`"v1"`)) // clean in memory
+		clk.Add(time.Millisecond)
+		Expect(c.Set(ctx, "k", `"v2"`, cache.ScopeGlobal, 0)).To(Succeed())
+		var during string
+		cache.FailApply(c, func() error { during = value("k"); return nil })
+		// A peer's newer row of k is applied after the flush committed,
+		// before the flush keeps its entries in memory.
+		cache.AfterFlush(c, func() {
+			_, err := c.Apply(ctx, []cache.Entry{entry("k", cache.ScopeGlobal, `"peer"`, 2_000_000, "w2")})
+			Expect(err).NotTo(HaveOccurred())
+		})
+		Expect(c.Flush(ctx)).To(Succeed())
+		Expect(during).To(Equal(`"v2"`))
+		Expect(value("k")).To(Equal(`"peer"`))
+		Expect(dump(c)[0].Value).To(Equal(`"peer"`))
+	})
+
 	It("reads its marks at start and raises them after each committed flush", func() {
 		c := openCache(dir, "w1", "", clk, cache.Options{})
 		Expect(c.CardFeatures().Cache).To(BeEmpty())

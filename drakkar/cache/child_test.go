@@ -41,6 +41,8 @@ type childSpec struct {
 	Writes  int
 	Key     string
 	Value   string
+	// AtMS, in mode "set", is the child's clock (0: the wall clock).
+	AtMS int64
 }
 
 func TestMain(m *testing.M) {
@@ -83,7 +85,11 @@ func runChild(s childSpec) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	if s.Mode == "set" {
-		c, err := cache.Open(ctx, childConfig(s), cache.Options{NoLoops: true})
+		opts := cache.Options{NoLoops: true}
+		if s.AtMS != 0 {
+			opts.Now = func() time.Time { return time.UnixMilli(s.AtMS) }
+		}
+		c, err := cache.Open(ctx, childConfig(s), opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "open:", err)
 			return 4

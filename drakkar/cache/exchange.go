@@ -114,7 +114,7 @@ func (c *Cache) Changes(ctx context.Context, q ChangesQuery) (Page, error) {
 	if c.faults.page != nil {
 		c.faults.page(ctx)
 	}
-	rows, err := c.rd.page(ctx, q.Scopes, q.After, c.cfg.WorkerName, c.nowMS(), q.Limit)
+	rows, err := c.rd.page(ctx, q.Scopes, q.After, c.cfg.WorkerName, c.nowMS(), q.Limit, c.faults.betweenScopes)
 	if err != nil {
 		return Page{}, err
 	}

@@ -190,6 +190,46 @@ var _ = Describe("The exchange route", func() {
 		Expect(p.Rows[0].UpdatedAtMS).To(BeEquivalentTo(1_000_001))
 	})
 
+	It("reads a two-scope page from one snapshot, so a flush committed meanwhile is not half served", func() {
+		Expect(c.Set(ctx, "c-old", `1`, cache.ScopeCluster, 0)).To(Succeed())
+		Expect(c.Flush(ctx)).To(Succeed())
+		clk.Add(5 * time.Millisecond)
+		// Between the cluster and the global search of the first page, a
+		// flush commits a row of each scope in one millisecond; the
+		// cluster key sorts first.
+		flushed := false
+		cache.BetweenScopes(c, func() {
+			if flushed {
+				return
+			}
+			flushed = true
+			// What a flush commits (Set would wait here for the reader
+			// connection the page holds).
+			now := clk.Now().UnixMilli()
+			_, err := c.Apply(ctx, []cache.Entry{
+				entry("c-new", cache.ScopeCluster, `2`, now, "w1"),
+				entry("g-new", cache.ScopeGlobal, `2`, now, "w1")})
+			Expect(err).NotTo(HaveOccurred())
+		})
+		// A puller's walk: pages until more is false, each from the last
+		// row's cursor.
+		var seen []string
+		q := "scopes=cluster,global&limit=1000"
+		for range 10 {
+			p := getPage(h, q)
+			for _, r := range p.Rows {
+				seen = append(seen, r.Key)
+			}
+			if len(p.Rows) == 0 {
+				break
+			}
+			last := p.Rows[len(p.Rows)-1]
+			q = fmt.Sprintf("scopes=cluster,global&limit=1000&after_ms=%d&after_key=%s", last.UpdatedAtMS, last.Key)
+		}
+		Expect(flushed).To(BeTrue())
+		Expect(seen).To(Equal([]string{"c-old", "c-new", "g-new"}))
+	})
+
 	It("matches a reference model of the cursor on random caches, cursors and limits", func() {
 		rng := rand.New(rand.NewPCG(7, 11))
 		type row struct {

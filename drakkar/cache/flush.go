@@ -30,6 +30,21 @@ const FailingRepeatedly = 5
 // the cache the rows go through the spool and Apply waits for the owner's
 // result. On error nothing of entries is in the file.
 func (c *Cache) Apply(ctx context.Context, entries []Entry) (recordstore.AppendResult, error) {
+	res, err := c.apply(ctx, entries)
+	if err != nil {
+		return res, err
+	}
+	c.mu.Lock()
+	for _, e := range entries {
+		c.mem.forget(e.Key)
+	}
+	c.mu.Unlock()
+	return res, nil
+}
+
+// apply is Apply without its memory step (the flush keeps its entries in
+// memory itself).
+func (c *Cache) apply(ctx context.Context, entries []Entry) (recordstore.AppendResult, error) {
 	if !c.Engine() {
 		return recordstore.AppendResult{}, ErrOff
 	}
@@ -56,11 +71,6 @@ func (c *Cache) Apply(ctx context.Context, entries []Entry) (recordstore.AppendR
 	if err != nil {
 		return recordstore.AppendResult{}, fmt.Errorf("apply %d cache entries: %w", len(entries), err)
 	}
-	c.mu.Lock()
-	for _, e := range entries {
-		c.mem.forget(e.Key)
-	}
-	c.mu.Unlock()
 	return res.AppendResult, nil
 }
 
@@ -90,7 +100,7 @@ func (c *Cache) Flush(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	batch := c.mem.takeDirty()
-	floor := c.ownMax
+	floor, gen := c.ownMax, c.mem.gen
 	c.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
@@ -106,13 +116,16 @@ func (c *Cache) Flush(ctx context.Context) error {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
 	start := time.Now()
-	res, err := c.Apply(ctx, entries)
+	res, err := c.apply(ctx, entries)
 	c.met.flushSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		c.flushFailed(batch, err)
 		return err
 	}
-	c.flushed(ctx, entries, res)
+	if c.faults.afterFlush != nil {
+		c.faults.afterFlush()
+	}
+	c.flushed(ctx, entries, res, gen)
 	return nil
 }
 
@@ -131,14 +144,23 @@ func (c *Cache) flushFailed(batch map[string]Entry, err error) {
 }
 
 // flushed keeps the flushed entries as clean ones and raises the marks.
-func (c *Cache) flushed(ctx context.Context, entries []Entry, res recordstore.AppendResult) {
+// gen is the memory layer's generation before the flush's apply: when
+// something was forgotten since (a pulled or spooled row applied), the
+// flushed entries may no longer be the file's and are forgotten instead.
+func (c *Cache) flushed(ctx context.Context, entries []Entry, res recordstore.AppendResult, gen uint64) {
 	c.met.flushedEntries.Add(float64(len(entries)))
 	c.mu.Lock()
 	c.fails = 0
+	c.mem.doneFlushing()
+	keep := c.mem.gen == gen
 	if res.Skipped == 0 {
 		for _, e := range entries {
 			if _, again := c.mem.dirty[e.Key]; !again {
-				c.mem.put(e)
+				if keep {
+					c.mem.put(e)
+				} else {
+					c.mem.forget(e.Key)
+				}
 			}
 			if m, ok := c.marks[e.Scope]; e.Scope != ScopeLocal && e.OriginWorkerID == c.cfg.WorkerName && (!ok || m.Less(cursorOf(e))) {
 				c.marks[e.Scope] = cursorOf(e)
@@ -151,6 +173,9 @@ func (c *Cache) flushed(ctx context.Context, entries []Entry, res recordstore.Ap
 	for _, e := range entries {
 		if e.Scope != ScopeLocal && e.OriginWorkerID == c.cfg.WorkerName {
 			c.ownMax = max(c.ownMax, e.UpdatedAtMS)
+		}
+		if _, again := c.mem.dirty[e.Key]; !again {
+			c.mem.forget(e.Key) // the file holds the survivor
 		}
 	}
 	c.mu.Unlock()
@@ -233,12 +258,13 @@ func (c *Cache) Dirty() int {
 }
 
 // CardFeatures are the features of this worker's registry card: the
-// marks when it serves the exchange, none otherwise.
+// marks and the resync count when it serves the exchange, none
+// otherwise.
 func (c *Cache) CardFeatures() registry.Features {
 	if !c.cfg.Exchange || !c.Owner() {
 		return registry.Features{}
 	}
-	f := registry.Features{Cache: map[string]registry.Mark{}}
+	f := registry.Features{Cache: map[string]registry.Mark{}, CacheResync: c.resync.Load()}
 	for s, m := range c.Marks() {
 		f.Cache[string(s)] = registry.Mark{MS: m.MS, Key: m.Key}
 	}

@@ -10,10 +10,17 @@ import "container/list"
 type memory struct {
 	// dirty are the entries written since the last flush began, by key.
 	dirty map[string]Entry
+	// flushing are the entries the running flush took, until it ends:
+	// they are still the newest this worker knows of their keys.
+	flushing map[string]Entry
 	// clean is the LRU of entries known to match the file, at most max.
 	clean map[string]*list.Element
 	order *list.List // front = most recently used; values are Entry
 	max   int
+	// gen rises at every forget: an entry read from the file, or
+	// flushed, before a forget may be older than the file by then and is
+	// kept only when gen did not move meanwhile.
+	gen uint64
 }
 
 func newMemory(max int) *memory {
@@ -23,6 +30,9 @@ func newMemory(max int) *memory {
 // get returns the entry of key: a dirty one first, else a clean one.
 func (m *memory) get(key string) (Entry, bool) {
 	if e, ok := m.dirty[key]; ok {
+		return e, true
+	}
+	if e, ok := m.flushing[key]; ok {
 		return e, true
 	}
 	if el, ok := m.clean[key]; ok {
@@ -53,6 +63,7 @@ func (m *memory) put(e Entry) {
 
 // forget drops the clean entry of key.
 func (m *memory) forget(key string) {
+	m.gen++
 	if el, ok := m.clean[key]; ok {
 		delete(m.clean, key)
 		m.order.Remove(el)
@@ -61,20 +72,27 @@ func (m *memory) forget(key string) {
 
 // forgetClean drops every clean entry (another process wrote the file).
 func (m *memory) forgetClean() {
+	m.gen++
 	m.clean = map[string]*list.Element{}
 	m.order.Init()
 }
 
-// takeDirty swaps the dirty map for an empty one and returns it.
+// takeDirty swaps the dirty map for an empty one and returns it; its
+// entries are the flushing ones until doneFlushing or restore.
 func (m *memory) takeDirty() map[string]Entry {
 	d := m.dirty
 	m.dirty = map[string]Entry{}
+	m.flushing = d
 	return d
 }
+
+// doneFlushing ends the flush that took the flushing entries.
+func (m *memory) doneFlushing() { m.flushing = nil }
 
 // restore puts back the entries of a failed flush, except those written
 // again since it began: the newer live write wins.
 func (m *memory) restore(d map[string]Entry) {
+	m.flushing = nil
 	for k, e := range d {
 		if _, newer := m.dirty[k]; !newer {
 			m.dirty[k] = e

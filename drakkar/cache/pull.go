@@ -35,7 +35,14 @@ type puller struct {
 	c      *Cache
 	client HTTPDoer
 	mu     sync.Mutex
-	cursor map[string]Cursor // by peer worker, instance and scopes; guarded by mu
+	cursor map[string]peerCursor // by peer worker; guarded by mu
+}
+
+// peerCursor is where the pull of one peer stands. It holds only for the
+// peer's instance, scopes and resync count it was reached with (id).
+type peerCursor struct {
+	id  string
+	cur Cursor
 }
 
 func newPuller(c *Cache) *puller {
@@ -43,7 +50,7 @@ func newPuller(c *Cache) *puller {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &puller{c: c, client: client, cursor: map[string]Cursor{}}
+	return &puller{c: c, client: client, cursor: map[string]peerCursor{}}
 }
 
 // PeerResult is what one peer's pull did.
@@ -103,10 +110,14 @@ func (pl *puller) peer(ctx context.Context, p registry.Peer) PeerResult {
 	scopes := c.scopesFor(p)
 	// A peer that restarted (a new instance) is pulled from the start: it
 	// may have lost rows a cursor passed, and stamped new ones below it.
-	id := p.Worker + "\x00" + p.Instance + "\x00" + joinScopes(scopes)
+	// So is one whose resync count changed: another process spooled rows
+	// into it that may sit behind the cursor.
+	id := p.Instance + "\x00" + joinScopes(scopes) + "\x00" + strconv.FormatInt(p.Features.CacheResync, 10)
 	pl.mu.Lock()
-	cur, has := pl.cursor[id]
+	pc, has := pl.cursor[p.Worker]
 	pl.mu.Unlock()
+	has = has && pc.id == id
+	cur := pc.cur
 	if !markPast(p.Features.Cache, scopes, cur, has) {
 		return res
 	}
@@ -138,7 +149,7 @@ func (pl *puller) peer(ctx context.Context, p registry.Peer) PeerResult {
 		if len(page.Rows) > 0 {
 			cur, has = cursorOf(page.Rows[len(page.Rows)-1]), true
 			pl.mu.Lock()
-			pl.cursor[id] = cur
+			pl.cursor[p.Worker] = peerCursor{id: id, cur: cur}
 			pl.mu.Unlock()
 		}
 		if !page.More || len(page.Rows) == 0 {

@@ -95,6 +95,40 @@ var _ = Describe("The pull", func() {
 		Expect(w1b.Pull(ctx)[0].Asked).To(BeFalse())
 	})
 
+	It("pulls a peer again from the start after another process spooled into it rows behind the cursor", func() {
+		w2dir := filepath.Join(dir, "2")
+		w2 := openCache(w2dir, "w2", "", clk, cache.Options{})
+		url := serve(w2)
+		Expect(w2.Set(ctx, "g-b", `1`, cache.ScopeGlobal, 0)).To(Succeed())
+		Expect(w2.Flush(ctx)).To(Succeed())
+		w1 := openCache(filepath.Join(dir, "1"), "w1", "", clk, cache.Options{})
+		pull := func() {
+			for _, r := range w1.Pull(ctx) {
+				Expect(r.Err).NotTo(HaveOccurred())
+			}
+		}
+		cache.SetPeers(w1, peerList{peerOf(w2, url)})
+		pull()
+		clk.Add(10 * time.Second)
+		Expect(w2.Set(ctx, "g-c", `1`, cache.ScopeGlobal, 0)).To(Succeed())
+		Expect(w2.Flush(ctx)).To(Succeed())
+		cache.SetPeers(w1, peerList{peerOf(w2, url)})
+		pull() // the cursor stands at g-c
+
+		// A second process of worker w2 (not the owner: its write goes
+		// through the spool) writes a row stamped by its own, slower
+		// clock, behind w1's cursor.
+		kid := startChild(childSpec{Mode: "set", Storage: w2dir, Worker: "w2", Key: "g-a", Value: `2`, AtMS: 1_000_000 - 5})
+		Expect(kid.await("owner ")).To(Equal("owner false"))
+		Expect(kid.cmd.Wait()).To(Succeed())
+		p := peerOf(w2, url)
+		Expect(p.Features.CacheResync).To(BeEquivalentTo(1))
+		cache.SetPeers(w1, peerList{p})
+		pull()
+		Expect(shared(dump(w1))).To(Equal(shared(dump(w2))))
+		Expect(dump(w1)).To(ContainElement(HaveField("Key", "g-a")))
+	})
+
 	It("refuses hostile pages, counts them, applies nothing of them, and still pulls the good peer", func() {
 		good := openCache(filepath.Join(dir, "good"), "good", "", clk, cache.Options{})
 		Expect(good.Set(ctx, "g", `1`, cache.ScopeGlobal, 0)).To(Succeed())

@@ -66,9 +66,14 @@ func (r *reader) get(ctx context.Context, key string) (Entry, bool, error) {
 	return e, true, nil
 }
 
-// query runs q and returns its rows as entries.
-func (r *reader) query(ctx context.Context, q string, args ...any) ([]Entry, error) {
-	rows, err := r.db.QueryContext(ctx, q, args...)
+// querier is the connection pool or one read transaction on it.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// query runs q on db and returns its rows as entries.
+func query(ctx context.Context, db querier, q string, args ...any) ([]Entry, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +91,7 @@ func (r *reader) query(ctx context.Context, q string, args ...any) ([]Entry, err
 
 // list returns every row in key order.
 func (r *reader) list(ctx context.Context) ([]Entry, error) {
-	out, err := r.query(ctx, "SELECT "+entryColumns+" FROM cache_entries ORDER BY key")
+	out, err := query(ctx, r.db, "SELECT "+entryColumns+" FROM cache_entries ORDER BY key")
 	if err != nil {
 		return nil, fmt.Errorf("list cache entries: %w", err)
 	}
@@ -109,15 +114,28 @@ const firstPageSQL = "SELECT " + entryColumns + ` FROM cache_entries
 
 // page returns up to limit+1 rows of the given scopes after the cursor
 // (from the start when after is nil), in cursor order, originated by
-// origin and not expired at nowMS.
-func (r *reader) page(ctx context.Context, scopes []Scope, after *Cursor, origin string, nowMS int64, limit int) ([]Entry, error) {
+// origin and not expired at nowMS. The scopes are read in one read
+// transaction, so from one snapshot of the file: a flush committed
+// between two scopes' searches could otherwise put its rows of the second
+// scope on the page without its rows of the first, and the puller's
+// cursor, moved past them, would skip those for good. between, when set,
+// runs after the first scope's search (a test seam).
+func (r *reader) page(ctx context.Context, scopes []Scope, after *Cursor, origin string, nowMS int64, limit int, between func()) ([]Entry, error) {
 	q, at := firstPageSQL, Cursor{}
 	if after != nil {
 		q, at = pageSQL, *after
 	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin the page read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // read only: nothing to keep
 	var all []Entry
-	for _, s := range scopes {
-		rows, err := r.query(ctx, q, string(s), at.MS, at.Key, origin, nowMS, limit+1)
+	for i, s := range scopes {
+		if i == 1 && between != nil {
+			between()
+		}
+		rows, err := query(ctx, tx, q, string(s), at.MS, at.Key, origin, nowMS, limit+1)
 		if err != nil {
 			return nil, fmt.Errorf("read the %s rows after %d/%q: %w", s, at.MS, at.Key, err)
 		}
@@ -146,9 +164,14 @@ func mergeByCursor(a, b []Entry) []Entry {
 // row origin wrote; a scope without one is absent.
 func (r *reader) marks(ctx context.Context, origin string) (map[Scope]Cursor, error) {
 	out := map[Scope]Cursor{}
+	tx, err := r.db.BeginTx(ctx, nil) // both scopes from one snapshot
+	if err != nil {
+		return nil, fmt.Errorf("begin the marks read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
 	for _, s := range []Scope{ScopeCluster, ScopeGlobal} {
 		var c Cursor
-		err := r.db.QueryRowContext(ctx, `SELECT updated_at_ms, key FROM cache_entries
+		err := tx.QueryRowContext(ctx, `SELECT updated_at_ms, key FROM cache_entries
  WHERE scope = ? AND origin_worker_id = ? ORDER BY updated_at_ms DESC, key DESC LIMIT 1`, string(s), origin).Scan(&c.MS, &c.Key)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue

@@ -36,6 +36,12 @@ type Mark struct {
 // — when it does ({"cache": {...}}), keyed by scope.
 type Features struct {
 	Cache map[string]Mark
+	// CacheResync counts the writes other processes spooled into the
+	// worker's running cache ("cache_resync", written only when above 0).
+	// Such a row carries the writing process's clock, so it may sit
+	// behind a cursor a peer already holds: when the count changes, peers
+	// pull the worker's rows again from the start.
+	CacheResync int64
 }
 
 // Card is one worker's registry card.
@@ -85,6 +91,9 @@ func (c Card) Encode() ([]byte, error) {
 			marks[s] = map[string]any{"ms": m.MS, "key": m.Key}
 		}
 		feats["cache"] = marks
+		if c.Features.CacheResync > 0 {
+			feats["cache_resync"] = c.Features.CacheResync
+		}
 	}
 	return dbfiles.CanonicalJSON(map[string]any{
 		"version": c.Version, "worker": c.Worker, "instance": c.Instance, "cluster": c.Cluster,
@@ -146,6 +155,11 @@ func DecodeCard(b []byte) (Card, error) {
 				return Card{}, fmt.Errorf("%w: features.cache.%s is null", ErrBadCard, s)
 			}
 			c.Features.Cache[s] = *m
+		}
+		if raw, ok := w.Features["cache_resync"]; ok {
+			if err := json.Unmarshal(raw, &c.Features.CacheResync); err != nil || c.Features.CacheResync < 0 {
+				return Card{}, fmt.Errorf("%w: features.cache_resync is not a count", ErrBadCard)
+			}
 		}
 	}
 	return c, nil

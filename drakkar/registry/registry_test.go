@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,6 +44,19 @@ var _ = Describe("Registry cards", func() {
 		back, err := registry.DecodeCard(b)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(back).To(Equal(card()))
+	})
+
+	It("carry the cache's resync count only when it is above 0, and decode it", func() {
+		c := card()
+		c.Features.CacheResync = 3
+		b, err := c.Encode()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(ContainSubstring(`"features":{"cache":{"global":{"key":"k<&>","ms":17}},"cache_resync":3}`))
+		back, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(c))
+		_, err = registry.DecodeCard([]byte(strings.Replace(string(b), `"cache_resync":3`, `"cache_resync":-1`, 1)))
+		Expect(err).To(MatchError(registry.ErrBadCard))
 	})
 
 	It("say features {} when the exchange is off and {\"cache\": {}} when it is on with nothing to pull", func() {
