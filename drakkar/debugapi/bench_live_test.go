@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,17 +28,42 @@ import (
 	"github.com/fb46ecde/records/drakkar/recorder"
 )
 
-// throughput sums the bytes and the time of one kind of copy.
+// throughput keeps the MB/s (10^6 bytes) of each copy of one kind, one a
+// benchmark iteration.
 type throughput struct {
+	rates []float64
 	bytes int64
-	took  time.Duration
 }
 
 // add counts one copy of n bytes that took d.
-func (t *throughput) add(n int64, d time.Duration) { t.bytes += n; t.took += d }
+func (t *throughput) add(n int64, d time.Duration) {
+	t.rates = append(t.rates, float64(n)/1e6/d.Seconds())
+	t.bytes += n
+}
 
-// mbps is the copies' MB/s (10^6 bytes).
-func (t *throughput) mbps() float64 { return float64(t.bytes) / 1e6 / t.took.Seconds() }
+// median is the median of xs.
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// mbps is the median MB/s of the copies.
+func (t *throughput) mbps() float64 { return median(t.rates) }
+
+// ratio is the median over the iterations of t's MB/s over base's in the
+// same iteration: the copies of one iteration run back to back, so they
+// share the machine's load more than the medians of each do.
+func (t *throughput) ratio(base *throughput) float64 {
+	r := make([]float64, len(t.rates))
+	for i := range r {
+		r[i] = t.rates[i] / base.rates[i]
+	}
+	return median(r)
+}
 
 // evict writes back the dirty pages of each path (fsync) and asks the
 // kernel to drop the file's pages from the page cache (POSIX_FADV_DONTNEED);
@@ -108,12 +134,11 @@ func resident(b *testing.B, path string) float64 {
 	return float64(in) / float64(len(vec))
 }
 
-// runCP copies src to dst (removed first, untimed) with the cp binary and
-// returns dst's size and the time cp took, its fork and exec included.
+// runCP copies src to dst with the cp binary and returns dst's size and
+// the time cp took, its fork and exec included. dst is removed afterwards
+// (untimed), so that its dirty pages are dropped rather than written back
+// during the next measurement, as the snapshot's unlinked temp file's are.
 func runCP(b *testing.B, src, dst string) (int64, time.Duration) {
-	if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-		b.Fatal(err)
-	}
 	t := time.Now()
 	if out, err := exec.Command("cp", src, dst).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v: %s", err, out)
@@ -121,6 +146,9 @@ func runCP(b *testing.B, src, dst string) (int64, time.Duration) {
 	d := time.Since(t)
 	fi, err := os.Stat(dst)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Remove(dst); err != nil {
 		b.Fatal(err)
 	}
 	return fi.Size(), d
@@ -153,10 +181,11 @@ func growLive(b *testing.B, rec *recorder.Recorder, mb int) {
 //   - a cold `cp` of the live file (evicted first): the issue's baseline;
 //   - a warm `cp` of the live file (read once first).
 //
-// It reports each one's MB/s, ratio (served snapshot / cold cp, the goal
-// ≥ 0.5), ratio_warm (served / warm cp), ratio_cold_both (evicted
-// snapshot / cold cp) and the share of the live file's pages resident
-// after eviction and after warming, so that a failed eviction shows.
+// It reports each one's median MB/s, the medians over the iterations of
+// ratio (served snapshot / cold cp, the goal ≥ 0.5), ratio_warm (served /
+// warm cp) and ratio_cold_both (evicted snapshot / cold cp), and the mean
+// share of the live file's pages resident after eviction and after
+// warming, so that a failed eviction shows.
 func BenchmarkDownloadLive(b *testing.B) {
 	if _, err := exec.LookPath("cp"); err != nil {
 		b.Skip("no cp binary")
@@ -228,9 +257,9 @@ func BenchmarkDownloadLive(b *testing.B) {
 	b.ReportMetric(servedCold.mbps(), "snapshot_evicted_MB/s")
 	b.ReportMetric(coldCP.mbps(), "cold_cp_MB/s")
 	b.ReportMetric(warmCP.mbps(), "warm_cp_MB/s")
-	b.ReportMetric(served.mbps()/coldCP.mbps(), "ratio")
-	b.ReportMetric(served.mbps()/warmCP.mbps(), "ratio_warm")
-	b.ReportMetric(servedCold.mbps()/coldCP.mbps(), "ratio_cold_both")
+	b.ReportMetric(served.ratio(&coldCP), "ratio")
+	b.ReportMetric(served.ratio(&warmCP), "ratio_warm")
+	b.ReportMetric(servedCold.ratio(&coldCP), "ratio_cold_both")
 	b.ReportMetric(100*evicted/float64(2*b.N), "resident_after_evict_%")
 	b.ReportMetric(100*warmed/float64(2*b.N), "resident_after_warm_%")
 	b.ReportMetric(float64(served.bytes)/float64(b.N)/1e6, "MB")
