@@ -28,10 +28,13 @@ type backuper interface {
 const srcQuery = "mode=ro&_pragma=busy_timeout(10000)&_pragma=mmap_size(1073741824)"
 
 // dstQuery opens the copy while the pages go in: it is private until
-// complete (a failed copy is removed), so no journal and no sync.
-// locking_mode=EXCLUSIVE made no measurable difference (the one step is
-// one write transaction, so one lock) and is left out.
-const dstQuery = "_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)"
+// complete (a failed copy is removed), so no journal and no sync. Its page
+// cache is kept to 16 pages: each page is written once and never read
+// again, and a small cache (whose buffers presumably stay in the CPU's
+// caches) made the step about 10% faster than the default 2,000 pages in
+// side-by-side runs (a 1 GB one made it slower). locking_mode=EXCLUSIVE made no measurable difference (the one
+// step is one write transaction, so one lock) and is left out.
+const dstQuery = "_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(16)"
 
 // finishQuery reopens the copy to switch it to a rollback journal. The
 // copy is read once and unlinked, never kept: synchronous=OFF spares the
