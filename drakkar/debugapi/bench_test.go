@@ -5,14 +5,14 @@
 //     sealed file (ratio ≤ 0.1), alternating in the same run.
 //   - BenchmarkTrace: trace with history=1 over 50 sealed files
 //     (DEBUGAPI_BENCH_TRACE_EVENTS events each, default 100k), ms per call.
-//   - BenchmarkDownloadLive: MB/s of download-live's snapshot of a live
-//     file (DEBUGAPI_BENCH_LIVE_MB, default 200) while events are recorded,
-//     against a plain copy of the same file (ratio ≥ 0.5).
+//   - BenchmarkDownloadLive (bench_live_test.go): MB/s of download-live's
+//     snapshot of a live file (DEBUGAPI_BENCH_LIVE_MB, default 200) while
+//     events are recorded, against a cold `cp` of the same file (ratio
+//     ≥ 0.5), and against a warm one.
 
 package debugapi_test
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -25,14 +25,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/debugapi"
-	"github.com/fb46ecde/records/drakkar/recorder"
 )
 
 // envInt reads a positive integer from the environment, else def.
@@ -261,97 +258,4 @@ func BenchmarkTrace(b *testing.B) {
 	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "ms/trace")
 	b.ReportMetric(float64(found), "rows")
 	b.ReportMetric(float64(events), "events/file")
-}
-
-func BenchmarkDownloadLive(b *testing.B) {
-	mb := envInt("DEBUGAPI_BENCH_LIVE_MB", 200)
-	storage := b.TempDir()
-	cfg := recorder.DefaultConfig()
-	cfg.StorageDir, cfg.WorkerName, cfg.ClusterName = storage, "w1", "search hot"
-	cfg.FlushInterval = 100 * time.Millisecond
-	cfg.RotationInterval = 24 * time.Hour
-	rec, err := recorder.Open(context.Background(), cfg, recorder.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = rec.Close(context.Background()) }()
-	out := strings.Repeat("o", 4000)
-	for i := 0; i < mb*250; i++ {
-		rec.Record(recorder.TaskCompleted(time.Now(), recorder.Task{ID: "t" + strconv.Itoa(i)},
-			recorder.Completed{Stdout: out, Duration: time.Second}))
-		if i%20000 == 19999 {
-			if err := rec.Flush(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if err := rec.Flush(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	live := rec.LiveFile()
-	c := debugapi.DefaultConfig()
-	c.StorageDir, c.WorkerName, c.ClusterName = storage, "w1", "search hot"
-	h, err := debugapi.New(debugapi.Options{Config: c, Recorder: rec, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Record about 5k events/s while the snapshots run.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var recorded atomic.Int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				for range 50 {
-					rec.Record(recorder.Annotation(time.Now(), "bg", map[string]any{"n": recorded.Add(1)}))
-				}
-			}
-		}
-	}()
-	var snapBytes, cpBytes int64
-	var snapTime, cpTime time.Duration
-	dst := filepath.Join(b.TempDir(), "copy.db")
-	b.ResetTimer()
-	for i := range b.N {
-		steps := []func(){
-			func() {
-				t := time.Now()
-				n := benchStream(b, h, "/api/v1/debug/download-live")
-				snapTime += time.Since(t)
-				snapBytes += n
-			},
-			func() {
-				_ = os.Remove(dst)
-				t := time.Now()
-				if err := copyFile(live, dst); err != nil {
-					b.Fatal(err)
-				}
-				cpTime += time.Since(t)
-				fi, _ := os.Stat(dst)
-				cpBytes += fi.Size()
-			},
-		}
-		if i%2 == 1 {
-			steps[0], steps[1] = steps[1], steps[0]
-		}
-		for _, s := range steps {
-			s()
-		}
-	}
-	b.StopTimer()
-	close(stop)
-	wg.Wait()
-	snap := float64(snapBytes) / 1e6 / snapTime.Seconds()
-	cp := float64(cpBytes) / 1e6 / cpTime.Seconds()
-	b.ReportMetric(snap, "snapshot_MB/s")
-	b.ReportMetric(cp, "copy_MB/s")
-	b.ReportMetric(snap/cp, "ratio")
-	b.ReportMetric(float64(snapBytes)/float64(b.N)/1e6, "MB")
 }
