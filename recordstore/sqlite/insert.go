@@ -60,7 +60,8 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 	}
 	// up is the single-statement lww write when the table allows it, and
 	// last the connection's last_insert_rowid, by which upsertRow tells an
-	// insert from an update (see lwwupsert.go).
+	// insert from an update (see lwwupsert.go); a long run of rows goes
+	// to the driver directly (upsertDirect).
 	var up *sql.Stmt
 	var last int64
 	if c != nil {
@@ -71,7 +72,17 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 	bg := context.WithoutCancel(ctx)
 	args := make([]any, 2+len(t.kind.Columns))
 	args[0] = s.no
+	direct := up != nil && conn != nil
 	for i := start; i < len(feed.vals); i++ {
+		if direct && len(feed.vals)-i >= upsertDirectMin {
+			from := i
+			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == len(feed.vals) {
+				return err
+			}
+			// Without progress (a driver without the interfaces, or row
+			// i's seq is the last rowid) the rest goes through database/sql.
+			direct = i > from
+		}
 		if err := feed.wait(i + 1); err != nil {
 			return err
 		}

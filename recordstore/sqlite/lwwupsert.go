@@ -33,6 +33,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"slices"
 	"strings"
@@ -128,6 +129,13 @@ func upsertRow(ctx context.Context, up *sql.Stmt, args []any, seq, last int64, r
 	if err != nil {
 		return last, err
 	}
+	return countUpsert(r, seq, last, res)
+}
+
+// countUpsert counts in res the row an upsert at seq wrote, from its result
+// r and the last rowid before it (which is not seq), and returns the last
+// rowid after it.
+func countUpsert(r driver.Result, seq, last int64, res *recordstore.AppendResult) (int64, error) {
 	n, err := r.RowsAffected()
 	if err != nil {
 		return last, err
@@ -146,4 +154,70 @@ func upsertRow(ctx context.Context, up *sql.Stmt, args []any, seq, last int64, r
 		res.Replaced++
 	}
 	return id, nil
+}
+
+// upsertDirectMin is the smallest number of rows upsertDirect writes:
+// below it, preparing the statement on the driver connection would cost
+// more than it saves.
+const upsertDirectMin = 256
+
+// upsertDirect writes the feed's rows from row from on through t's upsert
+// as upsertRow does, but on the driver connection under conn (inside the
+// transaction running there), as insertBulk does: database/sql's checks
+// and copies of every argument are a few percent of an upsert. It stops
+// before a row whose seq is the last rowid (the caller writes that one
+// through the generic path) and returns the index of the first row not
+// written and the last rowid. On error, what it wrote stays in the
+// transaction, which the caller rolls back.
+func (t *table) upsertDirect(ctx context.Context, conn *sql.Conn, s *streamRow, feed *rowFeed, from int, last int64, res *recordstore.AppendResult) (next int, _ int64, err error) {
+	next = from
+	bg := context.WithoutCancel(ctx)
+	err = conn.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return nil // left to database/sql
+		}
+		st, err := pc.PrepareContext(bg, upsertLWWSQL(&t.kind, t.name, t.layout))
+		if err != nil {
+			return fmt.Errorf("prepare lww upsert: %w", err)
+		}
+		defer st.Close()
+		ex, ok := st.(driver.StmtExecContext)
+		if !ok {
+			return nil
+		}
+		args := make([]driver.NamedValue, 2+len(t.kind.Columns))
+		for i := range args {
+			args[i].Ordinal = i + 1
+		}
+		args[0].Value = s.no
+		for ; next < len(feed.vals); next++ {
+			if err := feed.wait(next + 1); err != nil {
+				return err
+			}
+			if next%ctxCheckEvery == ctxCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			seq := s.high + res.Appended + 1
+			if seq == last {
+				return nil
+			}
+			args[1].Value = seq
+			for c, v := range feed.vals[next] {
+				args[2+c].Value = v
+			}
+			r, err := ex.ExecContext(bg, args)
+			if err != nil {
+				return fmt.Errorf("insert row %d: %w", next+1, err)
+			}
+			if last, err = countUpsert(r, seq, last, res); err != nil {
+				return fmt.Errorf("insert row %d: %w", next+1, err)
+			}
+			feed.release(next, next+1)
+		}
+		return nil
+	})
+	return next, last, err
 }
