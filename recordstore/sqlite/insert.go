@@ -79,9 +79,11 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == len(feed.vals) {
 				return err
 			}
-			// Without progress (a driver without the interfaces, or row
-			// i's seq is the last rowid) the rest goes through database/sql.
-			direct = i > from
+			// It stops early at a row whose seq is the last rowid (the first
+			// row of a new stream, after the stream's own INSERT, is one):
+			// that row goes through the generic path below. Stopped
+			// otherwise, the driver has no direct path: database/sql then.
+			direct = i > from || last == s.high+res.Appended+1
 		}
 		if err := feed.wait(i + 1); err != nil {
 			return err
