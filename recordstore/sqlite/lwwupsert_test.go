@@ -182,6 +182,32 @@ var _ = Describe("The single-statement lww write of a bound table", func() {
 		compareWithGeneric(s, 12)
 	})
 
+	It("refuses a long append with a row the table's CHECK refuses, storing nothing of it", func() {
+		b := openStore(newClock())
+		db := rawDB(b)
+		declare(b, lwwKind("cache", "cache_entries", cacheShape, ""))
+		row := func(i, ver int, scope string) recordstore.Row {
+			return recordstore.Row{"key": fmt.Sprintf("k%03d", i), "scope": scope, "value": fmt.Sprint(ver), "size_bytes": 1,
+				"created_at_ms": 1, "updated_at_ms": ver, "origin_worker_id": "w1"}
+		}
+		rows := make([]recordstore.Row, 400)
+		for i := range rows {
+			rows[i] = row(i, 1, "global")
+		}
+		mustAppend(b, "c", "cache", rows...)
+		before := metaCounts(b, "c")
+		for i := range rows {
+			rows[i] = row(i, 2, "global")
+		}
+		rows[300] = row(300, 2, "galactic")
+		_, err := b.Append(ctx, "c", "cache", rows)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(err.Error()).To(ContainSubstring("CHECK"))
+		Expect(metaCounts(b, "c")).To(Equal(before))
+		Expect(rawCount(db, `SELECT count(*) FROM cache_entries WHERE updated_at_ms = 2`)).To(BeZero())
+		Expect(rawCount(db, `SELECT max(rowid) FROM cache_entries`)).To(BeEquivalentTo(400))
+	})
+
 	It("counts a new key as appended when another table's insert left the row's seq as the last rowid", func() {
 		b := openStore(newClock())
 		cache := lwwKind("cache", "cache_entries", cacheShape, "")
