@@ -74,16 +74,17 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 	args[0] = s.no
 	direct := up != nil && conn != nil
 	for i := start; i < len(feed.vals); i++ {
-		if direct && len(feed.vals)-i >= upsertDirectMin {
+		if direct && len(feed.vals)-i >= upsertDirectMin && last != s.high+res.Appended+1 {
 			from := i
 			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == len(feed.vals) {
 				return err
 			}
-			// It stops early at a row whose seq is the last rowid (the first
-			// row of a new stream, after the stream's own INSERT, is one):
-			// that row goes through the generic path below. Stopped
-			// otherwise, the driver has no direct path: database/sql then.
-			direct = i > from || last == s.high+res.Appended+1
+			// It stops early at a row whose seq is the last rowid (as is
+			// the first row of a new stream, right after the stream's own
+			// INSERT, which the condition above leaves to the generic path
+			// below). Stopped without a row written, the driver has no
+			// direct path: database/sql from here on.
+			direct = i > from
 		}
 		if err := feed.wait(i + 1); err != nil {
 			return err
