@@ -7,7 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/registry"
@@ -114,7 +115,7 @@ func (c *Cache) Flush(ctx context.Context) error {
 		}
 		entries = append(entries, e)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Key, b.Key) })
 	start := time.Now()
 	res, err := c.apply(ctx, entries)
 	c.met.flushSeconds.Observe(time.Since(start).Seconds())

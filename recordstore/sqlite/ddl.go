@@ -266,13 +266,42 @@ func batchSizes(k *recordstore.Kind, l tableLayout) []int {
 // version is strictly greater, or equal with a smaller tiebreak. NULL
 // sorts before every value, as in ORDER BY.
 func lwwLoses(k *recordstore.Kind, p int) string {
+	return lwwLosesTo(k, "?"+strconv.Itoa(p), "?"+strconv.Itoa(p+1))
+}
+
+// lwwLosesTo is lwwLoses with the incoming version and tiebreak in the
+// parameters pv and pt (pt is unused when the kind has no tiebreak).
+func lwwLosesTo(k *recordstore.Kind, pv, pt string) string {
 	v := quote(k.LWW.Version)
-	pv := "?" + strconv.Itoa(p)
 	cond := "((" + v + " IS NULL AND " + pv + " IS NOT NULL) OR " + v + " < " + pv
 	if k.LWW.Tiebreak != "" {
 		t := quote(k.LWW.Tiebreak)
-		pt := "?" + strconv.Itoa(p+1)
 		cond += " OR (" + v + " IS " + pv + " AND ((" + pt + " IS NULL AND " + t + " IS NOT NULL) OR " + pt + " < " + t + "))"
 	}
 	return cond + ")"
+}
+
+// upsertLWWSQL returns the single-statement lww write of a bound table
+// that stores the seq (see lwwupsert.go), or "" for any other table: the
+// bound insert (parameters ?2 seq, ?3... columns), and on a conflict on
+// the key an UPDATE of the stored row to the incoming one, seq included,
+// when the stored row loses (lwwLosesTo on the incoming version and
+// tiebreak parameters, as deleteLoser compares them). The UPDATE writes
+// what the INSERT would have stored (excluded.*, defaults applied).
+func upsertLWWSQL(k *recordstore.Kind, table string, l tableLayout) string {
+	if !l.bound || !l.seqStored || len(k.Key) == 0 || k.Policy() != recordstore.ConflictLWW || k.LWW == nil {
+		return ""
+	}
+	param := func(col string) string { return "?" + strconv.Itoa(k.ColumnIndex(col)+3) }
+	pt := ""
+	if k.LWW.Tiebreak != "" {
+		pt = param(k.LWW.Tiebreak)
+	}
+	set := make([]string, 0, len(k.Columns)+1)
+	set = append(set, l.seq+" = ?2")
+	for _, c := range k.Columns {
+		set = append(set, quote(c.Name)+" = excluded."+quote(c.Name))
+	}
+	return insertSQL(k, table, l) + " ON CONFLICT (" + quoteList(k.Key) + ") DO UPDATE SET " +
+		strings.Join(set, ", ") + " WHERE " + lwwLosesTo(k, param(k.LWW.Version), pt)
 }

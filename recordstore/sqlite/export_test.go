@@ -10,3 +10,10 @@ func SetSealStep(fn func(step string) error) (restore func()) {
 	sealStep = fn
 	return func() { sealStep = prev }
 }
+
+// LWWUpsert reports whether the last append of kind to b found its table
+// fit for the single-statement lww write (see lwwupsert.go).
+func LWWUpsert(b *Backend, kind string) bool {
+	t := b.tables.get(kind)
+	return t != nil && t.upsertAt != nil && t.upsertAt.v.Load()&1 == 1
+}

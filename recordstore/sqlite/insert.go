@@ -1,6 +1,7 @@
 // Inserting an append's rows under the kind's conflict policy: a plain
 // INSERT without a key; with a key, INSERT ... ON CONFLICT DO NOTHING and,
-// on a conflict, skip, replace, or last-writer-wins.
+// on a conflict, skip, replace, or last-writer-wins (or, for lww on a
+// bound table that allows it, one upsert a row: lwwupsert.go).
 
 package sqlite
 
@@ -57,10 +58,34 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 			}()
 		}
 	}
+	// up is the single-statement lww write when the table allows it, and
+	// last the connection's last_insert_rowid, by which upsertRow tells an
+	// insert from an update (see lwwupsert.go); a long run of rows goes
+	// to the driver directly (upsertDirect).
+	var up *sql.Stmt
+	var last int64
+	if c != nil {
+		if up, last, err = t.lwwUpsert(ctx, tx); err != nil {
+			return err
+		}
+	}
 	bg := context.WithoutCancel(ctx)
 	args := make([]any, 2+len(t.kind.Columns))
 	args[0] = s.no
+	direct := up != nil && conn != nil
 	for i := start; i < len(feed.vals); i++ {
+		if direct && len(feed.vals)-i >= upsertDirectMin && last != s.high+res.Appended+1 {
+			from := i
+			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == len(feed.vals) {
+				return err
+			}
+			// It stops early at a row whose seq is the last rowid (as is
+			// the first row of a new stream, right after the stream's own
+			// INSERT, which the condition above leaves to the generic path
+			// below). Stopped without a row written, the driver has no
+			// direct path: database/sql from here on.
+			direct = i > from
+		}
 		if err := feed.wait(i + 1); err != nil {
 			return err
 		}
@@ -70,8 +95,18 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 				return err
 			}
 		}
-		args[1] = s.high + res.Appended + 1
+		seq := s.high + res.Appended + 1
+		args[1] = seq
 		copy(args[2:], v)
+		// A row whose seq is the last rowid already takes the generic path,
+		// after which the next seq is past it unless the row was skipped.
+		if up != nil && last != seq {
+			if last, err = upsertRow(bg, up, args, seq, last, res); err != nil {
+				return fmt.Errorf("insert row %d: %w", i+1, err)
+			}
+			feed.release(i, i+1)
+			continue
+		}
 		r, err := ins.ExecContext(bg, args...)
 		if err != nil {
 			return fmt.Errorf("insert row %d: %w", i+1, err)

@@ -30,6 +30,11 @@ type table struct {
 	insert, deleteKey, deleteLoser, minSeq, deleteRange *sql.Stmt
 	// batch are multi-row INSERTs, largest first (kinds without a key).
 	batch []batchInsert
+	// upsert is the single-statement lww write of a bound table that
+	// stores the seq (nil for any other table, see lwwupsert.go), and
+	// upsertAt the schema it was last found usable or unusable in.
+	upsert   *sql.Stmt
+	upsertAt *upsertCheck
 	// Statements on the reader pool.
 	scan *sql.Stmt
 }
@@ -62,6 +67,9 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 	}
 	s := buildTableSQL(&t.kind, name, lay)
 	t.purge = s.purge
+	if w != nil {
+		t.prepareUpsert(ctx, w)
+	}
 	prep := []struct {
 		db  *sql.DB
 		sql string
@@ -103,7 +111,7 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 
 func (t *table) close() error {
 	var errs []error
-	all := []*sql.Stmt{t.insert, t.deleteKey, t.deleteLoser, t.minSeq, t.deleteRange, t.scan}
+	all := []*sql.Stmt{t.insert, t.deleteKey, t.deleteLoser, t.minSeq, t.deleteRange, t.scan, t.upsert}
 	for _, b := range t.batch {
 		all = append(all, b.st)
 	}
