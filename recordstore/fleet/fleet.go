@@ -130,7 +130,10 @@ type Fleet struct {
 	stats struct{ opens, closes, evictions, idleCloses, creates atomic.Int64 }
 
 	// hooks are test seams (export_test.go).
-	hooks struct{ beforePublish func(path string) error }
+	hooks struct {
+		beforePublish func(path string) error
+		inspected     func(rel string) // each store file List or ListPage opens
+	}
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the sweeper and background closes
