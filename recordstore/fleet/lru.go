@@ -127,6 +127,8 @@ func (f *Fleet) closeEntry(e *entry) {
 	err := e.store.Close()
 	if err != nil {
 		f.log.Warn("close store", "key", e.key.String(), "err", err)
+	} else {
+		f.rememberIdentity(e.key, e.path)
 	}
 	f.mu.Lock()
 	if f.entries[e.key] == e {
