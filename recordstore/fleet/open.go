@@ -172,6 +172,9 @@ func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error
 		if err != nil && !errors.Is(err, ErrExists) {
 			return nil, err
 		}
+		if f.knownIdentity(k, abs) { // this process made it
+			return f.openChecked(ctx, k, abs)
+		}
 		id, err = f.readIdentity(ctx, abs)
 	}
 	if errors.Is(err, errNoStore) {

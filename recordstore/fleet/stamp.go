@@ -6,7 +6,7 @@
 // which no process can set back. So the fleet remembers, when it closes a
 // store whose identity it checked, the file's device, inode, size and
 // ctime, and the next open of that key reads the identity again only when
-// one of them changed.
+// one of them changed. A store this process created is remembered so too.
 
 package fleet
 
@@ -22,7 +22,8 @@ type stamp struct {
 const maxStamps = 1 << 16
 
 // rememberIdentity records the stamp of the file at abs, the store of k
-// that this process checked, opened and has just closed.
+// that this process checked, opened and has just closed, or has just
+// created (a provision, an import, an open that creates).
 func (f *Fleet) rememberIdentity(k Key, abs string) {
 	st, ok := stampOf(abs)
 	if !ok {

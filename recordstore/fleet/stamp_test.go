@@ -1,5 +1,5 @@
-// Specs of the identity read skipped on reopening a store this process
-// closed, and read again whenever the file changed meanwhile.
+// Specs of the identity read skipped on opening a store this process
+// closed or created, and read again whenever the file changed meanwhile.
 
 package fleet_test
 
@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("Reopening a store this process closed", func() {
+var _ = Describe("Skipping the identity read of a store this process checked or made", func() {
 	var (
 		f     *fleet.Fleet
 		ctx   = context.Background()
@@ -21,9 +21,13 @@ var _ = Describe("Reopening a store this process closed", func() {
 		beta  string
 	)
 	BeforeEach(func() {
-		f = openFleet(newRoot(), fleet.Options{})
-		Expect(f.Provision(ctx, tenant("acme"))).To(Succeed())
-		Expect(f.Provision(ctx, tenant("beta"))).To(Succeed())
+		root := newRoot()
+		f = openFleet(root, fleet.Options{})
+		// Made by another fleet handle, as by another process: the first
+		// open here reads the identity.
+		maker := openFleet(root, fleet.Options{})
+		Expect(maker.Provision(ctx, tenant("acme"))).To(Succeed())
+		Expect(maker.Provision(ctx, tenant("beta"))).To(Succeed())
 		acme, _ = f.Path(tenant("acme"))
 		beta, _ = f.Path(tenant("beta"))
 		reads = nil
@@ -62,13 +66,24 @@ var _ = Describe("Reopening a store this process closed", func() {
 		}),
 	)
 
-	It("reads the identity again after a Delete and a new Provision of the key", func() {
+	It("skips the identity read of a store this process provisioned, also after a Delete", func() {
 		Expect(f.Delete(ctx, tenant("acme"))).To(Succeed())
 		Expect(f.Provision(ctx, tenant("acme"))).To(Succeed())
 		l, err := f.Acquire(ctx, tenant("acme"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(l.Store().Backend().Streams(ctx, "")).To(BeEmpty())
 		l.Release()
-		Expect(reads).To(Equal([]string{acme, acme}))
+		Expect(reads).To(Equal([]string{acme}))
+	})
+
+	It("skips the second identity read of a store it creates on demand", func() {
+		slots := openFleet(newRoot(), fleet.Options{Mode: fleet.ModeSlot})
+		var slotReads int
+		slots.SetIdentityRead(func(string) { slotReads++ })
+		l, err := slots.Acquire(ctx, fleet.RoutingKey("user-1"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(l.Store().Backend().Kinds(ctx)).To(HaveLen(1))
+		l.Release()
+		Expect(slotReads).To(Equal(1)) // the read that found no file
 	})
 })
