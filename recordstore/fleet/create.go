@@ -45,8 +45,21 @@ func (f *Fleet) Provision(ctx context.Context, k Key) error {
 	})
 }
 
-// create stages a store file with fill and publishes it at abs.
-func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) (err error) {
+// create stages a store file with fill and publishes it at abs. The file
+// records k (fill checks or writes it), so its stamp is remembered as a
+// checked identity, once the staging folder is gone (removing the staged
+// name changes the file's ctime): a first open by this process skips the
+// identity read (see stamp.go).
+func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) error {
+	if err := f.createStaged(ctx, k, abs, fill); err != nil {
+		return err
+	}
+	f.rememberIdentity(k, abs)
+	return nil
+}
+
+// createStaged is create's work: stage, fsync, publish, clean up.
+func (f *Fleet) createStaged(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) (err error) {
 	if _, err := os.Lstat(abs); err == nil {
 		return fmt.Errorf("%w: %s has a store", ErrExists, k)
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -126,11 +126,18 @@ type Fleet struct {
 	lru      *list.List
 	deleting map[Key]bool
 	closed   bool
+	// stamps are the files of the stores this process checked and closed
+	// since (see stamp.go).
+	stamps map[Key]stamp
 
 	stats struct{ opens, closes, evictions, idleCloses, creates atomic.Int64 }
 
 	// hooks are test seams (export_test.go).
-	hooks struct{ beforePublish func(path string) error }
+	hooks struct {
+		beforePublish func(path string) error
+		inspected     func(rel string) // each store file List or ListPage opens
+		identityRead  func(abs string) // each identity read before an open
+	}
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the sweeper and background closes
@@ -171,6 +178,7 @@ func Open(root string, opts Options) (*Fleet, error) {
 		entries:  map[Key]*entry{},
 		lru:      list.New(),
 		deleting: map[Key]bool{},
+		stamps:   map[Key]stamp{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel

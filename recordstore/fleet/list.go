@@ -53,6 +53,44 @@ var storeSidecars = []string{"-wal", "-shm", "-journal", ".lock", ".owner.json",
 func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	var l Listing
 	var unreadable []string
+	var found []candidate
+	err := f.walk(ctx, func(c candidate) { found = append(found, c) }, func(s Skipped) { l.Skipped = append(l.Skipped, s) })
+	if err != nil {
+		return l, err
+	}
+	for _, c := range found {
+		if err := ctx.Err(); err != nil {
+			return l, fmt.Errorf("list %s: %w", f.root, err)
+		}
+		e, reason := f.inspect(ctx, c.key, c.abs, c.rel, opts.Open)
+		if reason != "" {
+			l.Skipped = append(l.Skipped, Skipped{Path: c.rel, Reason: reason})
+			continue
+		}
+		if e.Err != "" && opts.Open {
+			unreadable = append(unreadable, e.Key)
+		}
+		l.Stores = append(l.Stores, e)
+	}
+	sort.Slice(l.Stores, func(i, j int) bool { return l.Stores[i].Path < l.Stores[j].Path })
+	if len(unreadable) > 0 {
+		return l, fmt.Errorf("%w: %d of %d stores: %s", ErrUnreadable, len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
+	}
+	return l, nil
+}
+
+// candidate is a file the template names as a store, found by walk: not
+// opened yet, so possibly misplaced.
+type candidate struct {
+	key      Key
+	abs, rel string
+}
+
+// walk walks the root in lexical order, never following a symlink and
+// opening no file: found gets each regular file the template names as a
+// store, skipped each symlink and stray. Sidecars, spool folders and
+// staging folders are passed over.
+func (f *Fleet) walk(ctx context.Context, found func(candidate), skipped func(Skipped)) error {
 	err := filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -68,7 +106,7 @@ func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 		name := d.Name()
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
-			l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: "symlink"})
+			skipped(Skipped{Path: rel, Reason: "symlink"})
 			return nil
 		case d.IsDir() && (strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".spool")):
 			return filepath.SkipDir
@@ -80,29 +118,17 @@ func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 		k, ok := f.tpl.Match(rel)
 		if !ok {
 			if !isSidecar(f.tpl, rel) {
-				l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: "stray"})
+				skipped(Skipped{Path: rel, Reason: "stray"})
 			}
 			return nil
 		}
-		e, reason := f.inspect(ctx, k, p, rel, opts.Open)
-		if reason != "" {
-			l.Skipped = append(l.Skipped, Skipped{Path: rel, Reason: reason})
-			return nil
-		}
-		if e.Err != "" && opts.Open {
-			unreadable = append(unreadable, e.Key)
-		}
-		l.Stores = append(l.Stores, e)
+		found(candidate{key: k, abs: p, rel: rel})
 		return nil
 	})
 	if err != nil {
-		return l, fmt.Errorf("list %s: %w", f.root, err)
+		return fmt.Errorf("list %s: %w", f.root, err)
 	}
-	sort.Slice(l.Stores, func(i, j int) bool { return l.Stores[i].Path < l.Stores[j].Path })
-	if len(unreadable) > 0 {
-		return l, fmt.Errorf("%w: %d of %d stores: %s", ErrUnreadable, len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
-	}
-	return l, nil
+	return nil
 }
 
 // isSidecar reports whether rel is a sidecar of a store path.
@@ -120,6 +146,9 @@ func isSidecar(t Template, rel string) bool {
 // inspect reads the identity of the store file at p (and, with check, runs
 // quick_check): an Entry, or why the file is skipped.
 func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool) (Entry, string) {
+	if f.hooks.inspected != nil {
+		f.hooks.inspected(rel)
+	}
 	e := Entry{Key: k.String(), Path: rel}
 	if fi, err := statSize(p); err == nil {
 		e.Size = fi

@@ -19,15 +19,23 @@ func (f *Fleet) touchLocked(e *entry) {
 	}
 }
 
-// release drops one lease of e.
+// release drops one lease of e. After Close, the last lease of a store
+// Close could not wait for closes it.
 func (f *Fleet) release(e *entry) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	e.leases--
 	f.touchLocked(e)
 	if e.leases == 0 && e.idle != nil {
 		close(e.idle)
 		e.idle = nil
+	}
+	last := f.closed && e.leases == 0 && !e.draining && e.store != nil && f.entries[e.key] == e
+	if last {
+		f.drainLocked(e)
+	}
+	f.mu.Unlock()
+	if last {
+		f.closeEntry(e)
 	}
 }
 
@@ -119,6 +127,8 @@ func (f *Fleet) closeEntry(e *entry) {
 	err := e.store.Close()
 	if err != nil {
 		f.log.Warn("close store", "key", e.key.String(), "err", err)
+	} else {
+		f.rememberIdentity(e.key, e.path)
 	}
 	f.mu.Lock()
 	if f.entries[e.key] == e {
@@ -146,18 +156,14 @@ func (f *Fleet) drain(ctx context.Context, k Key) error {
 	if e.draining {
 		drained := e.drained
 		f.mu.Unlock()
-		select {
-		case <-drained:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := waitFor(ctx, drained); err != nil {
+			return fmt.Errorf("wait for the close of %s: %w", k, err)
 		}
+		return nil
 	}
 	f.mu.Unlock()
-	select {
-	case <-e.ready:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := waitFor(ctx, e.ready); err != nil {
+		return err
 	}
 	if e.err != nil {
 		return nil
@@ -171,18 +177,32 @@ func (f *Fleet) drain(ctx context.Context, k Key) error {
 	idle := e.idle
 	f.mu.Unlock()
 	if idle != nil {
-		select {
-		case <-idle:
-		case <-ctx.Done():
+		if err := waitFor(ctx, idle); err != nil {
 			f.mu.Lock()
 			e.draining, e.idle = false, nil
 			close(e.drained)
 			f.mu.Unlock()
-			return fmt.Errorf("wait for the leases of %s: %w", k, ctx.Err())
+			return fmt.Errorf("wait for the leases of %s: %w", k, err)
 		}
 	}
 	f.closeEntry(e)
 	return nil
+}
+
+// waitFor waits for ch to be closed until ctx ends; a closed ch wins over
+// an ended ctx, so that nothing ready is left waiting by chance.
+func waitFor(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	default:
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // CloseStore closes the store of k in this process, if it is open, once
@@ -199,24 +219,47 @@ func (f *Fleet) IsOpen(k Key) bool {
 }
 
 // Close closes every open store once its leases are released (waiting
-// for them) and stops the sweeper. Later Acquires fail with
-// recordstore.ErrClosed. It returns the first close error.
-func (f *Fleet) Close() error {
+// for them without limit) and stops the sweeper: CloseContext with a
+// context that never ends.
+func (f *Fleet) Close() error { return f.CloseContext(context.Background()) }
+
+// CloseContext closes every open store once its leases are released and
+// stops the sweeper. Later Acquires fail with recordstore.ErrClosed. The
+// stores without a lease are closed at once; the wait for the others'
+// leases ends with ctx. It returns the close errors joined, and, when ctx
+// ended first, an error wrapping ctx.Err() that names the stores still
+// leased.
+//
+// On disk when it gives up: every store it closed is closed as a store
+// closes (its owner's final drain done, state file removed, lock
+// released). A store still leased stays open and owned by this process
+// (lock held, state file and socket in place, its loops running) until
+// its last lease is released: that Release closes it. Calling
+// CloseContext (or Close) again waits for those stores again.
+func (f *Fleet) CloseContext(ctx context.Context) error {
 	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return nil
-	}
+	first := !f.closed
 	f.closed = true
 	keys := make([]Key, 0, len(f.entries))
 	for k := range f.entries {
 		keys = append(keys, k)
 	}
 	f.mu.Unlock()
-	f.cancel()
-	var errs []error
+	if first {
+		f.cancel()
+	}
+	var errs, held []error
 	for _, k := range keys {
-		errs = append(errs, f.drain(context.Background(), k))
+		err := f.drain(ctx, k)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			held = append(held, errors.New(k.String()))
+			continue
+		}
+		errs = append(errs, err)
+	}
+	if len(held) > 0 {
+		errs = append(errs, fmt.Errorf("close fleet %s: %w; still leased (open until released): %w", f.root, ctx.Err(), errors.Join(held...)))
+		return errors.Join(errs...)
 	}
 	f.wg.Wait()
 	return errors.Join(errs...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/owner"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -180,5 +181,47 @@ var _ = Describe("Opening stores", func() {
 		Expect(f.Close()).To(Succeed())
 		_, err := f.Acquire(ctx, tenant("a"))
 		Expect(err).To(MatchError(recordstore.ErrClosed))
+	})
+
+	It("gives up waiting for a lease when CloseContext's context ends, closing the others, and the last Release closes the store left", func() {
+		f := lruFleet(fleet.Options{}, "a", "b")
+		use(f, "b")
+		l, err := f.Acquire(ctx, tenant("a"))
+		Expect(err).NotTo(HaveOccurred())
+		state := l.Store().Paths().State
+		bounded, cancel := context.WithCancel(ctx)
+		cancel()
+		err = f.CloseContext(bounded)
+		Expect(err).To(MatchError(context.Canceled))
+		Expect(err.Error()).To(ContainSubstring("tenant:a"))
+		Expect(err.Error()).NotTo(ContainSubstring("tenant:b"))
+		Expect(open(f, "a", "b")).To(ConsistOf("a"))
+		// The leased store stays usable and owned: its state file is there.
+		Expect(l.Store().Backend().Kinds(ctx)).To(HaveLen(1))
+		Expect(l.Store().Role()).To(Equal(owner.RoleOwner))
+		Expect(state).To(BeAnExistingFile())
+		_, err = f.Acquire(ctx, tenant("b"))
+		Expect(err).To(MatchError(recordstore.ErrClosed))
+		l.Release()
+		Expect(open(f, "a", "b")).To(BeEmpty())
+		Expect(state).NotTo(BeAnExistingFile())
+		Expect(f.Stats().Closes).To(Equal(int64(2)))
+		Expect(f.CloseContext(bounded)).To(Succeed())
+	})
+
+	It("waits for a lease again when CloseContext is called after giving up", func() {
+		f := lruFleet(fleet.Options{}, "a")
+		l, err := f.Acquire(ctx, tenant("a"))
+		Expect(err).NotTo(HaveOccurred())
+		bounded, cancel := context.WithCancel(ctx)
+		cancel()
+		Expect(f.CloseContext(bounded)).To(MatchError(context.Canceled))
+		closed := make(chan error, 1)
+		go func() { closed <- f.CloseContext(ctx) }()
+		Eventually(func() int { return f.Stats().Draining }).Should(Equal(1))
+		Consistently(closed).ShouldNot(Receive())
+		l.Release()
+		Eventually(closed).Should(Receive(BeNil()))
+		Expect(f.IsOpen(tenant("a"))).To(BeFalse())
 	})
 })

@@ -155,10 +155,15 @@ func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
 }
 
 // openStore opens the store file at abs for k: identity first (creating
-// the store when missing and the fleet creates on demand), then the owner
-// election, then the fleet's kinds. On error nothing stays open.
+// the store when missing and the fleet creates on demand; skipped when the
+// file is, unchanged, one this process checked and closed: see stamp.go),
+// then the owner election, then the fleet's kinds. On error nothing stays
+// open.
 func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error) {
-	id, err := readIdentity(ctx, abs)
+	if f.knownIdentity(k, abs) {
+		return f.openChecked(ctx, k, abs)
+	}
+	id, err := f.readIdentity(ctx, abs)
 	if errors.Is(err, errNoStore) {
 		if !f.onDemand {
 			return nil, recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
@@ -167,7 +172,10 @@ func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error
 		if err != nil && !errors.Is(err, ErrExists) {
 			return nil, err
 		}
-		id, err = readIdentity(ctx, abs)
+		if f.knownIdentity(k, abs) { // this process made it
+			return f.openChecked(ctx, k, abs)
+		}
+		id, err = f.readIdentity(ctx, abs)
 	}
 	if errors.Is(err, errNoStore) {
 		return nil, recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
@@ -178,6 +186,20 @@ func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error
 	if err := checkIdentity(id, k, abs); err != nil {
 		return nil, err
 	}
+	return f.openChecked(ctx, k, abs)
+}
+
+// readIdentity reads the identity of the store file at abs.
+func (f *Fleet) readIdentity(ctx context.Context, abs string) (string, error) {
+	if f.hooks.identityRead != nil {
+		f.hooks.identityRead(abs)
+	}
+	return readIdentity(ctx, abs)
+}
+
+// openChecked opens the store file at abs, whose identity is k's: the
+// owner election, then the fleet's kinds. On error nothing stays open.
+func (f *Fleet) openChecked(ctx context.Context, k Key, abs string) (*Store, error) {
 	st, err := f.opts.Open(ctx, abs)
 	if err != nil {
 		return nil, fmt.Errorf("open the store of %s: %w", k, err)

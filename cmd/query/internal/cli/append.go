@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -88,25 +89,38 @@ and to spanning every batch, the counts summed, and "batches". --no-wait
 does not apply.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			p.src = "-"
-			if len(args) == 1 {
-				p.src = args[0]
-			}
-			if err := p.wait.check(); err != nil {
-				return err
-			}
-			if p.batchRows < 0 {
-				return usagef("--batch-rows must not be negative")
-			}
-			if p.batchRows > 0 && p.wait.noWait {
-				return usagef("--batch-rows and --no-wait cannot be used together")
-			}
-			if err := schemaFromStdin(p.schema, p.src); err != nil {
+			if err := p.take(args); err != nil {
 				return err
 			}
 			return a.appendRows(cmd.Context(), p)
 		}),
 	}
+	p.register(cmd)
+	return cmd
+}
+
+// take checks the flags and takes the input file from args (stdin when
+// there is none).
+func (p *appendArgs) take(args []string) error {
+	p.src = "-"
+	if len(args) == 1 {
+		p.src = args[0]
+	}
+	if err := p.wait.check(); err != nil {
+		return err
+	}
+	if p.batchRows < 0 {
+		return usagef("--batch-rows must not be negative")
+	}
+	if p.batchRows > 0 && p.wait.noWait {
+		return usagef("--batch-rows and --no-wait cannot be used together")
+	}
+	return schemaFromStdin(p.schema, p.src)
+}
+
+// register adds append's flags to cmd: query append's and query fleet
+// append's.
+func (p *appendArgs) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.stream, "stream", "", "stream to append to (required)")
 	f.StringVar(&p.kind, "kind", "", "kind of the rows (required)")
@@ -116,62 +130,88 @@ does not apply.`,
 	f.Int64Var(&p.batchRows, "batch-rows", 0, "stream the input in batches of N rows, each all-or-nothing (default: one append of every row)")
 	_ = cmd.MarkFlagRequired("stream")
 	_ = cmd.MarkFlagRequired("kind")
-	return cmd
+}
+
+// appendInput is append's checked arguments and open input.
+type appendInput struct {
+	p        appendArgs
+	declared *recordstore.Kind // from --schema, or nil
+	r        io.Reader
+	name     string
+}
+
+// openAppend checks the stream, the kind and --schema, and opens the
+// input; close releases it.
+func (a *app) openAppend(p appendArgs) (in appendInput, close func(), err error) {
+	if err := recordstore.ValidateStreamID(p.stream); err != nil {
+		return in, nil, err
+	}
+	if err := recordstore.ValidateKindName(p.kind); err != nil {
+		return in, nil, err
+	}
+	in.p = p
+	if p.schema != "" {
+		if in.declared, err = a.schemaKind(p.kind, p.schema); err != nil {
+			return in, nil, err
+		}
+	}
+	in.r, in.name, close, err = a.openInput(p.src)
+	return in, close, err
 }
 
 func (a *app) appendRows(ctx context.Context, p appendArgs) error {
-	if err := recordstore.ValidateStreamID(p.stream); err != nil {
-		return err
-	}
-	if err := recordstore.ValidateKindName(p.kind); err != nil {
-		return err
-	}
-	var declared *recordstore.Kind
-	if p.schema != "" {
-		var err error
-		if declared, err = a.schemaKind(p.kind, p.schema); err != nil {
-			return err
-		}
-	}
-	r, name, closeInput, err := a.openInput(p.src)
+	in, closeInput, err := a.openAppend(p)
 	if err != nil {
 		return err
 	}
 	defer closeInput()
-	return a.quietly(ctx, func(st *recordresults.Store) error {
-		k, err := appendKind(ctx, st, p.kind, declared)
+	return a.quietly(ctx, func(st *recordresults.Store) error { return appendInto(ctx, a, st, in) })
+}
+
+// appendTarget is what append needs of a store's backend, whether the
+// store is --store's (recordresults.Backend) or a fleet's (*sqlite.Backend):
+// the owner's target and the dry run of a declaration.
+type appendTarget interface {
+	owner.Target
+	CheckDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error)
+}
+
+// appendInto appends the rows of in to st (a store of --store, or a
+// fleet's) and prints the outcome.
+func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T], in appendInput) error {
+	p := in.p
+	k, err := appendKind(ctx, st, p.kind, in.declared)
+	if err != nil {
+		return err
+	}
+	if p.batchRows > 0 {
+		actx, cancel := p.wait.bound(ctx) // the declaration's wait and the batches'
+		defer cancel()
+		res, err := st.AppendFrom(actx, p.stream, k, checkedRows{in: newRowReader(in.r, in.name), kind: k},
+			owner.BulkOptions{BatchRows: p.batchRows, Declare: in.declared != nil})
 		if err != nil {
 			return err
 		}
-		if p.batchRows > 0 {
-			actx, cancel := p.wait.bound(ctx) // the declaration's wait and the batches'
-			defer cancel()
-			res, err := st.AppendFrom(actx, p.stream, k, checkedRows{in: newRowReader(r, name), kind: k},
-				owner.BulkOptions{BatchRows: p.batchRows, Declare: declared != nil})
-			if err != nil {
-				return err
-			}
-			return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
-		}
-		limits := spool.DefaultLimits // a store opened --read-only has no spool: its append fails read_only
-		if sp := st.Spool(); sp != nil {
-			limits = sp.Limits()
-		}
-		var rows recordstore.RowBuffer // compact: not a map nor a Values slice per row
-		if err := readRows(newRowReader(r, name), k, limits, rows.Add); err != nil {
-			return suggestBatches(err)
-		}
-		actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
-		defer cancel()
-		res, err := st.AppendBuffer(actx, p.stream, k, &rows, owner.AppendOptions{Declare: declared, WriteOptions: p.wait.options()})
-		if err != nil {
-			return suggestBatches(err)
-		}
-		if res.Pending {
-			return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
-		}
-		return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
-	})
+		return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
+	}
+	limits := spool.DefaultLimits // a store opened --read-only has no spool: its append fails read_only
+	if sp := st.Spool(); sp != nil {
+		limits = sp.Limits()
+	}
+	var rows recordstore.RowBuffer // compact: not a map nor a Values slice per row
+	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
+		return suggestBatches(err)
+	}
+	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
+	defer cancel()
+	res, err := st.AppendBuffer(actx, p.stream, k, &rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
+	if err != nil {
+		return suggestBatches(err)
+	}
+	if res.Pending {
+		return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
+	}
+	return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
 }
 
 // suggestBatches adds to a capacity error (an input too large for one
@@ -197,7 +237,7 @@ func role(spooled bool) string {
 // succeed (before any row is read: a conflict is reported as such, not as
 // the rows that do not fit), else the catalog's, which a detached process
 // cannot read: that error says how to append anyway.
-func appendKind(ctx context.Context, st *recordresults.Store, name string, declared *recordstore.Kind) (*recordstore.Kind, error) {
+func appendKind[T appendTarget](ctx context.Context, st *owner.Store[T], name string, declared *recordstore.Kind) (*recordstore.Kind, error) {
 	if declared != nil {
 		if _, err := st.Backend().CheckDeclare(ctx, *declared); err != nil {
 			return nil, err

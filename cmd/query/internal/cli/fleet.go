@@ -1,5 +1,5 @@
 // query fleet: the stores of a tenant fleet under one root — list, provision,
-// backup, import, delete and stats — as recordstore/fleet does them.
+// backup, import, delete, stats and append — as recordstore/fleet does them.
 
 package cli
 
@@ -21,7 +21,7 @@ func (a *app) fleetCmd() *cobra.Command {
 	var p fleetArgs
 	cmd := &cobra.Command{
 		Use:   "fleet",
-		Short: "List, provision, back up, import and delete the stores of a tenant fleet",
+		Short: "List, provision, back up, import, delete and append to the stores of a tenant fleet",
 		Long: `fleet works on the stores of a fleet: one records store per tenant
 (--mode tenant) or per routing slot (--mode slot) under --root, placed by
 the path template --path (default {bucket}/{tenant}.db or
@@ -43,6 +43,7 @@ fleet: delete refuses (in_use) while another process owns the store.`,
 	cmd.AddCommand(
 		a.fleetListCmd(&p), a.fleetProvisionCmd(&p), a.fleetBackupCmd(&p),
 		a.fleetImportCmd(&p), a.fleetDeleteCmd(&p), a.fleetStatsCmd(&p),
+		a.fleetAppendCmd(&p),
 	)
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -25,7 +24,7 @@ const tenantsPrefix = "/api/v1/tenants/"
 // defaultTenantPage and may not exceed maxTenantPage.
 const (
 	defaultTenantPage = 1000
-	maxTenantPage     = 10000
+	maxTenantPage     = fleet.MaxPage
 )
 
 // fleetRouteFollow is the pattern of a tenant's follow route, whose open
@@ -149,6 +148,7 @@ type tenantPage struct {
 
 // tenants answers the fleet's stores sorted by key, a page at a time:
 // after= (a key, exclusive) and limit= (default 1000, at most 10000).
+// fleet.ListPage walks the tree by name and opens only the page's files.
 func (h *fleetAPI) tenants(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit := defaultTenantPage
@@ -160,30 +160,12 @@ func (h *fleetAPI) tenants(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	after := q.Get("after")
-	if after != "" {
-		k, err := h.f.ParseKey(after)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		after = k.String()
-	}
-	l, err := h.f.List(r.Context(), fleet.ListOptions{})
+	p, err := h.f.ListPage(r.Context(), q.Get("after"), limit)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	all := l.Stores
-	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
-	start := sort.Search(len(all), func(i int) bool { return all[i].Key > after })
-	page := tenantPage{Tenants: all[start:min(start+limit, len(all))]}
-	if start+limit < len(all) {
-		page.Next = page.Tenants[len(page.Tenants)-1].Key
-	}
-	if page.Tenants == nil {
-		page.Tenants = []fleet.Entry{}
-	}
+	page := tenantPage{Tenants: p.Stores, Next: p.Next}
 	writeFleetJSON(w, http.StatusOK, page)
 }
 
