@@ -89,7 +89,9 @@ func vacuumInto(ctx context.Context, src, dst string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	db, err := openRaw(src, true)
+	// Not query_only, which refuses VACUUM INTO; the statement only
+	// reads src.
+	db, err := openRaw(src, false)
 	if err != nil {
 		return err
 	}

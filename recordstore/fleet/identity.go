@@ -36,8 +36,13 @@ func fileURI(path string, params ...string) string {
 	return "file:" + strings.ReplaceAll(path, "%", "%25") + "?" + strings.Join(append(params, q.Encode()), "&")
 }
 
-// openRaw opens one plain connection on the file at path; readOnly opens it
-// mode=ro. A missing file is errNoStore (SQLite would create it).
+// openRaw opens one plain connection on the file at path; readOnly makes it
+// query_only. It is not opened mode=ro: a read-only connection to a WAL
+// file that no other process has open creates the -wal and -shm and
+// cannot remove them, so listing or checking a store would leave both
+// beside it; a read-write connection that is the file's last removes them
+// as it closes (SQLite opens a file the process may not write read-only
+// anyway). A missing file is errNoStore (SQLite would create it).
 func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -51,7 +56,7 @@ func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	}
 	var params []string
 	if readOnly {
-		params = append(params, "mode=ro")
+		params = append(params, "_pragma=query_only(1)")
 	}
 	db, err := sql.Open("sqlite", fileURI(path, params...))
 	if err != nil {

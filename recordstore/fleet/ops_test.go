@@ -200,6 +200,30 @@ var _ = Describe("Fleet operations", func() {
 			))
 		})
 
+		It("leaves no -wal or -shm beside stores and misplaced files no process has open", func() {
+			Expect(f.Provision(ctx, tenant("alpha"))).To(Succeed())
+			pa := path(tenant("alpha"))
+			gamma, _ := f.Template().Path(tenant("gamma"))
+			Expect(os.MkdirAll(filepath.Join(root, filepath.Dir(gamma)), 0o700)).To(Succeed())
+			data, err := os.ReadFile(pa)
+			Expect(err).NotTo(HaveOccurred())
+			pg := filepath.Join(root, gamma)
+			Expect(os.WriteFile(pg, data, 0o600)).To(Succeed())
+			before, err := os.ReadFile(pg)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = f.List(ctx, fleet.ListOptions{Open: true})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = f.ListPage(ctx, "", 10)
+			Expect(err).NotTo(HaveOccurred())
+			for _, p := range []string{pa, pg} {
+				Expect(p + "-wal").NotTo(BeAnExistingFile())
+				Expect(p + "-shm").NotTo(BeAnExistingFile())
+			}
+			after, err := os.ReadFile(pg)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(after).To(Equal(before))
+		})
+
 		It("fails with --open when a store cannot be read, after listing it", func() {
 			k := tenant("acme")
 			Expect(f.Provision(ctx, k)).To(Succeed())
