@@ -44,6 +44,8 @@ func OwnerOptions[T owner.Target](path string, o ChildOptions, open func(ctx con
 		Spool:        spool.Options{Logger: o.Logger, Failpoint: o.Failpoint},
 		Logger:       o.Logger,
 		Failpoint:    o.Failpoint,
+		// A deferred open elects at its first write.
+		DeferElection: o.DeferElection,
 	}
 	if o.OnRole != nil {
 		opts.Events.Role = func(r owner.Role) { o.OnRole(string(r)) }

@@ -264,6 +264,9 @@ type StoreOptions struct {
 	// Openers that know no such store ignore it.
 	LiveFile  string   `json:"liveFile,omitempty"`
 	CarryFrom []string `json:"carryFrom,omitempty"`
+	// DeferElection opens the store without an election until its first
+	// write (owner.Options.DeferElection).
+	DeferElection bool `json:"deferElection,omitempty"`
 }
 
 // The failpoint actions.

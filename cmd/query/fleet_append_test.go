@@ -32,7 +32,7 @@ var _ = Describe("query fleet append", func() {
 		return out[0]
 	}
 
-	It("appends as the owner when nobody owns the store, and through the spool to query serve --fleet when it does", func() {
+	It("appends as the owner when nobody owns the store, also while query serve --fleet reads it (a read elects nobody)", func() {
 		ok("", "provision", "tenant:acme")
 		out := ok(tenantRows("acme", 2), "append", "tenant:acme", "--stream", "e1", "--kind", "events")
 		Expect(out).To(HaveKeyWithValue("role", "owner"))
@@ -42,15 +42,15 @@ var _ = Describe("query fleet append", func() {
 
 		_, base := startFleetServe(dir, root)
 		rows := base + "/api/v1/tenants/acme/streams/e1/rows"
-		status, _, body := get(rows) // serve opens the store, and owns it
+		status, _, body := get(rows) // serve opens the store to read it: its election is deferred
 		Expect(status).To(Equal(200), body)
 		Expect(body).To(Equal(scanOf("acme", 2)))
 
 		out = ok(`{"msg":"acme-3"}`+"\n", "append", "tenant/acme", "--stream", "e1", "--kind", "events")
-		Expect(out).To(HaveKeyWithValue("role", "spooled"))
+		Expect(out).To(HaveKeyWithValue("role", "owner"))
 		Expect(out).To(HaveKeyWithValue("from", num("3")))
 		_, _, body = get(rows)
-		Expect(body).To(Equal(scanOf("acme", 3)))
+		Expect(body).To(Equal(scanOf("acme", 3)), "serve reads what the append wrote")
 	})
 
 	It("appends a file in batches with --batch-rows, as query append does", func() {

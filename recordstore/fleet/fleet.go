@@ -25,7 +25,9 @@ type Store = owner.Store[*sqlite.Backend]
 
 // Opener opens the store whose file (the live SQLite file, also the
 // store's configured path: its lock, state file and spool lie beside it)
-// is path. It must take part in the owner election, as DefaultOpener does.
+// is path. It must take part in the owner election, as DefaultOpener does
+// (at open, or deferred to the store's first write with
+// owner.Options.DeferElection).
 type Opener func(ctx context.Context, path string) (*Store, error)
 
 // OnDemand says whether opening a key with no store creates it.

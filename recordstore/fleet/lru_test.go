@@ -188,6 +188,10 @@ var _ = Describe("Opening stores", func() {
 		use(f, "b")
 		l, err := f.Acquire(ctx, tenant("a"))
 		Expect(err).NotTo(HaveOccurred())
+		// A write elects this process the store's owner (the election is
+		// deferred to it).
+		_, err = l.Store().Append(ctx, "s", noteKind.Name, []recordstore.Row{{"id": "1"}}, owner.AppendOptions{})
+		Expect(err).NotTo(HaveOccurred())
 		state := l.Store().Paths().State
 		bounded, cancel := context.WithCancel(ctx)
 		cancel()

@@ -33,6 +33,13 @@ type StoreOptions struct {
 	ReadConns int
 	// Failpoint is called at the owner's named points (crash tests).
 	Failpoint func(name string)
+	// EagerElection makes each open take part in its store's election at
+	// once, as owner.Open does by default. Without it a store is opened
+	// with owner.Options.DeferElection: read-only, taking no lock and
+	// writing no state file or socket, until its first write elects this
+	// process its owner (the lock free) or a non-owner; a store that is
+	// only read never runs the election.
+	EagerElection bool
 }
 
 // DefaultOpener returns the Opener a fleet uses by default: owner.Open over
@@ -40,7 +47,8 @@ type StoreOptions struct {
 // lock, state file, socket and spool lie beside it: P.lock, P.owner.json,
 // P.sock, P.spool) and the live file (sqlite.Options.LiveFile). The first
 // process to take a store's lock owns it; the others read it and write
-// through its spool.
+// through its spool. The election is deferred to a store's first write
+// unless so.EagerElection is set (see there).
 func DefaultOpener(so StoreOptions) Opener {
 	sweep := so.SweepInterval
 	if sweep == 0 {
@@ -60,6 +68,7 @@ func DefaultOpener(so StoreOptions) Opener {
 			Heartbeat:      so.Heartbeat,
 			Logger:         so.Logger,
 			Failpoint:      so.Failpoint,
+			DeferElection:  !so.EagerElection,
 			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
 				return sqlite.Open(ctx, path, sqlite.Options{
 					Logger:        so.Logger,

@@ -94,7 +94,7 @@ func (e *BulkError) Unwrap() error { return e.Err }
 // A source error is returned as is (wrapped in the BulkError), so that
 // the caller's own errors, naming its input's lines, reach its user.
 func (s *Store[T]) AppendFrom(ctx context.Context, stream string, kind *recordstore.Kind, src RowReader, opts BulkOptions) (BulkAppended, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return BulkAppended{}, err
 	}
 	if err := recordstore.ValidateStreamID(stream); err != nil {

@@ -96,6 +96,9 @@ func (m *Metrics) promoted(epoch int64) {
 // without error (*err is read when the deferred call runs).
 func (s *Store[T]) countAppend(role Role, rows int, err *error) {
 	if *err == nil {
+		if role == RoleDeferred { // the write elected this process: count it in its new role
+			role = s.Role()
+		}
 		s.opts.Metrics.append(role, rows)
 	}
 }

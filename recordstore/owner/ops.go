@@ -110,7 +110,7 @@ type Declared struct {
 // published or applied.
 func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (out Appended, err error) {
 	defer s.countAppend(s.Role(), len(rows), &err)
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
 	if max := s.spool.Limits().MaxRows; max > 0 && int64(len(rows)) > max {
@@ -159,7 +159,7 @@ func (s *Store[T]) appendOwned(ctx context.Context, stream, kind string, rows []
 // ctx ends (a *PendingError naming the batch) or, with NoWait, returning
 // once the batch is published.
 func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts WriteOptions) (Mutated, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return Mutated{}, err
 	}
 	spooled := s.Role() != RoleOwner
@@ -214,7 +214,7 @@ func (s *Store[T]) mutateBackend(ctx context.Context, e recordstore.BatchEntry) 
 // spool and waits for it (until ctx ends: a *PendingError naming its
 // batch); with NoWait it publishes them all in one batch and returns.
 func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, opts WriteOptions) (Declared, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return Declared{}, err
 	}
 	p, err := s.preparer()

@@ -32,7 +32,7 @@ type Rotator interface {
 // disk); when only the state file cannot be written, the new file is live
 // and the error says so (the next heartbeat writes the state again).
 func (s *Store[T]) Rotate(ctx context.Context, newLive string) (string, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return "", err
 	}
 	if role := s.Role(); role != RoleOwner {

@@ -29,6 +29,10 @@ const (
 	RoleDetached Role = "detached"
 	// RoleReadOnly reads the live file and writes nothing (Options.ReadOnly).
 	RoleReadOnly Role = "read-only"
+	// RoleDeferred reads the live file and has not taken part in the
+	// election yet (Options.DeferElection): its first write elects it
+	// owner or non-owner.
+	RoleDeferred Role = "deferred"
 	// RoleClosed is the role after Close.
 	RoleClosed Role = "closed"
 )

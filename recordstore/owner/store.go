@@ -135,6 +135,33 @@ type Options[T Target] struct {
 	// non-owners write through the spool only (a submit-only backend).
 	// Their batches wait, durable in the spool, while no owner runs.
 	NoPromotion bool
+	// DeferElection opens the store without taking part in the election
+	// until something needs it: Open opens the spool folder (creating it
+	// if missing, as any Open does) and the backend read-only, with
+	// Open(ctx, true, submit), exactly as a non-owner does, and nothing
+	// else: no lock is tried (the lock file is not created), no state file
+	// is read or written, no socket is served, no promoter or loop runs.
+	// Reads work at once; the process has RoleDeferred. The first
+	// operation that needs an owner — a write through the Store (Append,
+	// AppendBuffer, AppendFrom, Mutate, DeclareKinds, Publish, a Writer's
+	// delivery, Rotate), Await, or a write on the backend itself, which
+	// submits it — runs the election then, once for all the callers that
+	// arrive meanwhile (each waits until its ctx ends): the lock free,
+	// this process becomes the owner by promoting the backend in place;
+	// held, it waits for the owner to be ready (StartWait) and becomes a
+	// non-owner, with its promoter (unless NoPromotion). An election that
+	// fails returns its error to the operation and leaves the store
+	// deferred, holding nothing, for the next one to try again (the one
+	// exception: a promotion that made the backend writable but could not
+	// serve keeps the lock, as the promoter does, and retries serving in
+	// the background; the process is then a non-owner until it serves).
+	// When the backend cannot be opened read-only (no live file yet, or
+	// one of another catalog version) Open runs the election at once, as
+	// without DeferElection. An election that finds the owner running
+	// another catalog version fails with its *CatalogVersionError and the
+	// store stays deferred: its backend cannot become a detached one in
+	// place. Ignored with ReadOnly.
+	DeferElection bool
 }
 
 // RetryPolicy bounds the retries of a batch that fails transiently: the
@@ -207,6 +234,7 @@ type Store[T Target] struct {
 	backend T
 	waiters *waiters
 	poke    chan struct{}
+	elect   chan struct{} // held by the election of a deferred store
 
 	// pub serializes this process's publishes so that its producer seqs
 	// reach incoming/ in order and a failed publish leaves no gap.
@@ -321,6 +349,9 @@ func open[T Target](ctx context.Context, opts Options[T]) (*Store[T], error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if opts.DeferElection && s.openDeferred(ctx) {
+		return s, nil
+	}
 	if err := s.start(ctx); err != nil {
 		s.cancel()
 		return nil, err
@@ -338,6 +369,7 @@ func newStore[T Target](opts Options[T]) *Store[T] {
 		waiters: newWaiters(),
 		applied: newAppliedSet(),
 		poke:    make(chan struct{}, 1),
+		elect:   make(chan struct{}, 1),
 	}
 	s.ing.init(s.opts.Retry)
 	return s
@@ -472,6 +504,15 @@ func (s *Store[T]) usable() error {
 	return nil
 }
 
+// ready is usable, then, for a store opened with Options.DeferElection
+// and not elected yet, the election (see elect).
+func (s *Store[T]) ready(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	return s.elected(ctx)
+}
+
 func (s *Store[T]) close() error {
 	s.mu.Lock()
 	if s.mu.closed {
@@ -489,7 +530,7 @@ func (s *Store[T]) close() error {
 	switch role {
 	case RoleOwner:
 		errs = append(errs, s.closeOwner())
-	case RoleReadOnly: // nothing was taken but the backend
+	case RoleReadOnly, RoleDeferred: // nothing was taken but the backend (and the spool folder)
 	default:
 		errs = append(errs, s.closeNonOwner())
 	}

@@ -77,7 +77,7 @@ func (s *Store[T]) publish(ctx context.Context, b recordstore.Batch) (string, er
 // publishNotify is publish that calls visible with the batch id once the
 // batch is in incoming/ (see spool.Dir.PublishNotify).
 func (s *Store[T]) publishNotify(ctx context.Context, b recordstore.Batch, visible func(id string)) (string, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return "", err
 	}
 	s.pub.Lock()
@@ -154,7 +154,7 @@ func (s *Store[T]) forgetSocket(path string) {
 // asks the owner, which answers the same way.)
 func (s *Store[T]) Await(ctx context.Context, id string) (res recordstore.BatchResult, err error) {
 	defer func(start time.Time) { s.opts.Metrics.awaited(start, err == nil) }(time.Now())
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return recordstore.BatchResult{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -188,7 +188,7 @@ func (wr *Writer[T]) Close(ctx context.Context) ([]recordstore.BatchResult, erro
 // id (the ledger makes a second application a no-op).
 func (wr *Writer[T]) deliver(ctx context.Context, d *recordstore.Batch) error {
 	s := wr.s
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err // the batch stays queued: Pending counts it
 	}
 	if s.Role() == RoleOwner {
