@@ -99,10 +99,6 @@ func (s *Store[T]) runElection(ctx context.Context) error {
 	s.mu.Lock()
 	s.mu.state = st
 	s.mu.Unlock()
-	s.setRole(RoleNonOwner)
-	if !s.opts.NoPromotion {
-		s.wg.Add(1)
-		go s.promoter()
-	}
+	s.becomeNonOwner()
 	return nil
 }

@@ -78,13 +78,19 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 		return err
 	}
 	s.backend = b
+	s.becomeNonOwner()
+	return nil
+}
+
+// becomeNonOwner gives this process, its backend open read-only, the
+// non-owner role and starts its promoter (unless Options.NoPromotion).
+func (s *Store[T]) becomeNonOwner() {
 	s.setRole(RoleNonOwner)
 	if s.opts.NoPromotion {
-		return nil
+		return
 	}
 	s.wg.Add(1)
 	go s.promoter()
-	return nil
 }
 
 // startDetached opens the backend with Options.OpenDetached, or refuses
