@@ -1,13 +1,12 @@
-// The change feed: PRAGMA data_version polled on one pinned connection
-// tells when any other connection — in this process or another — committed
-// to the live file. A read-only backend follows it to refresh its catalog
-// and wake the Notifier.
+// The change feed: PRAGMA data_version, polled on the reader pool's
+// connections (see watcher), tells when any other connection — in this
+// process or another — committed to the live file. A read-only backend
+// follows it to refresh its catalog and wake the Notifier.
 
 package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -18,12 +17,14 @@ import (
 // WatchChanges calls changed after each commit to the live file by another
 // connection (another process's, or this backend's writer), until ctx ends;
 // it returns ctx.Err() then, an error wrapping ErrClosed once the backend is
-// closed, or the error that broke its connection. It polls PRAGMA
-// data_version every Options.ChangeInterval on a connection of its own, so
-// several commits between two polls are reported once. changed runs on
-// WatchChanges's goroutine and should not block for long. After a Rotate
-// it watches the new live file (and calls changed once for the switch), so
-// that it never holds the old one open.
+// closed, or the error that broke its polling. It reads PRAGMA
+// data_version every Options.ChangeInterval on a free connection of the
+// reader pool (no connection of its own), so several commits between two
+// polls are reported once; a poll that finds every reader busy for a whole
+// interval reports nothing and the next one catches up. A reader
+// connection it reads for the first time counts as a change. After a
+// Rotate it watches the new live file (and calls changed once for the
+// switch).
 func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 	if err := b.enter(); err != nil {
 		return err
@@ -62,7 +63,7 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 			changed()
 			continue
 		}
-		moved, err := w.poll(ctx)
+		moved, err := b.poll(ctx, w)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -73,70 +74,6 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 			changed()
 		}
 	}
-}
-
-// watcher is a connection of its own (query_only, like the reader pool,
-// but not taken from it), pinned, and the data_version it last read there.
-type watcher struct {
-	live string // the live file it watches
-	db   *sql.DB
-	conn *sql.Conn
-	last int64
-}
-
-// reopenWatcher opens a watcher of the live file Rotate switched to.
-func (b *Backend) reopenWatcher(ctx context.Context) (*watcher, error) {
-	if err := b.enter(); err != nil {
-		return nil, err
-	}
-	defer b.leave()
-	return b.openWatcher(ctx)
-}
-
-// openWatcher opens a watcher and reads its first data_version: every
-// commit after that is a change.
-func (b *Backend) openWatcher(ctx context.Context) (*watcher, error) {
-	db, err := sql.Open("sqlite", b.readerDSN())
-	if err != nil {
-		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
-	}
-	db.SetMaxOpenConns(1)
-	w := &watcher{live: b.live, db: db}
-	if w.conn, err = db.Conn(ctx); err == nil {
-		w.last, err = w.version(ctx)
-	}
-	if err != nil {
-		w.close()
-		return nil, fmt.Errorf("watch changes of %s: %w", b.path, err)
-	}
-	return w, nil
-}
-
-// poll reports whether data_version moved since the last poll.
-func (w *watcher) poll(ctx context.Context) (bool, error) {
-	v, err := w.version(ctx)
-	if err != nil || v == w.last {
-		return false, err
-	}
-	w.last = v
-	return true, nil
-}
-
-// version reads PRAGMA data_version, which changes when another
-// connection commits to the file.
-func (w *watcher) version(ctx context.Context) (int64, error) {
-	var v int64
-	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-		return 0, fmt.Errorf("read data_version: %w", err)
-	}
-	return v, nil
-}
-
-func (w *watcher) close() {
-	if w.conn != nil {
-		_ = w.conn.Close()
-	}
-	_ = w.db.Close()
 }
 
 // isClosed reports whether Close has run (or is running).
@@ -203,7 +140,7 @@ func (b *Backend) followChanges(ctx context.Context, w *watcher) {
 	for {
 		var err error
 		if w == nil {
-			if w, err = b.openWatcher(ctx); err == nil {
+			if w, err = b.reopenWatcher(ctx); err == nil {
 				refresh()
 			}
 		}
