@@ -247,9 +247,8 @@ func writerDSN(live string, busy time.Duration) string {
 	return live + "?" + q.Encode()
 }
 
-// readerDSN is the connection string of the backend's readers: the reader
-// pool and the change watcher (see readerDSN, and Options.ReadOnlyFile for
-// the other two modes).
+// readerDSN is the connection string of the backend's reader pool (see
+// readerDSN, and Options.ReadOnlyFile for the other two modes).
 func (b *Backend) readerDSN() string {
 	switch {
 	case b.immutable:
@@ -262,9 +261,11 @@ func (b *Backend) readerDSN() string {
 
 // readerDSN is the connection string of the reader pool: query_only, so a
 // reader can never write, and deferred transactions so readers never take
-// the write lock.
+// the write lock. mode=rw: a connection the pool opens after the live file
+// was removed (by hand, or a fleet's Delete while this process only reads)
+// fails instead of creating an empty file in its place.
 func readerDSN(live string, busy time.Duration) string {
-	return live + "?" + readerPragmas(busy)
+	return fileURI(live, "mode=rw") + "&" + readerPragmas(busy)
 }
 
 // readerPragmas are the driver's parameters of a reader connection.
