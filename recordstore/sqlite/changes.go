@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -85,17 +86,29 @@ func (b *Backend) isClosed() bool {
 	return b.closed
 }
 
-// feedHandle is a running change feed subscription.
+// feedHandle is a running change feed subscription: a timer that runs one
+// poll at a time (on the goroutine time.AfterFunc gives it) and is set
+// again when the poll ends. Between polls no goroutine waits for it: a
+// process with many stores open to read keeps no goroutine per store.
 type feedHandle struct {
+	b      *Backend
+	ctx    context.Context
 	cancel context.CancelFunc
+	w      *watcher // nil: the next poll opens one and catches up first
 	done   chan struct{}
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	running  bool // a poll is running
+	ended    bool // no poll is to start any more
+	finished bool // done is closed
 }
 
 // startFeed starts the read-only backend's change feed subscription: on
 // every change it refreshes the catalog and wakes every follower. w is the
 // watcher Open made before it loaded the catalog, or nil: the feed then
-// opens one and catches up once (refresh and wake) with whatever it may
-// have missed. Nothing starts once Close has begun.
+// opens one at once and catches up (refresh and wake) with whatever it
+// may have missed. Nothing starts once Close has begun.
 func (b *Backend) startFeed(w *watcher) {
 	b.bg.Lock()
 	defer b.bg.Unlock()
@@ -106,18 +119,21 @@ func (b *Backend) startFeed(w *watcher) {
 		return
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
-	f := &feedHandle{cancel: cancel, done: make(chan struct{})}
+	f := &feedHandle{b: b, ctx: ctx, cancel: cancel, w: w, done: make(chan struct{})}
 	b.bg.feed = f
 	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer close(f.done)
-		b.followChanges(ctx, w)
-	}()
+	first := b.opts.ChangeInterval
+	if w == nil {
+		first = 0
+	}
+	f.mu.Lock()
+	f.timer = time.AfterFunc(first, f.tick)
+	f.mu.Unlock()
+	context.AfterFunc(ctx, f.end) // Close and stopFeed end it at once
 }
 
 // stopFeed stops the change feed subscription, if one runs, and waits for
-// it to finish.
+// its running poll, if any, to finish.
 func (b *Backend) stopFeed() {
 	b.bg.Lock()
 	f := b.bg.feed
@@ -129,35 +145,95 @@ func (b *Backend) stopFeed() {
 	}
 }
 
-// followChanges follows the file's changes with w until ctx ends, opening
-// a new watcher after an error (a connection the file's owner broke, say)
-// and catching up with what it may have missed in between.
-func (b *Backend) followChanges(ctx context.Context, w *watcher) {
-	refresh := func() {
+// tick runs one poll and sets the timer again, unless the feed ended.
+func (f *feedHandle) tick() {
+	f.mu.Lock()
+	if f.ended {
+		f.mu.Unlock()
+		return
+	}
+	f.running = true
+	f.mu.Unlock()
+	more := f.poll()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running = false
+	if !more {
+		f.ended = true
+	}
+	if f.ended {
+		f.finishLocked()
+		return
+	}
+	f.timer.Reset(f.b.opts.ChangeInterval)
+}
+
+// end stops the feed when its context ends: at once when no poll runs,
+// else when the running one returns.
+func (f *feedHandle) end() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = true
+	f.timer.Stop()
+	if !f.running {
+		f.finishLocked()
+	}
+}
+
+// finishLocked releases the feed, once: its watcher, its context, the
+// backend's count of background work, and done.
+func (f *feedHandle) finishLocked() {
+	if f.finished {
+		return
+	}
+	f.finished = true
+	if f.w != nil {
+		f.w.close()
+	}
+	f.cancel()
+	close(f.done)
+	f.b.wg.Done()
+}
+
+// poll is one step of the feed: open a watcher (after a start without one
+// or an error) and catch up, follow a Rotate to the new live file, or poll
+// for a change; each change refreshes the catalog and wakes every
+// follower. It reports false when the feed is over (its context ended or
+// the backend closed); an error of another kind is logged and the next
+// step starts again from a new watcher, catching up.
+func (f *feedHandle) poll() bool {
+	b, ctx := f.b, f.ctx
+	var moved bool
+	var err error
+	switch {
+	case f.w == nil:
+		f.w, err = b.reopenWatcher(ctx)
+		moved = err == nil
+	case b.LivePath() != f.w.live:
+		var next *watcher
+		if next, err = b.reopenWatcher(ctx); err == nil {
+			f.w.close()
+			f.w, moved = next, true
+		}
+	default:
+		moved, err = b.poll(ctx, f.w)
+	}
+	if ctx.Err() != nil || errors.Is(err, recordstore.ErrClosed) {
+		return false
+	}
+	if err != nil {
+		b.log.Warn("change feed: poll failed; starting again from a new watcher", "err", err)
+		if f.w != nil {
+			f.w.close()
+			f.w = nil
+		}
+		return true
+	}
+	if moved {
 		b.refreshCatalog(ctx)
 		b.notifier.NotifyAll()
 	}
-	for {
-		var err error
-		if w == nil {
-			if w, err = b.reopenWatcher(ctx); err == nil {
-				refresh()
-			}
-		}
-		if err == nil {
-			err = b.watch(ctx, w, refresh)
-			w = nil
-		}
-		if ctx.Err() != nil || errors.Is(err, recordstore.ErrClosed) {
-			return
-		}
-		b.log.Warn("change feed stopped; starting it again", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(b.opts.ChangeInterval):
-		}
-	}
+	return true
 }
 
 // refreshCatalog brings a read-only backend's view of the file up to date

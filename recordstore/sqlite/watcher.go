@@ -22,7 +22,7 @@ import (
 // open by it), and it never opens a file itself: closing a descriptor of a
 // file SQLite has open would drop SQLite's POSIX locks on it.
 type watcher struct {
-	live string       // the live file it watches
+	live string        // the live file it watches
 	seen map[any]int64 // the data_version last read on each pool connection
 }
 

@@ -125,7 +125,7 @@ var _ = Describe("change probe", func() {
 		ro, err := Open(ctx, path, Options{ReadOnly: true, ReadConns: 1, ChangeInterval: 5 * time.Millisecond})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = ro.Close() })
-		Expect(openFiles(live) - before).To(Equal(1), "the reader pool's one connection, and no watcher's")
+		Expect(openFiles(live)-before).To(Equal(1), "the reader pool's one connection, and no watcher's")
 
 		// A kind declared by the writer is picked up by the feed, and a
 		// follower is woken by an append.
@@ -143,5 +143,22 @@ var _ = Describe("change probe", func() {
 		woken := ro.Notifier().Changed("s")
 		appendOne("y")
 		Eventually(woken).Should(BeClosed())
+	})
+
+	It("keeps no goroutine per read-only backend while the feed waits between polls", func() {
+		const n = 16
+		settled := func() int {
+			runtime.GC()
+			return runtime.NumGoroutine()
+		}
+		before := settled()
+		for range n {
+			ro, err := Open(ctx, path, Options{ReadOnly: true, ReadConns: 1, ChangeInterval: time.Hour})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = ro.Close() })
+		}
+		// database/sql keeps one goroutine per pool (its connection
+		// opener); the feeds add none while they wait.
+		Eventually(settled).Should(BeNumerically("<=", before+n))
 	})
 })
