@@ -262,9 +262,11 @@ func (b *Backend) readerDSN() string {
 
 // readerDSN is the connection string of the reader pool: query_only, so a
 // reader can never write, and deferred transactions so readers never take
-// the write lock.
+// the write lock. mode=rw: a reader connection opened after the live file
+// was removed (the store deleted) fails instead of having SQLite create an
+// empty file at the path, which would look like a store nobody made.
 func readerDSN(live string, busy time.Duration) string {
-	return live + "?" + readerPragmas(busy)
+	return fileURI(live, "mode=rw") + "&" + readerPragmas(busy)
 }
 
 // readerPragmas are the driver's parameters of a reader connection.
