@@ -61,8 +61,13 @@ func (s *Store[T]) elected(ctx context.Context) error {
 
 // runElection is the election of a deferred store, its backend already
 // open read-only: the lock free, promote; held, wait for the owner to be
-// ready and become a non-owner.
+// ready and become a non-owner. A live file removed or replaced since the
+// open (see LiveChecker) refuses it before the lock file is created, and
+// again once the lock is held (promote): the store is then gone.
 func (s *Store[T]) runElection(ctx context.Context) error {
+	if err := s.checkLive(); err != nil {
+		return fmt.Errorf("elect owner: %w", err)
+	}
 	won, err := s.lock.try()
 	if err != nil {
 		return err

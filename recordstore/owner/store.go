@@ -261,6 +261,7 @@ type Store[T Target] struct {
 		backlog int
 		refs    int
 		closed  bool
+		gone    error // see Gone
 	}
 
 	ing ingestState // used by the goroutine that drains (under drain)
@@ -504,10 +505,13 @@ func (s *Store[T]) usable() error {
 	return nil
 }
 
-// ready is usable, then, for a store opened with Options.DeferElection
-// and not elected yet, the election (see elect).
+// ready is usable, then Gone, then, for a store opened with
+// Options.DeferElection and not elected yet, the election (see elect).
 func (s *Store[T]) ready(ctx context.Context) error {
 	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := s.Gone(); err != nil {
 		return err
 	}
 	return s.elected(ctx)
