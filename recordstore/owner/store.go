@@ -154,7 +154,10 @@ type Options[T Target] struct {
 	// deferred, holding nothing, for the next one to try again (the one
 	// exception: a promotion that made the backend writable but could not
 	// serve keeps the lock, as the promoter does, and retries serving in
-	// the background; the process is then a non-owner until it serves).
+	// the background; the process is then a non-owner until it serves). An
+	// election that finds the backend's live file removed or replaced
+	// (see LiveChecker) creates nothing and leaves the store gone (see
+	// Store.Gone): later writes fail without trying again.
 	// When the backend cannot be opened read-only (no live file yet, or
 	// one of another catalog version) Open runs the election at once, as
 	// without DeferElection. An election that finds the owner running
