@@ -15,6 +15,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -52,20 +53,40 @@ func fileEpoch(ctx context.Context, path string) int64 {
 	return b.Epoch()
 }
 
-// racedBackend removes the store's files right after the first live-file
-// check passes: the deletion lands between the check and the lock.
+// racedBackend runs race right after the first live-file check passes:
+// what it does lands between the check and the lock.
 type racedBackend struct {
 	*sqlite.Backend
-	path   string
+	race   func()
 	checks atomic.Int32
 }
 
 func (b *racedBackend) CheckLiveFile() error {
 	err := b.Backend.CheckLiveFile()
 	if b.checks.Add(1) == 1 && err == nil {
-		removeStoreFiles(b.path)
+		b.race()
 	}
 	return err
+}
+
+// openRaced opens the store at path deferred, over a racedBackend.
+func openRaced(ctx context.Context, path string, race func()) (*owner.Store[*racedBackend], *racedBackend) {
+	GinkgoHelper()
+	var rb *racedBackend
+	s, err := owner.Open(ctx, owner.Options[*racedBackend]{
+		Path: path, CatalogVersion: sqlite.CatalogVersion, DeferElection: true,
+		Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*racedBackend, error) {
+			b, err := sqliteOpener(path)(ctx, readOnly, submit)
+			if err != nil {
+				return nil, err
+			}
+			rb = &racedBackend{Backend: b, race: race}
+			return rb, nil
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(s.Close)
+	return s, rb
 }
 
 var _ = Describe("A store deleted under a process that does not own it", func() {
@@ -105,27 +126,34 @@ var _ = Describe("A store deleted under a process that does not own it", func() 
 	It("refuses once it holds the lock when the store is deleted after the first check, and removes the lock file it made", func(ctx SpecContext) {
 		path := storePath()
 		createStore(ctx, path)
-		var rb *racedBackend
-		s, err := owner.Open(ctx, owner.Options[*racedBackend]{
-			Path: path, CatalogVersion: sqlite.CatalogVersion, DeferElection: true,
-			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*racedBackend, error) {
-				b, err := sqliteOpener(path)(ctx, readOnly, submit)
-				if err != nil {
-					return nil, err
-				}
-				rb = &racedBackend{Backend: b, path: path}
-				return rb, nil
-			},
-		})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(s.Close)
+		s, rb := openRaced(ctx, path, func() { removeStoreFiles(path) })
 
-		_, err = s.Append(ctx, "s", "event", []recordstore.Row{row("second")}, owner.AppendOptions{})
+		_, err := s.Append(ctx, "s", "event", []recordstore.Row{row("second")}, owner.AppendOptions{})
 		Expect(err).To(MatchError(recordstore.ErrNotFound))
 		Expect(rb.checks.Load()).To(Equal(int32(2)), "checked before the lock and with it held")
 		Expect(s.Gone()).To(HaveOccurred())
 		expectNoElectionFiles(path)
 		Expect(sqlite.LivePath(path)).NotTo(BeAnExistingFile())
+	})
+
+	It("refuses to become a non-owner of a store made again, and owned by another process, after the first check", func(ctx SpecContext) {
+		path := storePath()
+		createStore(ctx, path)
+		var epoch int64
+		var own interface{ Kill() error }
+		s, rb := openRaced(ctx, path, func() {
+			epoch = replaceLive(ctx, path)
+			own = startOwner(path, fast(), nil)
+		})
+
+		_, err := s.Append(ctx, "s", "event", []recordstore.Row{row("second")}, owner.AppendOptions{})
+		Expect(err).To(MatchError(recordstore.ErrNotFound))
+		Expect(rb.checks.Load()).To(Equal(int32(2)), "checked before the lock and once the owner was found ready")
+		Expect(s.Gone()).To(HaveOccurred())
+		Expect(s.Role()).To(Equal(owner.RoleDeferred), "not a non-owner: no promoter runs")
+		Expect(entries(path, spool.StateIncoming)).To(BeEmpty(), "nothing was published to the new store")
+		Expect(own.Kill()).To(Succeed())
+		Expect(fileEpoch(ctx, path)).To(Equal(epoch+1), "only its owner opened the new file writable")
 	})
 
 	It("stops a non-owner's promoter, which makes no lock file, when the store is deleted while its owner runs", func(ctx SpecContext) {
