@@ -34,6 +34,13 @@ func runChild(verb string, args []string) int {
 		switch verb {
 		case "provision":
 			err = f.Provision(context.Background(), k)
+		case "delete":
+			err = f.Delete(context.Background(), k)
+		case "reprovision":
+			// Delete the store, then provision a new one for the key.
+			if err = f.Delete(context.Background(), k); err == nil {
+				err = f.Provision(context.Background(), k)
+			}
 		case "hold":
 			// Own the store until stdin closes.
 			var l *fleet.Lease

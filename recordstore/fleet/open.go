@@ -31,6 +31,7 @@ type entry struct {
 	draining bool          // being closed: openers wait for drained
 	drained  chan struct{} // closed once the store is closed and forgotten
 	idle     chan struct{} // while draining with leases: closed when they reach 0
+	gone     bool          // forgotten as gone (see forgetGone): the last Release closes it
 }
 
 // Lease pins an open store: it is not closed (by MaxOpen, IdleClose,
@@ -48,8 +49,11 @@ func (l *Lease) Store() *Store { return l.e.store }
 // Key is the leased store's key.
 func (l *Lease) Key() Key { return l.e.key }
 
-// Release unpins the store; later calls do nothing.
-func (l *Lease) Release() { l.once.Do(func() { l.f.release(l.e) }) }
+// Release unpins the store; later calls do nothing. A store whose write
+// found it deleted by another process (owner.Store.Gone) is forgotten
+// then, and closed once its last lease is released: the next Acquire of
+// the key opens what is on disk now (see forgetGone).
+func (l *Lease) Release() { l.once.Do(func() { l.f.releaseLease(l.e) }) }
 
 // Acquire opens the store of k, or shares it when it is open or being
 // opened, and pins it until the Lease is released. A missing store is
@@ -103,8 +107,69 @@ func (f *Fleet) Acquire(ctx context.Context, k Key) (*Lease, error) {
 		if e.err != nil {
 			return nil, e.err
 		}
+		if storeGone(e.store) {
+			f.forgetGone(e)
+			f.releaseLease(e)
+			continue // open what is there now
+		}
 		return &Lease{f: f, e: e}, nil
 	}
+}
+
+// storeGone reports whether st's file was deleted (or deleted and made
+// again) by another process since st was opened: its owner found it so
+// (Gone), or its backend finds it so now (one stat of the file).
+func storeGone(st *Store) bool {
+	if st.Gone() != nil {
+		return true
+	}
+	return errors.Is(st.Backend().CheckLiveFile(), recordstore.ErrNotFound)
+}
+
+// releaseLease is Lease.Release: the store forgotten first when it is
+// gone, then the lease dropped, then a forgotten store closed with its
+// last lease.
+func (f *Fleet) releaseLease(e *entry) {
+	if e.store != nil && e.store.Gone() != nil {
+		f.forgetGone(e)
+	}
+	f.release(e)
+	f.mu.Lock()
+	last := e.gone && e.leases == 0 && !e.draining
+	if last {
+		e.draining = true // closed once
+	}
+	f.mu.Unlock()
+	if last {
+		if err := e.store.Close(); err != nil {
+			f.log.Warn("close a deleted store", "key", e.key.String(), "err", err)
+		}
+		f.stats.closes.Add(1)
+	}
+}
+
+// forgetGone takes the open store of e, whose file was deleted by another
+// process, out of the fleet: later Acquires of its key open the key
+// afresh (recordstore.ErrNotFound in a tenant fleet, a new store in a
+// fleet that creates on demand), and its identity is not remembered (see
+// stamp.go). Leases held keep the old store, reading the file it opened,
+// until they are released; the last Release closes it. An entry being
+// closed already (draining) is left to that close.
+func (f *Fleet) forgetGone(e *entry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e.gone || e.draining {
+		return
+	}
+	e.gone = true
+	if f.entries[e.key] == e {
+		delete(f.entries, e.key)
+	}
+	if e.elem != nil {
+		f.lru.Remove(e.elem)
+		e.elem = nil
+	}
+	f.log.Info("store deleted by another process; forgotten", "key", e.key.String())
 }
 
 // Do runs fn with the store of k leased for its duration.

@@ -61,8 +61,14 @@ func (s *Store[T]) elected(ctx context.Context) error {
 
 // runElection is the election of a deferred store, its backend already
 // open read-only: the lock free, promote; held, wait for the owner to be
-// ready and become a non-owner.
+// ready and become a non-owner. A live file removed or replaced since the
+// open (see LiveChecker) refuses it before the lock file is created, and
+// again once the lock is held (promote) or the owner found ready: the
+// store is then gone.
 func (s *Store[T]) runElection(ctx context.Context) error {
+	if err := s.checkLive(); err != nil {
+		return fmt.Errorf("elect owner: %w", err)
+	}
 	won, err := s.lock.try()
 	if err != nil {
 		return err
@@ -95,6 +101,12 @@ func (s *Store[T]) runElection(ctx context.Context) error {
 	}
 	if s.opts.CatalogVersion != 0 && st.CatalogVersion != 0 && st.CatalogVersion != s.opts.CatalogVersion {
 		return &CatalogVersionError{Owner: st.CatalogVersion, Build: s.opts.CatalogVersion}
+	}
+	// The owner found ready holds the lock, so the store cannot be deleted
+	// now: a store deleted and made again since the first check is caught
+	// here, before this process writes through the new store's spool.
+	if err := s.checkLive(); err != nil {
+		return fmt.Errorf("elect owner: %w", err)
 	}
 	s.mu.Lock()
 	s.mu.state = st

@@ -127,11 +127,18 @@ const promoteRetry = 20 * time.Millisecond
 // cannot be served, the state file cannot be written) keeps it and retries
 // serving: a writable backend must never outlive its lock, or this
 // process would write beside the next owner.
+//
+// Before each try the live file is checked (see LiveChecker), so that a
+// store deleted after its owner left gets no lock file made again; the
+// promoter stops for good once the store is gone.
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
 	var failures repeatedError
 	for {
-		won, err := s.lock.wait(s.ctx, promoteRetry)
+		if err := s.checkLive(); err != nil && s.Gone() != nil {
+			return
+		}
+		won, err := s.lock.try()
 		if s.ctx.Err() != nil {
 			if won {
 				_ = s.lock.unlock()
@@ -139,6 +146,9 @@ func (s *Store[T]) promoter() {
 			return
 		}
 		if !won && err == nil {
+			if !s.pause(promoteRetry) {
+				return
+			}
 			continue
 		}
 		if won {
@@ -149,6 +159,9 @@ func (s *Store[T]) promoter() {
 			if writable {
 				s.serveUntilServed(perr)
 				return
+			}
+			if s.Gone() != nil {
+				return // promote let the lock go
 			}
 			err = perr
 			_ = s.lock.unlock()
@@ -223,9 +236,18 @@ func (s *Store[T]) pause(d time.Duration) bool {
 
 // promote switches this process to owner with the lock held. It reports
 // whether the backend is writable when it fails: the socket or the state
-// file failed after the backend's promotion.
+// file failed after the backend's promotion. A live file removed or
+// replaced since the backend opened it (see LiveChecker) refuses it
+// before anything is written: the store is gone, the lock file removed
+// when the live file is missing, and the lock let go.
 func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 	start := time.Now()
+	if err := s.checkLive(); err != nil {
+		if s.Gone() != nil {
+			return false, s.refuseHeld(err)
+		}
+		return false, err
+	}
 	if err := s.writeState(PhaseStarting); err != nil {
 		return false, err
 	}
@@ -343,6 +365,9 @@ func (s *Store[T]) closeOwner() error {
 func (s *Store[T]) closeNonOwner() error {
 	if s.Role() == RoleDetached || s.opts.NoPromotion || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
 		return nil
+	}
+	if s.Gone() != nil || s.checkLive() != nil {
+		return nil // nothing of the store to drain into
 	}
 	won, err := s.lock.try()
 	if err != nil || !won {

@@ -154,7 +154,10 @@ type Options[T Target] struct {
 	// deferred, holding nothing, for the next one to try again (the one
 	// exception: a promotion that made the backend writable but could not
 	// serve keeps the lock, as the promoter does, and retries serving in
-	// the background; the process is then a non-owner until it serves).
+	// the background; the process is then a non-owner until it serves). An
+	// election that finds the backend's live file removed or replaced
+	// (see LiveChecker) creates nothing and leaves the store gone (see
+	// Store.Gone): later writes fail without trying again.
 	// When the backend cannot be opened read-only (no live file yet, or
 	// one of another catalog version) Open runs the election at once, as
 	// without DeferElection. An election that finds the owner running
@@ -261,6 +264,7 @@ type Store[T Target] struct {
 		backlog int
 		refs    int
 		closed  bool
+		gone    error // see Gone
 	}
 
 	ing ingestState // used by the goroutine that drains (under drain)
@@ -504,10 +508,13 @@ func (s *Store[T]) usable() error {
 	return nil
 }
 
-// ready is usable, then, for a store opened with Options.DeferElection
-// and not elected yet, the election (see elect).
+// ready is usable, then Gone, then, for a store opened with
+// Options.DeferElection and not elected yet, the election (see elect).
 func (s *Store[T]) ready(ctx context.Context) error {
 	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := s.Gone(); err != nil {
 		return err
 	}
 	return s.elected(ctx)

@@ -257,6 +257,9 @@ func (s *Store[T]) spoolName(ctx context.Context, state spool.State, id string) 
 // answer.
 func (s *Store[T]) await(ctx context.Context, id string, fresh bool) (recordstore.BatchResult, error) {
 	for first := true; ; first = false {
+		if err := s.Gone(); err != nil {
+			return recordstore.BatchResult{}, err // no owner will ever apply it
+		}
 		if !(first && fresh) {
 			if res, ok, err := s.ledger(ctx, id); ok || err != nil {
 				return res, err

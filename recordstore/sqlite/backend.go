@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,9 @@ type Backend struct {
 	watch0 *watcher
 	// damage is the first error wrapping ErrCorrupt a call met (Damage).
 	damage atomic.Pointer[error]
+	// opened is the live file a read-only Open opened (see CheckLiveFile);
+	// never changed after Open.
+	opened os.FileInfo
 	// immutable is set by a ReadOnlyFile open that fell back to SQLite's
 	// immutable mode (see Options.ReadOnlyFile); never changed after Open.
 	immutable bool

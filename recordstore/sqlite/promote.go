@@ -16,9 +16,16 @@ import (
 // for the process that has just become the store's owner (it holds the
 // store's lock). Promote on a writable backend returns nil.
 //
-// On error the backend stays read-only and follows the change feed again;
-// the epoch may have been incremented already (the file is otherwise
-// unchanged, or has gained bookkeeping tables).
+// It first checks that the live file's path still names the file Open
+// opened (see CheckLiveFile): when the store was deleted, or another file
+// was put at the path since, it refuses with an error wrapping
+// ErrLiveFileGone (and recordstore.ErrNotFound) and writes nothing — no
+// file is created, no sidecar's mode changed, no epoch written; the
+// backend stays read-only, its reads going on in the file it opened.
+//
+// On any other error the backend stays read-only and follows the change
+// feed again; the epoch may have been incremented already (the file is
+// otherwise unchanged, or has gained bookkeeping tables).
 func (b *Backend) Promote(ctx context.Context) error {
 	b.promoteMu.Lock()
 	defer b.promoteMu.Unlock()
@@ -59,6 +66,10 @@ func (b *Backend) promote(ctx context.Context) (err error) {
 			b.unwritable(&err)
 		}
 	}()
+	// Before anything touches the path: SQLite would create a file there.
+	if err := b.checkLiveFileLocked(); err != nil {
+		return err
+	}
 	b.matchSidecarModes()
 	if err := b.openWriter(ctx); err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -105,32 +104,5 @@ var _ = Describe("connection pools", func() {
 		recs, err := b.Scan(ctx, "s", recordstore.ScanOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(recs).To(HaveLen(1))
-	})
-})
-
-var _ = Describe("reader connections opened after the live file was removed", func() {
-	It("fail, and create no file in its place", func() {
-		ctx := context.Background()
-		path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-		w, err := Open(ctx, path, Options{SweepInterval: -1})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = w.DeclareKind(ctx, recordstore.Kind{Name: "ev", Columns: []recordstore.Column{{Name: "v", Type: recordstore.TypeString}}})
-		Expect(err).NotTo(HaveOccurred())
-		live := w.LivePath()
-		ro, err := Open(ctx, path, Options{ReadOnly: true, ReadConns: 2})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(ro.Close)
-		Expect(w.Close()).To(Succeed())
-		for _, p := range []string{live, live + "-wal", live + "-shm"} {
-			Expect(os.Remove(p)).To(Or(Succeed(), MatchError(os.ErrNotExist)))
-		}
-
-		held, err := ro.r.Conn(ctx) // the pool's one open connection
-		Expect(err).NotTo(HaveOccurred())
-		defer held.Close()
-		_, err = ro.r.Conn(ctx) // a second one must be opened
-		Expect(err).To(HaveOccurred())
-		_, err = os.Stat(live)
-		Expect(errors.Is(err, os.ErrNotExist)).To(BeTrue(), "no empty file left at %s", live)
 	})
 })

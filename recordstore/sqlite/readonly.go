@@ -19,13 +19,17 @@ import (
 // openReadOnly is Open's list of steps in read-only mode. It writes
 // nothing: no folder, no table, no epoch.
 func (b *Backend) openReadOnly(ctx context.Context) error {
-	if _, err := os.Stat(b.live); err != nil {
+	fi, err := os.Stat(b.live)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return notFound("live file %s does not exist (a read-only open needs a store that was opened writable)", b.live)
 		}
 		return fmt.Errorf("stat live file: %w", err)
 	}
-	err := b.openCheckedReaders(ctx)
+	// Stat before SQLite opens it: a file put at the path in between is
+	// then refused by Promote rather than taken for the one stat saw.
+	b.opened = fi
+	err = b.openCheckedReaders(ctx)
 	if err != nil && b.opts.ReadOnlyFile && cannotShare(err) && !walHasContent(b.live) {
 		// SQLite needs to create the -shm file for mode=ro and the folder
 		// cannot be written: with no WAL content, the file holds every
