@@ -89,6 +89,22 @@ var _ = Describe("query serve --fleet", func() {
 		Expect(os.Mkdir(root, 0o700)).To(Succeed())
 	})
 
+	DescribeTable("turns SQLite's lookaside off at start, unless --sqlite-lookaside",
+		func(flags []string, off bool) {
+			provision("acme")
+			session, base := startFleetServe(dir, root, append([]string{"--log-level", "debug"}, flags...)...)
+			status, _, body := get(base + "/api/v1/tenants/acme/streams")
+			Expect(status).To(Equal(http.StatusOK), body)
+			if off {
+				Expect(string(session.Err.Contents())).To(ContainSubstring("sqlite lookaside off"))
+			} else {
+				Expect(string(session.Err.Contents())).NotTo(ContainSubstring("sqlite lookaside"))
+			}
+		},
+		Entry("by default", nil, true),
+		Entry("--sqlite-lookaside keeps it", []string{"--sqlite-lookaside"}, false),
+	)
+
 	Context("with three tenants provisioned and appended to", func() {
 		var (
 			session *gexec.Session

@@ -15,6 +15,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -23,7 +24,20 @@ import (
 // runChild); its value is the child's verb.
 const childEnv = "FLEET_TEST_CHILD"
 
+// defaultsEnv names the variable that keeps SQLite's default lookaside in
+// this test binary (to measure the benchmarks both ways).
+const defaultsEnv = "FLEET_SQLITE_DEFAULTS"
+
+// TestMain runs a child's verb, or the specs and benchmarks with SQLite's
+// lookaside off as docs/fleet.md advises a process serving many stores
+// (query serve --fleet does it), unless FLEET_SQLITE_DEFAULTS=1.
 func TestMain(m *testing.M) {
+	if os.Getenv(defaultsEnv) != "1" {
+		if err := sqlite.ConfigureLookaside(0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "configure SQLite:", err)
+			os.Exit(2)
+		}
+	}
 	if verb := os.Getenv(childEnv); verb != "" {
 		os.Exit(runChild(verb, os.Args[len(os.Args)-2:]))
 	}
