@@ -1,6 +1,6 @@
 // Touching a file to the file server's "now" (utimensat with UTIME_NOW).
 
-//go:build unix
+//go:build unix && !darwin
 
 package archive
 

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
@@ -115,8 +114,8 @@ func checkDestDir(dir string) error {
 		if !fi.IsDir() {
 			return recordstore.Invalidf("backup destination folder %s is not a folder", d)
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != uid {
-			return fmt.Errorf("%w: %s belongs to user %d", ErrUnsafeDest, d, st.Uid)
+		if owner, ok := fileOwner(fi); ok && owner != 0 && owner != uid {
+			return fmt.Errorf("%w: %s belongs to user %d", ErrUnsafeDest, d, owner)
 		}
 		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
 			return fmt.Errorf("%w: others can write %s", ErrUnsafeDest, d)
