@@ -54,7 +54,7 @@ func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx con
 	if err := f.createStaged(ctx, k, abs, fill); err != nil {
 		return err
 	}
-	f.rememberIdentity(k, abs)
+	f.rememberIdentity(k, abs, nil)
 	return nil
 }
 

@@ -164,6 +164,34 @@ var _ = Describe("A store deleted by another process while this one reads it", f
 		Expect(listFiles(root)).To(BeEmpty())
 	})
 
+	It("does not remember, when it closes the store, a file put at its path by hand after the deletion", func() {
+		root := newRoot()
+		f := openFleet(root, oneReader)
+		k, other := tenant("acme"), tenant("beta")
+		Expect(f.Provision(ctx, other)).To(Succeed())
+		readDeferred(f, k).Release()
+
+		inOtherProcess("delete", root, k)
+		// Someone copies another tenant's store over the empty path.
+		otherPath, err := f.Path(other)
+		Expect(err).NotTo(HaveOccurred())
+		data, err := os.ReadFile(otherPath)
+		Expect(err).NotTo(HaveOccurred())
+		path, err := f.Path(k)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.MkdirAll(filepath.Dir(path), 0o700)).To(Succeed())
+		Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
+
+		// The store is closed without an Acquire having seen the deletion:
+		// its close must not vouch for the copy.
+		Expect(f.CloseStore(ctx, k)).To(Succeed())
+		l, err := f.Acquire(ctx, k)
+		if err == nil {
+			l.Release()
+		}
+		Expect(err).To(MatchError(fleet.ErrMisplaced))
+	})
+
 	It("creates a fresh store at the next Acquire in a fleet that creates on demand", func() {
 		root := newRoot()
 		f := openFleet(root, fleet.Options{Mode: fleet.ModeSlot, Open: oneReader.Open})

@@ -128,7 +128,10 @@ func (f *Fleet) closeEntry(e *entry) {
 	if err != nil {
 		f.log.Warn("close store", "key", e.key.String(), "err", err)
 	} else {
-		f.rememberIdentity(e.key, e.path)
+		// Asked after the stamp is taken: a file put at the path by hand
+		// after another process deleted the store is not remembered as
+		// this key's (its identity was never checked).
+		f.rememberIdentity(e.key, e.path, func() bool { return !storeGone(e.store) })
 	}
 	f.mu.Lock()
 	if f.entries[e.key] == e {

@@ -23,10 +23,13 @@ const maxStamps = 1 << 16
 
 // rememberIdentity records the stamp of the file at abs, the store of k
 // that this process checked, opened and has just closed, or has just
-// created (a provision, an import, an open that creates).
-func (f *Fleet) rememberIdentity(k Key, abs string) {
+// created (a provision, an import, an open that creates). still, when not
+// nil, is asked after the stamp is taken whether abs is still the file
+// that was checked; when it says no (the store was deleted, or deleted
+// and made again, by another process), nothing is recorded.
+func (f *Fleet) rememberIdentity(k Key, abs string, still func() bool) {
 	st, ok := stampOf(abs)
-	if !ok {
+	if !ok || (still != nil && !still()) {
 		return
 	}
 	f.mu.Lock()

@@ -28,13 +28,14 @@ var ErrLiveFileGone = fmt.Errorf("%w: the live file was removed or replaced sinc
 // writable backend is its store's writer, which nobody may delete (its
 // owner holds the store's lock): it returns nil without looking (after a
 // Rotate the live file is the one Rotate made). It reads the path's
-// metadata only (one stat) and writes nothing. The owner package calls it
-// before and after it takes a store's lock to promote this backend.
+// metadata only (one stat) and writes nothing, and answers after Close
+// too (of the file the backend had open). The owner package calls it
+// before and after it takes a store's lock to promote this backend; a
+// fleet calls it after closing a store, before it vouches for the file at
+// the path.
 func (b *Backend) CheckLiveFile() error {
-	if err := b.enter(); err != nil {
-		return err
-	}
-	defer b.leave()
+	b.life.RLock()
+	defer b.life.RUnlock()
 	return b.checkLiveFileLocked()
 }
 

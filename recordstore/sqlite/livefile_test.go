@@ -70,6 +70,22 @@ var _ = Describe("the live file a read-only backend opened", func() {
 		Expect(ro.CheckLiveFile()).To(Succeed())
 	})
 
+	It("is still checked after Close, against the file the backend had open", func() {
+		data, err := os.ReadFile(live)
+		Expect(err).NotTo(HaveOccurred())
+		removeLive()
+		Expect(os.WriteFile(live, data, 0o600)).To(Succeed()) // the same bytes, another file
+		Expect(ro.Close()).To(Succeed())
+		Expect(ro.CheckLiveFile()).To(MatchError(sqlite.ErrLiveFileGone))
+		Expect(os.Remove(live)).To(Succeed())
+		Expect(ro.CheckLiveFile()).To(MatchError(sqlite.ErrLiveFileGone))
+	})
+
+	It("answers after Close that the file is the one it had open", func() {
+		Expect(ro.Close()).To(Succeed())
+		Expect(ro.CheckLiveFile()).To(Succeed())
+	})
+
 	It("is refused by Promote once removed, which then creates no file", func() {
 		removeLive()
 		refusesAndWritesNothing()
