@@ -66,6 +66,16 @@
 // recordstore.ErrClosed. A background sweeper (Options.SweepInterval)
 // removes expired streams and enforces row retention.
 //
+// # Memory
+//
+// An open backend holds its reader pool's connections (Options.ReadConns;
+// one is opened at Open, more as reads overlap) and, when writable, the
+// writer connection. Most of a connection's memory is SQLite's own: its
+// page cache, the parsed schema and a lookaside buffer for small
+// allocations. A program that keeps many stores open (a fleet server) can
+// turn the lookaside off for the whole process with ConfigureLookaside,
+// called before any connection is opened.
+//
 // # Batches and the ledger
 //
 // AppendBatch applies batches exactly once: many in one transaction (group
