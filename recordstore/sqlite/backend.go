@@ -256,9 +256,6 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	}
 	if err := open(ctx); err != nil {
 		b.cancel()
-		if b.watch0 != nil {
-			b.watch0.close()
-		}
 		_ = b.tables.close()
 		_ = b.closeDBs()
 		b.corrupted(&err)

@@ -38,11 +38,9 @@ func (b *Backend) WatchChanges(ctx context.Context, changed func()) error {
 	return b.watch(ctx, w, changed)
 }
 
-// watch polls w until ctx ends, the backend closes or w fails, calling
-// changed after each change; it closes w (and the watcher of the new live
-// file it replaces w with after a Rotate).
+// watch polls w until ctx ends, the backend closes or polling fails,
+// calling changed after each change.
 func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
-	defer func() { w.close() }()
 	tick := time.NewTicker(b.opts.ChangeInterval)
 	defer tick.Stop()
 	for {
@@ -51,21 +49,9 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 			return ctx.Err()
 		case <-tick.C:
 		}
-		if b.isClosed() {
-			return closedErr(b.path)
-		}
-		if live := b.LivePath(); live != w.live {
-			next, err := b.reopenWatcher(ctx)
-			if err != nil {
-				return err
-			}
-			w.close()
-			w = next
-			changed()
-			continue
-		}
-		moved, err := b.poll(ctx, w)
-		if err != nil {
+		var moved bool
+		var err error
+		if w, moved, err = b.step(ctx, w); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -77,13 +63,20 @@ func (b *Backend) watch(ctx context.Context, w *watcher, changed func()) error {
 	}
 }
 
-// isClosed reports whether Close has run (or is running).
-func (b *Backend) isClosed() bool {
-	if !b.life.TryRLock() {
-		return false // Close or Promote is running; look again next time
+// step is one look at the file through w: after a Rotate, a watcher of
+// the new live file (the switch is a change); else a poll of w. It
+// returns the watcher to use next; an error wraps ErrClosed once the
+// backend is closed.
+func (b *Backend) step(ctx context.Context, w *watcher) (*watcher, bool, error) {
+	if b.LivePath() != w.live {
+		next, err := b.reopenWatcher(ctx)
+		if err != nil {
+			return w, false, err
+		}
+		return next, true, nil
 	}
-	defer b.life.RUnlock()
-	return b.closed
+	moved, err := b.poll(ctx, w)
+	return w, moved, err
 }
 
 // feedHandle is a running change feed subscription: a timer that runs one
@@ -113,9 +106,6 @@ func (b *Backend) startFeed(w *watcher) {
 	b.bg.Lock()
 	defer b.bg.Unlock()
 	if b.bg.stopping || b.bg.feed != nil {
-		if w != nil {
-			w.close()
-		}
 		return
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
@@ -180,16 +170,13 @@ func (f *feedHandle) end() {
 	}
 }
 
-// finishLocked releases the feed, once: its watcher, its context, the
-// backend's count of background work, and done.
+// finishLocked releases the feed, once: its context, the backend's count
+// of background work, and done.
 func (f *feedHandle) finishLocked() {
 	if f.finished {
 		return
 	}
 	f.finished = true
-	if f.w != nil {
-		f.w.close()
-	}
 	f.cancel()
 	close(f.done)
 	f.b.wg.Done()
@@ -205,28 +192,18 @@ func (f *feedHandle) poll() bool {
 	b, ctx := f.b, f.ctx
 	var moved bool
 	var err error
-	switch {
-	case f.w == nil:
+	if f.w == nil {
 		f.w, err = b.reopenWatcher(ctx)
 		moved = err == nil
-	case b.LivePath() != f.w.live:
-		var next *watcher
-		if next, err = b.reopenWatcher(ctx); err == nil {
-			f.w.close()
-			f.w, moved = next, true
-		}
-	default:
-		moved, err = b.poll(ctx, f.w)
+	} else {
+		f.w, moved, err = b.step(ctx, f.w)
 	}
 	if ctx.Err() != nil || errors.Is(err, recordstore.ErrClosed) {
 		return false
 	}
 	if err != nil {
 		b.log.Warn("change feed: poll failed; starting again from a new watcher", "err", err)
-		if f.w != nil {
-			f.w.close()
-			f.w = nil
-		}
+		f.w = nil
 		return true
 	}
 	if moved {

@@ -88,6 +88,3 @@ func (w *watcher) read(ctx context.Context, pool *sql.DB, size int) (bool, error
 	w.seen[key] = v
 	return !known || last != v, nil
 }
-
-// close forgets the connections seen (it holds none open).
-func (w *watcher) close() { clear(w.seen) }
