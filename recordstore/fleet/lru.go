@@ -19,8 +19,8 @@ func (f *Fleet) touchLocked(e *entry) {
 	}
 }
 
-// release drops one lease of e. After Close, the last lease of a store
-// Close could not wait for closes it.
+// release drops one lease of e. The last lease of a store Close could not
+// wait for, or of one forgotten as gone (see forgetGone), closes it.
 func (f *Fleet) release(e *entry) {
 	f.mu.Lock()
 	e.leases--
@@ -29,7 +29,7 @@ func (f *Fleet) release(e *entry) {
 		close(e.idle)
 		e.idle = nil
 	}
-	last := f.closed && e.leases == 0 && !e.draining && e.store != nil && f.entries[e.key] == e
+	last := e.leases == 0 && !e.draining && e.store != nil && (e.gone || f.closed && f.entries[e.key] == e)
 	if last {
 		f.drainLocked(e)
 	}

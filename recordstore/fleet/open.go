@@ -109,7 +109,7 @@ func (f *Fleet) Acquire(ctx context.Context, k Key) (*Lease, error) {
 		}
 		if storeGone(e.store) {
 			f.forgetGone(e)
-			f.releaseLease(e)
+			f.release(e)
 			continue // open what is there now
 		}
 		return &Lease{f: f, e: e}, nil
@@ -126,26 +126,14 @@ func storeGone(st *Store) bool {
 	return errors.Is(st.Backend().CheckLiveFile(), recordstore.ErrNotFound)
 }
 
-// releaseLease is Lease.Release: the store forgotten first when it is
-// gone, then the lease dropped, then a forgotten store closed with its
-// last lease.
+// releaseLease is Lease.Release: the store forgotten first when a write
+// found it gone, then the lease dropped (release closes a forgotten store
+// with its last lease).
 func (f *Fleet) releaseLease(e *entry) {
 	if e.store != nil && e.store.Gone() != nil {
 		f.forgetGone(e)
 	}
 	f.release(e)
-	f.mu.Lock()
-	last := e.gone && e.leases == 0 && !e.draining
-	if last {
-		e.draining = true // closed once
-	}
-	f.mu.Unlock()
-	if last {
-		if err := e.store.Close(); err != nil {
-			f.log.Warn("close a deleted store", "key", e.key.String(), "err", err)
-		}
-		f.stats.closes.Add(1)
-	}
 }
 
 // forgetGone takes the open store of e, whose file was deleted by another

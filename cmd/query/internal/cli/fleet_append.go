@@ -23,8 +23,9 @@ all-or-nothing append (or batches with --batch-rows) and output
 The store is opened through the fleet: its identity is checked (a file
 recording another key is code misplaced), then its owner election runs.
 When no process owns the store this one applies the rows; when another
-does (query serve --fleet, a service of the fleet), they go through the
-store's spool and its owner's result comes back (role "spooled").
+does (a service that wrote it, another query fleet append), they go
+through the store's spool and its owner's result comes back (role
+"spooled"). query serve --fleet only reads: it owns no store.
 
 A tenant fleet never creates a store here: a key without one is code
 not_found (create it with provision). A slot fleet creates it on first
