@@ -239,3 +239,21 @@ func sameBucket(k fleet.Key) fleet.Key {
 		}
 	}
 }
+
+var _ = Describe("An identity read of a store file removed before its connection opens", func() {
+	It("fails and creates no file in its place", func() {
+		root := newRoot()
+		f := openFleet(root, fleet.Options{})
+		k := tenant("acme")
+		Expect(f.Provision(context.Background(), k)).To(Succeed())
+		path, err := f.Path(k)
+		Expect(err).NotTo(HaveOccurred())
+		db, err := fleet.OpenIdentityDB(path) // checks the file; connects lazily
+		Expect(err).NotTo(HaveOccurred())
+		defer db.Close()
+		Expect(os.Remove(path)).To(Succeed()) // a delete by another process, say
+		var n int
+		Expect(db.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n)).NotTo(Succeed())
+		Expect(path).NotTo(BeAnExistingFile())
+	})
+})

@@ -42,7 +42,9 @@ func fileURI(path string, params ...string) string {
 // cannot remove them, so listing or checking a store would leave both
 // beside it; a read-write connection that is the file's last removes them
 // as it closes (SQLite opens a file the process may not write read-only
-// anyway). A missing file is errNoStore (SQLite would create it).
+// anyway). A missing file is errNoStore; one removed before the
+// connection opens (it opens at the first query) fails that query, and
+// nothing is created in its place (mode=rw).
 func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -54,7 +56,7 @@ func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	var params []string
+	params := []string{"mode=rw"} // never create: the file may go between the stat and the connection
 	if readOnly {
 		params = append(params, "_pragma=query_only(1)")
 	}
@@ -75,7 +77,11 @@ func readIdentity(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	defer db.Close()
-	return identityOf(ctx, db, path)
+	id, err := identityOf(ctx, db, path)
+	if _, serr := os.Stat(path); err != nil && errors.Is(serr, fs.ErrNotExist) {
+		return "", errNoStore // removed meanwhile
+	}
+	return id, err
 }
 
 // identityOf reads the identity row on db.
