@@ -5,6 +5,7 @@ package main_test
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,24 @@ var _ = Describe("query view", func() {
 		Expect(r.stderr).To(ContainSubstring("one SELECT"))
 		Expect(s.lines("", "scan", "--stream", "t")).To(HaveLen(4), "nothing was deleted")
 	})
+
+	DescribeTable("refuses a view that runs statements after its SELECT, on check and on run, changing nothing",
+		func(args ...string) {
+			attack := `SELECT * FROM rows) ; PRAGMA query_only=0; DELETE FROM record_streams; DROP TABLE tasks; SELECT (1`
+			data, err := json.Marshal(map[string]any{"views": []map[string]string{{"name": "v", "kind": "tasks", "sql": attack}}})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(views, data, 0o600)).To(Succeed())
+			r := s.run("", append(args, "--views", views)...)
+			Expect(r.code).To(Equal(1), r.stdout)
+			Expect(r.stdout).To(BeEmpty())
+			Expect(r.stderr).To(ContainSubstring("invalid: "))
+			Expect(r.stderr).To(ContainSubstring("more than one statement"))
+			Expect(s.ok("", "kind", "list")).To(ContainSubstring("tasks"), "the kind's table is there")
+			Expect(s.lines("", "scan", "--stream", "t")).To(HaveLen(4), "the stream and its rows are there")
+		},
+		Entry("view check", "view", "check"),
+		Entry("view run", "view", "run", "v", "--stream", "t"),
+	)
 
 	It("refuses an unknown view", func() {
 		r := s.run("", "view", "run", "nope", "--views", views, "--stream", "t")

@@ -1,5 +1,6 @@
-// Views: named SQL over a stream window, compiled on the query_only reader
-// pool inside a subquery, so that only a single SELECT is taken.
+// Views: named SQL over a stream window. A view's text must be exactly one
+// read-only SELECT (checkStatement) and runs on a query_only reader
+// connection under an authorizer that allows reading only (viewcheck.go).
 
 package sqlite
 
@@ -18,9 +19,8 @@ var _ recordstore.ViewRunner = (*Backend)(nil)
 
 // viewSQL wraps a view's text: the "rows" CTE over table t binds the stream
 // number (?1) and the seq window (?2 < seq ≤ ?3), and the view is a
-// subquery, so that anything but one SELECT (a second statement, a write,
-// a PRAGMA) is a syntax error before it could run; the reader pool is
-// query_only besides.
+// subquery. Text can close the subquery early, so the wrapped statement is
+// checked whole (compileView) before it runs.
 func (t *table) viewSQL(view string) string {
 	cols := quoteList(columnNames(&t.kind))
 	return "WITH rows AS (SELECT " + t.layout.seq + " AS _seq, " + cols + " FROM " + quote(t.name) +
@@ -29,8 +29,9 @@ func (t *table) viewSQL(view string) string {
 }
 
 // CheckView compiles sql as a view of kind, runs it over an empty window,
-// and returns its result columns. Text that is not one SELECT, or does
-// not compile, is ErrInvalid; an undeclared kind ErrNotFound.
+// and returns its result columns. Text that is not exactly one read-only
+// SELECT, or does not compile, is ErrInvalid; an undeclared kind
+// ErrNotFound. Nothing of a refused text runs, and nothing is written.
 func (b *Backend) CheckView(ctx context.Context, kind, text string) (_ []string, err error) {
 	defer b.corrupted(&err)
 	if strings.TrimSpace(text) == "" {
@@ -44,16 +45,42 @@ func (b *Backend) CheckView(ctx context.Context, kind, text string) (_ []string,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.r.QueryContext(ctx, t.viewSQL(text), int64(-1), int64(0), int64(0), int64(0))
+	q, err := b.compileView(kind, t, text)
 	if err != nil {
-		return nil, recordstore.Invalidf("view of kind %s does not compile as one SELECT over rows: %v", kind, err)
+		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("view of kind %s: %w", kind, err)
+	var cols []string
+	err = b.withViewConn(ctx, func(c *sql.Conn) error {
+		rows, err := c.QueryContext(ctx, q, int64(-1), int64(0), int64(0), int64(0))
+		if err != nil {
+			return viewError("view of kind "+kind, err)
+		}
+		defer rows.Close()
+		if cols, err = rows.Columns(); err != nil {
+			return fmt.Errorf("view of kind %s: %w", kind, err)
+		}
+		return rows.Err()
+	})
+	return cols, err
+}
+
+// compileView returns the statement of view text over table t, once
+// SQLite found it to be exactly one read-only statement (checkStatement):
+// else ErrInvalid naming kind.
+func (b *Backend) compileView(kind string, t *table, text string) (string, error) {
+	q := t.viewSQL(text)
+	if checkedViews.has(q) {
+		return q, nil
 	}
-	return cols, rows.Err()
+	uri := fileURI(b.live, "mode=ro")
+	if b.immutable {
+		uri = fileURI(b.live, "immutable=1")
+	}
+	if err := checkStatement(uri, b.opts.BusyTimeout, q); err != nil {
+		return "", viewError("view of kind "+kind, err)
+	}
+	checkedViews.add(q)
+	return q, nil
 }
 
 // RunView runs a view over stream's window, calling fn with each result
@@ -75,7 +102,26 @@ func (b *Backend) RunView(ctx context.Context, kind, text, stream string, after,
 	if err != nil {
 		return err
 	}
-	tx, err := b.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	q, err := b.compileView(kind, t, text)
+	if err != nil {
+		return err
+	}
+	if to == 0 {
+		to = math.MaxInt64
+	}
+	lim := int64(-1)
+	if limit > 0 {
+		lim = int64(limit)
+	}
+	return b.withViewConn(ctx, func(c *sql.Conn) error {
+		return b.runView(ctx, c, kind, q, stream, after, to, lim, fn)
+	})
+}
+
+// runView runs the checked statement q of a view of kind on c, in one
+// read transaction with the read of stream's row.
+func (b *Backend) runView(ctx context.Context, c *sql.Conn, kind, q, stream string, after, to, lim int64, fn func([]any) error) (err error) {
+	tx, err := c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("view over %s: begin: %w", stream, err)
 	}
@@ -94,16 +140,9 @@ func (b *Backend) RunView(ctx context.Context, kind, text, stream string, after,
 	if s.kind != kind {
 		return recordstore.Invalidf("stream %s is of kind %s; the view reads kind %s", stream, s.kind, kind)
 	}
-	if to == 0 {
-		to = math.MaxInt64
-	}
-	lim := int64(-1)
-	if limit > 0 {
-		lim = int64(limit)
-	}
-	rows, err := tx.QueryContext(ctx, t.viewSQL(text), s.no, after, to, lim)
+	rows, err := tx.QueryContext(ctx, q, s.no, after, to, lim)
 	if err != nil {
-		return fmt.Errorf("view over %s: %w", stream, err)
+		return viewError("view of kind "+kind+" over "+stream, err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
