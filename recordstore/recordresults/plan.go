@@ -7,6 +7,7 @@ package recordresults
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -114,6 +115,9 @@ func SortColumns(k *recordstore.Kind) []string {
 // in the column's reader form.
 func condition(k *recordstore.Kind, f Filter) (recordstore.Condition, error) {
 	col, ok := k.Column(f.Column)
+	if !ok && strings.EqualFold(f.Column, "_seq") {
+		return recordstore.Condition{}, recordstore.Invalidf("filter %s: _seq is not a column to filter; select seqs with after= and to= (CLI: --after, --to)", recordstore.Quote(f.String()))
+	}
 	if !ok {
 		return recordstore.Condition{}, recordstore.Invalidf("filter %s: kind %s has no column %s", recordstore.Quote(f.String()), k.Name, recordstore.Quote(f.Column))
 	}
@@ -169,7 +173,13 @@ func filterValue(col recordstore.Column, s string) (any, error) {
 		}
 		return n, nil
 	case recordstore.TypeNumber:
-		return recordstore.ParseNumberText(s)
+		f, err := recordstore.ParseNumberText(s)
+		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			// strconv reads "NaN", "Inf", "infinity" in any case; no row
+			// holds one (Normalize refuses them), so no filter compares to one.
+			return nil, recordstore.Invalidf("%s is not a finite number: rows hold no NaN or infinity", recordstore.Quote(s))
+		}
+		return f, err
 	case recordstore.TypeDatetime:
 		return recordstore.ParseDatetime(s)
 	}

@@ -5,6 +5,8 @@
 package recordresults
 
 import (
+	"errors"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -20,6 +22,11 @@ const (
 	// MaxPageSize is the largest page size a query may ask for.
 	MaxPageSize = 1000
 )
+
+// MaxFilters is the most column filters (Where) a query may hold: each is
+// one more term of the SQL the store runs, whose expression depth SQLite
+// bounds (1000), so a longer list is refused, as ErrInvalid, before any SQL.
+const MaxFilters = 100
 
 // Query is a read of one stream's current generation: the rows with
 // After < seq ≤ To (To 0: no bound), whose kind's time column lies in
@@ -115,6 +122,9 @@ func ParseQuery(stream string, v url.Values) (Query, error) {
 		return Query{}, err
 	}
 	q.PageSize = int(min(size, 1<<31-1))
+	if n := len(v["where"]); n > MaxFilters {
+		return Query{}, tooManyFilters(n)
+	}
 	for _, w := range v["where"] {
 		f, err := ParseFilter(w)
 		if err != nil {
@@ -173,6 +183,9 @@ func (q *Query) check() error {
 	case !q.From.IsZero() && !q.Until.IsZero() && !q.Until.After(q.From):
 		return recordstore.Invalidf("until=%s must be after from=%s", recordstore.FormatDatetime(q.Until), recordstore.FormatDatetime(q.From))
 	}
+	if len(q.Where) > MaxFilters {
+		return tooManyFilters(len(q.Where))
+	}
 	for _, f := range q.Where {
 		if f.Column == "" {
 			return recordstore.Invalidf("filter %s: no column", recordstore.Quote(f.String()))
@@ -189,12 +202,20 @@ func (q *Query) pageSize() int {
 	return q.PageSize
 }
 
+// tooManyFilters is the error of a query with n filters, over MaxFilters.
+func tooManyFilters(n int) error {
+	return recordstore.Invalidf("%d filters (where=): a query takes at most %d", n, MaxFilters)
+}
+
 func int64Param(v url.Values, name string) (int64, error) {
 	s := v.Get(name)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
+		return 0, recordstore.Invalidf("query parameter %s=%q: too large; want 0 to %d", name, s, int64(math.MaxInt64))
+	}
 	if err != nil || n < 0 {
 		return 0, recordstore.Invalidf("query parameter %s=%q: want a non-negative integer", name, s)
 	}

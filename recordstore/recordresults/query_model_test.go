@@ -10,7 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -476,7 +479,40 @@ var _ = Describe("A bad query", func() {
 		Entry("a cursor that is not one", "s", "cursor=abc", "cursor"),
 		Entry("a search on a kind without string columns", "s2", "q=x", "no search columns"),
 		Entry("a malformed stream id", "bad stream!", "", "stream"),
+		Entry("a number filter on NaN", "s", "where=score%3ENaN", "not a finite number"),
+		Entry("a number filter on nan", "s", "where=score%3Cnan", "not a finite number"),
+		Entry("a number filter on Inf", "s", "where=score%3CInf", "not a finite number"),
+		Entry("a number filter on -Inf", "s", "where=score%3E-Inf", "not a finite number"),
+		Entry("a number filter on +Inf", "s", "where=score=%2BInf", "not a finite number"),
+		Entry("a number filter on infinity", "s", "where=score!=infinity", "not a finite number"),
+		Entry("a number filter on -INFINITY", "s", "where=score%3E%3D-INFINITY", "not a finite number"),
+		Entry("more filters than a query takes", "s", strings.Repeat("where=attempts%3E1&", recordresults.MaxFilters+1), "at most 100"),
+		Entry("a filter on _seq", "s", "where=_seq%3E5", "after= and to= (CLI: --after, --to)"),
+		Entry("a limit past int64", "s", "limit=99999999999999999999", "too large; want 0 to 9223372036854775807"),
+		Entry("a seq past int64", "s", "after=99999999999999999999", "too large"),
 	)
+
+	It("takes as many filters as a query takes, and refuses one more over HTTP with a 400", func() {
+		where := strings.Repeat("where=attempts%3E1&", recordresults.MaxFilters)
+		v, err := url.ParseQuery(where)
+		Expect(err).NotTo(HaveOccurred())
+		q, err := recordresults.ParseQuery("s", v)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = reader.Page(context.Background(), q)
+		Expect(err).NotTo(HaveOccurred())
+		srv := httptest.NewServer(recordresults.Handler(reader.Backend(), recordresults.HandlerOptions{Reader: reader}))
+		DeferCleanup(srv.Close)
+		for _, n := range []int{recordresults.MaxFilters + 1, 998} {
+			resp, err := http.Get(srv.URL + "/api/v1/streams/s/rows?" + strings.Repeat("where=attempts%3E1&", n))
+			Expect(err).NotTo(HaveOccurred())
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), string(body))
+			Expect(string(body)).To(ContainSubstring(`"code":"invalid"`))
+			Expect(string(body)).To(ContainSubstring("at most 100"))
+		}
+	})
 
 	It("refuses a cursor returned for another query", func() {
 		ctx := context.Background()
