@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -96,6 +97,20 @@ var _ = Describe("query scan with query flags", func() {
 			Expect(e.Name()).NotTo(ContainSubstring("bad.csv"), "no temp file is left")
 		}
 	})
+
+	DescribeTable("refuses a query flag with a message naming what to use instead",
+		func(code int, mention string, flags []string) {
+			r := s.run("", append([]string{"scan", "--stream", "t"}, flags...)...)
+			Expect(r.code).To(Equal(code), r.stderr)
+			Expect(r.stdout).To(BeEmpty())
+			Expect(r.stderr).To(ContainSubstring(mention))
+			Expect(strings.Count(r.stderr, "invalid")).To(BeNumerically("<=", 1), "the code word is not repeated")
+		},
+		Entry("a filter on _seq", 1, "query: invalid: filter \"_seq>5\": _seq is not a column to filter; select seqs with after= and to= (CLI: --after, --to)", []string{"--where", "_seq>5"}),
+		Entry("more filters than a query takes", 1, "query: invalid: 101 filters (where=): a query takes at most 100",
+			slices.Repeat([]string{"--where", "tries>0"}, 101)),
+		Entry("a limit past int64", 2, `invalid argument "99999999999999999999" for "--limit" flag: too large; want at most 9223372036854775807`, []string{"--limit", "99999999999999999999"}),
+	)
 
 	It("refuses paging and export flags with --follow", func() {
 		r := s.run("", "scan", "--stream", "t", "--follow", "--sort", "tries")

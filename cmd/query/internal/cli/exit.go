@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of the query command.
@@ -62,9 +66,28 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		fmt.Fprintf(w, "query: %s: %s\n", recordstore.Code(re.err), recordstore.Message(re.err))
 		return ExitFailure
 	default:
-		fmt.Fprintf(w, "query: usage: %s%s\n", recordstore.Message(err), helpHint(cmd))
+		fmt.Fprintf(w, "query: usage: %s%s\n", flagMessage(err), helpHint(cmd))
 		return ExitUsage
 	}
+}
+
+// flagMessage is the message of a command-line error; for a number flag
+// whose value is out of its type's range it names the range, which
+// strconv's "value out of range" does not.
+func flagMessage(err error) string {
+	var ive *pflag.InvalidValueError
+	var ne *strconv.NumError
+	if !errors.As(err, &ive) || !errors.As(err, &ne) || !errors.Is(ne.Err, strconv.ErrRange) {
+		return recordstore.Message(err)
+	}
+	bound := "too large; want at most " + strconv.FormatInt(math.MaxInt64, 10)
+	if strings.HasPrefix(ive.GetValue(), "-") {
+		bound = "too small; want at least " + strconv.FormatInt(math.MinInt64, 10)
+	}
+	if t := ive.GetFlag().Value.Type(); strings.HasPrefix(t, "uint") || strings.HasPrefix(t, "float") {
+		bound = "out of range for a " + t
+	}
+	return fmt.Sprintf("invalid argument %q for \"--%s\" flag: %s", ive.GetValue(), ive.GetFlag().Name, bound)
 }
 
 func helpHint(cmd *cobra.Command) string {
