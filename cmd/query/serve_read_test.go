@@ -3,12 +3,16 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 )
 
 var _ = Describe("query serve's read-side flags", func() {
@@ -45,6 +49,24 @@ var _ = Describe("query serve's read-side flags", func() {
 		code, _, body = get(base + "/api/v1/streams/s/rows")
 		Expect(code).To(Equal(200), body)
 		Expect(decodeLines(body)).To(HaveLen(2), "capped at --max-export-rows")
+	})
+
+	It("refuses to start on a view that runs statements after its SELECT, changing nothing", func() {
+		views := filepath.Join(s.dir, "views.json")
+		attack := `SELECT * FROM rows) ; PRAGMA query_only=0; DELETE FROM record_streams; DROP TABLE notes; SELECT (1`
+		data, err := json.Marshal(map[string]any{"views": []map[string]string{{"name": "v", "kind": "notes", "sql": attack}}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(views, data, 0o600)).To(Succeed())
+		cmd := exec.Command(queryBin, "--store", s.path, "serve", "--addr", "127.0.0.1:0", "--views", views)
+		cmd.Env = withoutStoreEnv()
+		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
+		Eventually(session).WithTimeout(60 * time.Second).Should(gexec.Exit(1))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("invalid: "))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("more than one statement"))
+		Expect(s.ok("", "kind", "list")).To(ContainSubstring("notes"), "the kind's table is there")
+		Expect(s.lines("", "scan", "--stream", "s")).To(HaveLen(3), "the stream and its rows are there")
 	})
 
 	DescribeTable("refuses what cannot be served before serving",

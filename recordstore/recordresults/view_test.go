@@ -101,6 +101,8 @@ var _ = Describe("A view", func() {
 		},
 		Entry("a write", recordresults.View{Name: "w", Kind: "jobs", SQL: "DELETE FROM rows"}, recordstore.ErrInvalid, "one SELECT"),
 		Entry("a second statement", recordresults.View{Name: "w", Kind: "jobs", SQL: "SELECT 1; DROP TABLE jobs"}, recordstore.ErrInvalid, "one SELECT"),
+		Entry("statements after the subquery", recordresults.View{Name: "w", Kind: "jobs",
+			SQL: "SELECT * FROM rows) ; PRAGMA query_only=0; DELETE FROM record_streams; DROP TABLE jobs; SELECT (1"}, recordstore.ErrInvalid, "more than one statement"),
 		Entry("a pragma", recordresults.View{Name: "w", Kind: "jobs", SQL: "PRAGMA journal_mode=DELETE"}, recordstore.ErrInvalid, "one SELECT"),
 		Entry("an unknown column", recordresults.View{Name: "w", Kind: "jobs", SQL: "SELECT colour FROM rows"}, recordstore.ErrInvalid, "colour"),
 		Entry("no SQL", recordresults.View{Name: "w", Kind: "jobs", SQL: "  "}, recordstore.ErrInvalid, "no SQL"),
