@@ -72,6 +72,7 @@ var _ = Describe("query scan with query flags", func() {
 	})
 
 	It("writes a Parquet file with --out, mode 0600, and no progress bar when stderr is not a terminal", func() {
+		Expect(os.Mkdir(filepath.Join(s.dir, "exports"), 0o700)).To(Succeed())
 		out := filepath.Join(s.dir, "exports", "t.parquet")
 		Expect(s.ok("", "scan", "--stream", "t", "--format", "parquet", "--out", out)).To(BeEmpty())
 		data, err := os.ReadFile(out)
