@@ -6,6 +6,7 @@ package recordresults
 import (
 	"mime"
 	"net/http"
+	"net/url"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -17,7 +18,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 // response (absent on the last page).
 const HeaderNextCursor = "Records-Next-Cursor"
 
-// rows answers GET /api/v1/streams/{stream}/rows?<query>&format=&download=:
+// rows answers GET /api/v1/streams/{stream}/rows?<query>&format=&download=&csv_guard=:
 // every row of the query (up to limit, and MaxExportRows), or with
 // page_size or cursor one page and its next cursor in HeaderNextCursor.
 // Errors found before the first row (bad parameters, unknown stream) get a
@@ -31,11 +32,12 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	f, err := ParseFormat(v.Get("format"))
+	o, err := parseExportOptions(v)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
+	f := o.Format
 	if m := h.opts.MaxExportRows; m > 0 && (q.Limit == 0 || q.Limit > m) {
 		q.Limit = m
 	}
@@ -49,21 +51,42 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": stream + f.Extension()}))
 	}
 	if v.Has("page_size") || v.Has("cursor") {
-		h.onePage(w, r, p, q, f)
+		h.onePage(w, r, p, q, o)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	if _, err := h.rd.export(ctx, w, p, q.Limit, f, func(int64) { _ = rc.Flush() }); err != nil {
+	o.Progress = func(int64) { _ = rc.Flush() }
+	if _, err := h.rd.export(ctx, w, p, q.Limit, o); err != nil {
 		// The status is already sent: say why, and cut the connection so
 		// that the client sees a truncated body, not a clean end.
 		h.abort("rows", stream, err)
 	}
 }
 
-// onePage answers a paged rows request: the page's rows in format f, and
+// parseExportOptions reads the format and csv_guard parameters of a rows
+// request: csv_guard=1 guards the text cells of a CSV export
+// (ExportOptions.CSVGuard), 0 or absent does not, another value is
+// ErrInvalid.
+func parseExportOptions(v url.Values) (ExportOptions, error) {
+	f, err := ParseFormat(v.Get("format"))
+	if err != nil {
+		return ExportOptions{}, err
+	}
+	o := ExportOptions{Format: f}
+	switch g := v.Get("csv_guard"); g {
+	case "", "0":
+	case "1":
+		o.CSVGuard = true
+	default:
+		return o, recordstore.Invalidf("csv_guard=%s: want 1 or 0", recordstore.Quote(g))
+	}
+	return o, nil
+}
+
+// onePage answers a paged rows request: the page's rows as o says, and
 // the next page's cursor in a header.
-func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Query, f Format) {
+func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Query, o ExportOptions) {
 	recs, more, err := p.fetch(r.Context(), h.b, q.pageSize())
 	if err != nil {
 		w.Header().Del("Content-Disposition")
@@ -74,7 +97,7 @@ func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Que
 		w.Header().Set(HeaderNextCursor, p.cursor())
 	}
 	w.WriteHeader(http.StatusOK)
-	if err := writeRows(w, &p.kind, recs, f); err != nil {
+	if err := writeRows(w, &p.kind, recs, o); err != nil {
 		h.abort("rows", q.Stream, err)
 	}
 }

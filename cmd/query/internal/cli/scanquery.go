@@ -24,10 +24,11 @@ type scanFlags struct {
 	limit, pageSize                                 int
 	where                                           []string
 	out                                             outFlags
+	csvGuard                                        bool
 }
 
 // pagingFlags are the flags --follow does not take.
-var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out", "force"}
+var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out", "force", "csv-guard"}
 
 func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.stream, "stream", "", "stream to read (required)")
@@ -43,6 +44,7 @@ func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.cursor, "cursor", "", "print the page this cursor (from an earlier page) starts")
 	fl.StringVar(&f.format, "format", "ndjson", "output format: ndjson, csv or parquet")
 	f.out.register(fl)
+	fl.BoolVar(&f.csvGuard, "csv-guard", false, "with --format csv, put a ' before each text cell starting with = + - @ tab or CR (spreadsheet formula injection)")
 }
 
 // pagingFlagsSet reports whether any flag --follow does not take was given.
@@ -100,32 +102,37 @@ func (a *app) scanQuery(ctx context.Context, f *scanFlags) error {
 	if f.out.toStdout() && format == recordresults.FormatParquet && isTerminal(a.env.Stdout) {
 		return usagef("--format parquet writes binary: give --out FILE or redirect stdout")
 	}
+	if f.csvGuard && format != recordresults.FormatCSV {
+		return usagef("--csv-guard applies to --format csv only")
+	}
 	if err := f.out.check(); err != nil {
 		return err
 	}
 	return a.reading(ctx, func(st *recordresults.Store) error {
 		rd := recordresults.NewReader(st.Backend())
 		return f.out.write(a.env.Stdout, func(w io.Writer) error {
-			return a.exportTo(ctx, rd, w, q, format, f.pageSize > 0 || f.cursor != "")
+			o := recordresults.ExportOptions{Format: format, CSVGuard: f.csvGuard}
+			return a.exportTo(ctx, rd, w, q, o, f.pageSize > 0 || f.cursor != "")
 		})
 	})
 }
 
 // exportTo writes the query's rows, or one page of them, to w.
-func (a *app) exportTo(ctx context.Context, rd *recordresults.Reader, w io.Writer, q recordresults.Query, f recordresults.Format, paged bool) error {
+func (a *app) exportTo(ctx context.Context, rd *recordresults.Reader, w io.Writer, q recordresults.Query, o recordresults.ExportOptions, paged bool) error {
 	if paged {
-		next, _, err := rd.ExportPage(ctx, w, q, f)
+		next, _, err := rd.ExportPageWith(ctx, w, q, o)
 		if err == nil && next != "" {
 			fmt.Fprintf(a.env.Stderr, "next-cursor: %s\n", next)
 		}
 		return err
 	}
 	bar := a.progress(ctx, rd, q)
-	_, err := rd.Export(ctx, w, q, f, func(n int64) {
+	o.Progress = func(n int64) {
 		if bar != nil {
 			_ = bar.Set64(n)
 		}
-	})
+	}
+	_, err := rd.ExportWith(ctx, w, q, o)
 	if bar != nil {
 		_ = bar.Finish()
 	}
