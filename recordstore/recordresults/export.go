@@ -353,15 +353,28 @@ func (r *Reader) ExportWith(ctx context.Context, w io.Writer, q Query, o ExportO
 // export writes the rows of a planned read; o.Progress, when set, runs
 // after each page (an HTTP flush, a progress bar).
 func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, o ExportOptions) (int64, error) {
-	after := o.Progress
-	rw, err := newRowWriter(w, &p.kind, o)
+	return writeExport(ctx, w, &pager{b: r.b, p: p, limit: limit}, nil, o, nil)
+}
+
+// writeExport writes first (a page already read from g, or nil), then the
+// rest of g's pages, then ends the output. When g's limit cut the read
+// and cut is not nil, it returns cut's error instead of ending the output,
+// so that nobody takes what was written for the whole read.
+func writeExport(ctx context.Context, w io.Writer, g *pager, first []recordstore.Record, o ExportOptions, cut func() error) (int64, error) {
+	rw, err := newRowWriter(w, &g.p.kind, o)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	for recs, err := range r.pages(ctx, p, limit) {
-		if err != nil {
-			return n, err
+	recs := first
+	for {
+		if recs == nil {
+			if recs, err = g.next(ctx); err != nil {
+				return n, err
+			}
+		}
+		if len(recs) == 0 {
+			break
 		}
 		for _, rec := range recs {
 			if err := rw.write(rec); err != nil {
@@ -369,12 +382,16 @@ func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, o 
 			}
 		}
 		n += int64(len(recs))
+		recs = nil
 		if err := rw.flush(); err != nil {
 			return n, fmt.Errorf("export: %w", err)
 		}
-		if after != nil {
-			after(n)
+		if o.Progress != nil {
+			o.Progress(n)
 		}
+	}
+	if cut != nil && g.cut() {
+		return n, cut()
 	}
 	if err := rw.close(); err != nil {
 		return n, fmt.Errorf("export: %w", err)

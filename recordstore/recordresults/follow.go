@@ -173,7 +173,7 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil && ctx.Err() == nil {
-		h.abort("follow", stream, err)
+		h.abort(r, "follow", stream, err)
 	}
 }
 

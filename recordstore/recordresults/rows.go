@@ -4,6 +4,9 @@
 package recordresults
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,10 +22,16 @@ const ContentTypeNDJSON = "application/x-ndjson"
 const HeaderNextCursor = "Records-Next-Cursor"
 
 // rows answers GET /api/v1/streams/{stream}/rows?<query>&format=&download=&csv_guard=:
-// every row of the query (up to limit, and MaxExportRows), or with
-// page_size or cursor one page and its next cursor in HeaderNextCursor.
-// Errors found before the first row (bad parameters, unknown stream) get a
-// JSON error response; a later one aborts the response (see abort).
+// every row of the query (up to limit), or with page_size or cursor one
+// page and its next cursor in HeaderNextCursor. Errors found before the
+// first row is sent (bad parameters, unknown stream, a failure reading the
+// first page) get a JSON error response; a later one aborts the response
+// (see abort). An export with more rows than MaxExportRows is never sent
+// cut short as if whole: it is refused (400, invalid) when that is known
+// before the first byte — the first page shows it, or the stream's row
+// count for a query without filters or seq window — and otherwise aborted
+// once the cap is reached with rows left, so that the client sees a broken
+// transfer.
 func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	stream := r.PathValue("stream")
@@ -37,31 +46,84 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	f := o.Format
-	if m := h.opts.MaxExportRows; m > 0 && (q.Limit == 0 || q.Limit > m) {
-		q.Limit = m
+	maxRows := h.opts.MaxExportRows
+	capped := maxRows > 0 && (q.Limit == 0 || q.Limit > maxRows)
+	if capped {
+		q.Limit = maxRows
 	}
 	p, err := h.rd.plan(ctx, q)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
+	if v.Has("page_size") || v.Has("cursor") {
+		setExportHeaders(w, stream, o.Format, v)
+		h.onePage(w, r, p, q, o)
+		return
+	}
+	if capped {
+		if err := h.checkExportCap(ctx, q, maxRows); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+	}
+	g := &pager{b: h.b, p: p, limit: q.Limit}
+	first, err := g.next(ctx)
+	if err == nil && capped && g.cut() {
+		err = exportCapError(stream, maxRows)
+	}
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	if first == nil {
+		first = []recordstore.Record{} // the read is empty: no second fetch
+	}
+	setExportHeaders(w, stream, o.Format, v)
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	o.Progress = func(int64) { _ = rc.Flush() }
+	var cut func() error
+	if capped {
+		cut = func() error { return exportCapError(stream, maxRows) }
+	}
+	if _, err := writeExport(ctx, w, g, first, o, cut); err != nil {
+		// The status is already sent: say why, and cut the connection so
+		// that the client sees a truncated body, not a clean end.
+		h.abort(r, "rows", stream, err)
+	}
+}
+
+// setExportHeaders sets the content type of format f, and with download=1
+// the Content-Disposition of a file named after the stream.
+func setExportHeaders(w http.ResponseWriter, stream string, f Format, v url.Values) {
 	w.Header().Set("Content-Type", f.ContentType())
 	if v.Get("download") == "1" {
 		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": stream + f.Extension()}))
 	}
-	if v.Has("page_size") || v.Has("cursor") {
-		h.onePage(w, r, p, q, o)
-		return
+}
+
+// checkExportCap refuses an export capped at maxRows rows that is known from
+// the stream's row count to have more: a query without filters, time
+// window or seq window reads every row of the stream.
+func (h *handler) checkExportCap(ctx context.Context, q Query, maxRows int) error {
+	if q.After != 0 || q.To != 0 || q.Text != "" || len(q.Where) > 0 || !q.From.IsZero() || !q.Until.IsZero() {
+		return nil
 	}
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	o.Progress = func(int64) { _ = rc.Flush() }
-	if _, err := h.rd.export(ctx, w, p, q.Limit, o); err != nil {
-		// The status is already sent: say why, and cut the connection so
-		// that the client sees a truncated body, not a clean end.
-		h.abort("rows", stream, err)
+	m, err := h.b.Meta(ctx, q.Stream)
+	if err != nil {
+		return err
 	}
+	if m.Total > int64(maxRows) {
+		return exportCapError(q.Stream, maxRows)
+	}
+	return nil
+}
+
+// exportCapError is the error of an export of stream with more rows than
+// the cap maxRows (code invalid).
+func exportCapError(stream string, maxRows int) error {
+	return recordstore.Errorf(errExportCap, "stream %s: the export has more than %d rows, the most one response carries (MaxExportRows; serve --max-export-rows): ask limit=%d or less, narrow the query, or read it in pages (page_size, cursor)", stream, maxRows, maxRows)
 }
 
 // parseExportOptions reads the format and csv_guard parameters of a rows
@@ -98,7 +160,7 @@ func (h *handler) onePage(w http.ResponseWriter, r *http.Request, p *plan, q Que
 	}
 	w.WriteHeader(http.StatusOK)
 	if err := writeRows(w, &p.kind, recs, o); err != nil {
-		h.abort("rows", q.Stream, err)
+		h.abort(r, "rows", q.Stream, err)
 	}
 }
 
@@ -117,12 +179,22 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, pg)
 }
 
-// abort logs why a rows or follow response whose status was sent stops,
-// and aborts it (http.ErrAbortHandler): the server closes the connection
-// without ending the body (no final chunk), so that a client (curl exits
-// non-zero) never takes a cut response for a complete one.
-func (h *handler) abort(route, stream string, err error) {
-	h.log.Error(route+" response aborted", "stream", stream, "code", recordstore.Code(err), "err", err)
+// errExportCap is wrapped by the error of an export with more rows than
+// HandlerOptions.MaxExportRows (code invalid).
+var errExportCap = &recordstore.Error{Code: "invalid"}
+
+// abort logs why a rows, view or follow response whose status was sent
+// stops, and aborts it (http.ErrAbortHandler): the server closes the
+// connection without ending the body (no final chunk), so that a client
+// (curl exits non-zero) never takes a cut response for a complete one. An
+// export cut at the cap is logged as a warning (the client asked too
+// much), anything else as an error.
+func (h *handler) abort(r *http.Request, route, stream string, err error) {
+	level := slog.LevelError
+	if errors.Is(err, errExportCap) {
+		level = slog.LevelWarn
+	}
+	h.log.Log(r.Context(), level, route+" response aborted", "stream", stream, "code", recordstore.Code(err), "err", err)
 	panic(http.ErrAbortHandler)
 }
 
