@@ -84,7 +84,7 @@ var _ = Describe("The export cap (MaxExportRows)", func() {
 			Expect(status).To(Equal(http.StatusOK))
 			Expect(err).To(MatchError(io.ErrUnexpectedEOF), "the body does not end cleanly")
 			Expect(lines).To(HaveLen(1050))
-			Expect(a.log).To(gbytes.Say(`level=WARN msg="rows response aborted" stream=s code=invalid err=".*the export has more than 1050 rows`))
+			Expect(a.log).To(gbytes.Say(`level=WARN msg="rows response aborted" stream=s code=invalid client_gone=false err=".*the export has more than 1050 rows`))
 			Expect(a.log).To(gbytes.Say(`msg=request method=GET path=/api/v1/streams/s/rows status=200 .*aborted=true`))
 		})
 

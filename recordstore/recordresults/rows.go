@@ -186,15 +186,19 @@ var errExportCap = &recordstore.Error{Code: "invalid"}
 // abort logs why a rows, view or follow response whose status was sent
 // stops, and aborts it (http.ErrAbortHandler): the server closes the
 // connection without ending the body (no final chunk), so that a client
-// (curl exits non-zero) never takes a cut response for a complete one. An
-// export cut at the cap is logged as a warning (the client asked too
-// much), anything else as an error.
+// (curl exits non-zero) never takes a cut response for a complete one. A
+// client that hung up (clientGone: `curl … | head -1`) is logged at debug
+// level, an export cut at the cap as a warning (the client asked too
+// much), anything else — our faults — as an error.
 func (h *handler) abort(r *http.Request, route, stream string, err error) {
 	level := slog.LevelError
-	if errors.Is(err, errExportCap) {
+	switch {
+	case clientGone(r, err):
+		level = slog.LevelDebug
+	case errors.Is(err, errExportCap):
 		level = slog.LevelWarn
 	}
-	h.log.Log(r.Context(), level, route+" response aborted", "stream", stream, "code", recordstore.Code(err), "err", err)
+	h.log.Log(r.Context(), level, route+" response aborted", "stream", stream, "code", recordstore.Code(err), "client_gone", level == slog.LevelDebug, "err", err)
 	panic(http.ErrAbortHandler)
 }
 
