@@ -73,7 +73,28 @@ var _ = Describe("query scan with query flags", func() {
 		Expect(recs).To(Equal([][]string{{"_seq", "host", "tries", "at"}, {"4", "cache", "1", ""}}))
 	})
 
+	It("writes CSV cells raw by default, and with --csv-guard puts a ' before text cells a spreadsheet would run, not before numbers", func() {
+		s.ok(`{"host":"=HYPERLINK(\"x\")","tries":-5}
+{"host":"@SUM(1)","tries":1}
+{"host":"-1+2","tries":2}
+`, "append", "--stream", "f", "--kind", "tasks")
+		read := func(flags ...string) [][]string {
+			recs, err := csv.NewReader(strings.NewReader(s.ok("", append([]string{"scan", "--stream", "f", "--format", "csv"}, flags...)...))).ReadAll()
+			Expect(err).NotTo(HaveOccurred())
+			return recs[1:]
+		}
+		Expect(read()).To(Equal([][]string{{"1", `=HYPERLINK("x")`, "-5", ""}, {"2", "@SUM(1)", "1", ""}, {"3", "-1+2", "2", ""}}))
+		Expect(read("--csv-guard")).To(Equal([][]string{{"1", `'=HYPERLINK("x")`, "-5", ""}, {"2", "'@SUM(1)", "1", ""}, {"3", "'-1+2", "2", ""}}))
+		r := s.run("", "scan", "--stream", "f", "--format", "csv", "--csv-guard", "--page-size", "2")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(r.stdout).To(Equal("_seq,host,tries,at\n1,\"'=HYPERLINK(\"\"x\"\")\",-5,\n2,'@SUM(1),1,\n"), "one page is guarded too")
+		r = s.run("", "scan", "--stream", "f", "--csv-guard")
+		Expect(r.code).To(Equal(2))
+		Expect(r.stderr).To(ContainSubstring("--csv-guard applies to --format csv only"))
+	})
+
 	It("writes a Parquet file with --out, mode 0600, and no progress bar when stderr is not a terminal", func() {
+		Expect(os.Mkdir(filepath.Join(s.dir, "exports"), 0o700)).To(Succeed())
 		out := filepath.Join(s.dir, "exports", "t.parquet")
 		Expect(s.ok("", "scan", "--stream", "t", "--format", "parquet", "--out", out)).To(BeEmpty())
 		data, err := os.ReadFile(out)

@@ -4,6 +4,8 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,9 +48,35 @@ var _ = Describe("query serve's read-side flags", func() {
 		Expect(decodeLines(body)).To(HaveLen(1))
 		Expect(body).To(ContainSubstring(`"_seq":2`))
 
-		code, _, body = get(base + "/api/v1/streams/s/rows")
+		code, _, body = get(base + "/api/v1/streams/s/rows?limit=2")
 		Expect(code).To(Equal(200), body)
-		Expect(decodeLines(body)).To(HaveLen(2), "capped at --max-export-rows")
+		Expect(decodeLines(body)).To(HaveLen(2), "within --max-export-rows")
+		code, _, body = get(base + "/api/v1/streams/s/rows")
+		Expect(code).To(Equal(400), "3 rows do not fit in --max-export-rows 2: %s", body)
+	})
+
+	It("refuses a CSV download with more rows than --max-export-rows before sending any, instead of a clean cut file", func() {
+		var rows strings.Builder
+		for i := 1; i <= 12; i++ {
+			fmt.Fprintf(&rows, `{"title":"t-%d","n":%d}`+"\n", i, i)
+		}
+		s.ok(rows.String(), "append", "--stream", "big", "--kind", "notes")
+		_, base := startServeWith(s, "--max-export-rows", "5")
+
+		resp, err := client.Get(base + "/api/v1/streams/big/rows?format=csv&download=1")
+		Expect(err).NotTo(HaveOccurred())
+		body, err := io.ReadAll(resp.Body)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Body.Close()).To(Succeed())
+		Expect(resp.StatusCode).To(Equal(400), string(body))
+		Expect(resp.Header.Get("Content-Disposition")).To(BeEmpty(), "no file is offered")
+		code, msg := errorOf(string(body))
+		Expect(code).To(Equal("invalid"))
+		Expect(msg).To(ContainSubstring("the export has more than 5 rows"))
+
+		status, _, csvBody := get(base + "/api/v1/streams/big/rows?format=csv&download=1&limit=5")
+		Expect(status).To(Equal(200), csvBody)
+		Expect(strings.Count(csvBody, "\n")).To(Equal(6), "the header and 5 rows")
 	})
 
 	It("refuses to start on a view that runs statements after its SELECT, changing nothing", func() {

@@ -65,11 +65,35 @@ type rowWriter interface {
 	close() error
 }
 
-// newRowWriter returns the writer of format f for rows of kind k.
-func newRowWriter(w io.Writer, k *recordstore.Kind, f Format) (rowWriter, error) {
-	switch f {
+// ExportOptions are the options of ExportWith and ExportPageWith. The zero
+// value writes NDJSON.
+type ExportOptions struct {
+	// Format is the output format; "" is FormatNDJSON.
+	Format Format
+	// CSVGuard, with FormatCSV, writes every text cell that a spreadsheet
+	// would take for a formula (GuardCSVCell) with a "'" in front. Cells of
+	// numbers, bools, datetimes and json stay as they are: -5 in an integer
+	// column is the number -5.
+	CSVGuard bool
+	// Progress, when not nil, is called after each page with the rows
+	// written so far (ExportWith only).
+	Progress func(rows int64)
+}
+
+// format is o.Format, FormatNDJSON when empty.
+func (o ExportOptions) format() Format {
+	if o.Format == "" {
+		return FormatNDJSON
+	}
+	return o.Format
+}
+
+// newRowWriter returns the writer of the options' format for rows of kind
+// k.
+func newRowWriter(w io.Writer, k *recordstore.Kind, o ExportOptions) (rowWriter, error) {
+	switch o.format() {
 	case FormatCSV:
-		return newCSVWriter(w, k)
+		return newCSVWriter(w, k, o.CSVGuard)
 	case FormatParquet:
 		return newParquetWriter(w, k)
 	}
@@ -180,15 +204,17 @@ func (n *ndjsonWriter) flush() error { return n.w.Flush() }
 func (n *ndjsonWriter) close() error { return n.w.Flush() }
 
 // csvWriter writes "_seq" and the kind's columns, in kind order: nulls as
-// empty fields, datetimes in the stored form, json as its compact text.
+// empty fields, datetimes in the stored form, json as its compact text,
+// text cells through GuardCSVCell when guard is set.
 type csvWriter struct {
-	w    *csv.Writer
-	k    *recordstore.Kind
-	line []string
+	w     *csv.Writer
+	k     *recordstore.Kind
+	guard bool
+	line  []string
 }
 
-func newCSVWriter(w io.Writer, k *recordstore.Kind) (*csvWriter, error) {
-	c := &csvWriter{w: csv.NewWriter(w), k: k, line: make([]string, len(k.Columns)+1)}
+func newCSVWriter(w io.Writer, k *recordstore.Kind, guard bool) (*csvWriter, error) {
+	c := &csvWriter{w: csv.NewWriter(w), k: k, guard: guard, line: make([]string, len(k.Columns)+1)}
 	c.line[0] = "_seq"
 	for i, col := range k.Columns {
 		c.line[i+1] = col.Name
@@ -199,7 +225,7 @@ func newCSVWriter(w io.Writer, k *recordstore.Kind) (*csvWriter, error) {
 func (c *csvWriter) write(rec recordstore.Record) error {
 	c.line[0] = strconv.FormatInt(rec.Seq, 10)
 	for i, col := range c.k.Columns {
-		c.line[i+1] = csvField(rec.Values[col.Name])
+		c.line[i+1] = csvCell(rec.Values[col.Name], c.guard)
 	}
 	return c.w.Write(c.line)
 }
@@ -209,6 +235,44 @@ func (c *csvWriter) flush() error { return c.close() }
 func (c *csvWriter) close() error {
 	c.w.Flush()
 	return c.w.Error()
+}
+
+// csvCell is csvField, with a text cell through GuardCSVCell when guard
+// is set.
+func csvCell(v any, guard bool) string {
+	s := csvField(v)
+	if guard && csvText(v) {
+		return GuardCSVCell(s)
+	}
+	return s
+}
+
+// csvText reports whether v is written as text a spreadsheet could read as
+// a formula: a string (or a value of no known type), not a number, bool,
+// datetime or json value.
+func csvText(v any) bool {
+	switch v.(type) {
+	case nil, int64, float64, bool, time.Time, json.RawMessage:
+		return false
+	}
+	return true
+}
+
+// GuardCSVCell returns the text of a CSV cell made safe to open in a
+// spreadsheet: a cell starting with '=', '+', '-', '@', a tab or a
+// carriage return, which a spreadsheet may run as a formula ("CSV
+// injection"), gets a "'" in front (shown as text, the quote hidden);
+// any other cell is returned as it is. A guarded export applies it to
+// text cells only (ExportOptions.CSVGuard).
+func GuardCSVCell(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
 }
 
 // csvField is the text of one value in a CSV field.
@@ -273,24 +337,44 @@ func (p *parquetWriter) close() error { return p.enc.Close() }
 // with a partial output (a Parquet file without its footer, which no
 // reader takes for a whole one).
 func (r *Reader) Export(ctx context.Context, w io.Writer, q Query, f Format, progress func(rows int64)) (int64, error) {
+	return r.ExportWith(ctx, w, q, ExportOptions{Format: f, Progress: progress})
+}
+
+// ExportWith is Export with options: the format, the CSV guard and the
+// progress function.
+func (r *Reader) ExportWith(ctx context.Context, w io.Writer, q Query, o ExportOptions) (int64, error) {
 	p, err := r.plan(ctx, q)
 	if err != nil {
 		return 0, err
 	}
-	return r.export(ctx, w, p, q.Limit, f, progress)
+	return r.export(ctx, w, p, q.Limit, o)
 }
 
-// export writes the rows of a planned read; after, when set, runs after
-// each page (an HTTP flush, a progress bar).
-func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, f Format, after func(written int64)) (int64, error) {
-	rw, err := newRowWriter(w, &p.kind, f)
+// export writes the rows of a planned read; o.Progress, when set, runs
+// after each page (an HTTP flush, a progress bar).
+func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, o ExportOptions) (int64, error) {
+	return writeExport(ctx, w, &pager{b: r.b, p: p, limit: limit}, nil, o, nil)
+}
+
+// writeExport writes first (a page already read from g, or nil), then the
+// rest of g's pages, then ends the output. When g's limit cut the read
+// and cut is not nil, it returns cut's error instead of ending the output,
+// so that nobody takes what was written for the whole read.
+func writeExport(ctx context.Context, w io.Writer, g *pager, first []recordstore.Record, o ExportOptions, cut func() error) (int64, error) {
+	rw, err := newRowWriter(w, &g.p.kind, o)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	for recs, err := range r.pages(ctx, p, limit) {
-		if err != nil {
-			return n, err
+	recs := first
+	for {
+		if recs == nil {
+			if recs, err = g.next(ctx); err != nil {
+				return n, err
+			}
+		}
+		if len(recs) == 0 {
+			break
 		}
 		for _, rec := range recs {
 			if err := rw.write(rec); err != nil {
@@ -298,12 +382,16 @@ func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, f 
 			}
 		}
 		n += int64(len(recs))
+		recs = nil
 		if err := rw.flush(); err != nil {
 			return n, fmt.Errorf("export: %w", err)
 		}
-		if after != nil {
-			after(n)
+		if o.Progress != nil {
+			o.Progress(n)
 		}
+	}
+	if cut != nil && g.cut() {
+		return n, cut()
 	}
 	if err := rw.close(); err != nil {
 		return n, fmt.Errorf("export: %w", err)
@@ -316,6 +404,12 @@ func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, f 
 // The page is read whole before anything is written, so a failure to read
 // it leaves w untouched.
 func (r *Reader) ExportPage(ctx context.Context, w io.Writer, q Query, f Format) (next string, n int, err error) {
+	return r.ExportPageWith(ctx, w, q, ExportOptions{Format: f})
+}
+
+// ExportPageWith is ExportPage with options (the format and the CSV
+// guard; Progress is not called).
+func (r *Reader) ExportPageWith(ctx context.Context, w io.Writer, q Query, o ExportOptions) (next string, n int, err error) {
 	p, err := r.plan(ctx, q)
 	if err != nil {
 		return "", 0, err
@@ -327,15 +421,15 @@ func (r *Reader) ExportPage(ctx context.Context, w io.Writer, q Query, f Format)
 	if more {
 		next = p.cursor()
 	}
-	if err := writeRows(w, &p.kind, recs, f); err != nil {
+	if err := writeRows(w, &p.kind, recs, o); err != nil {
 		return "", 0, err
 	}
 	return next, len(recs), nil
 }
 
-// writeRows writes recs, rows of kind k, to w in format f.
-func writeRows(w io.Writer, k *recordstore.Kind, recs []recordstore.Record, f Format) error {
-	rw, err := newRowWriter(w, k, f)
+// writeRows writes recs, rows of kind k, to w as o says.
+func writeRows(w io.Writer, k *recordstore.Kind, recs []recordstore.Record, o ExportOptions) error {
+	rw, err := newRowWriter(w, k, o)
 	if err != nil {
 		return err
 	}

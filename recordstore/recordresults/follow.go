@@ -60,15 +60,38 @@ func (f *follower) planQuery() Query {
 	return q
 }
 
+// followEnd says why a follow ended without an error: the reason an SSE
+// follow sends in its end event, and the seq a client that reconnects
+// resumes after.
+type followEnd struct {
+	// reason is "sealed" (the generation is sealed and every row was
+	// read), "gone" (the stream was deleted or expired), "to" (the row at
+	// `to` was sent or passed), "limit" (Limit rows were sent), or ""
+	// when ctx ended (the client left, or the server shuts down: a client
+	// may come back).
+	reason string
+	// seq is the last seq the follow read (sent or not), q.To after a
+	// "to" end, the generation's last seq after "sealed".
+	seq int64
+}
+
 // run calls fn with each row the follow selects, as they arrive, until the
 // stream's generation is sealed and read, or gone, or `to` is passed, or
-// Limit rows were sent, or ctx ends (nil in each case), or fn fails.
-func (f *follower) run(ctx context.Context, fn func(recordstore.Record) error) error {
+// Limit rows were sent, or ctx ends (nil in each case, and why in the
+// followEnd), or fn fails.
+func (f *follower) run(ctx context.Context, fn func(recordstore.Record) error) (followEnd, error) {
 	var sent int
+	end := followEnd{seq: f.q.After}
+	var gen int64 // the generation found at the start; 0 when none
+	if m, err := f.r.b.Meta(ctx, f.q.Stream); err == nil {
+		gen = m.Generation
+	}
 	err := recordstore.Tail(ctx, f.r.b, f.q.Stream, f.q.After, func(rec recordstore.Record) error {
 		if f.q.To > 0 && rec.Seq > f.q.To {
+			end = followEnd{reason: "to", seq: f.q.To}
 			return errFollowEnd
 		}
+		end.seq = rec.Seq
 		if f.needs && f.p == nil {
 			p, err := f.r.plan(ctx, f.planQuery())
 			if err != nil {
@@ -81,18 +104,36 @@ func (f *follower) run(ctx context.Context, fn func(recordstore.Record) error) e
 				return err
 			}
 			if sent++; f.q.Limit > 0 && sent >= f.q.Limit {
+				end.reason = "limit"
 				return errFollowEnd
 			}
 		}
 		if f.q.To > 0 && rec.Seq >= f.q.To {
+			end.reason = "to"
 			return errFollowEnd
 		}
 		return nil
 	})
-	if errors.Is(err, errFollowEnd) || ctx.Err() != nil {
-		return nil
+	if ctx.Err() != nil {
+		return followEnd{}, nil
 	}
-	return err
+	if errors.Is(err, errFollowEnd) {
+		return end, nil
+	}
+	if err != nil {
+		return followEnd{}, err
+	}
+	return f.endOfGeneration(ctx, gen, end.seq), nil
+}
+
+// endOfGeneration tells why Tail returned nil: the generation gen (0: the
+// one created after the follow began) is sealed and read, or it is gone.
+func (f *follower) endOfGeneration(ctx context.Context, gen, last int64) followEnd {
+	m, err := f.r.b.Meta(ctx, f.q.Stream)
+	if err == nil && m.Sealed && (gen == 0 || m.Generation == gen) {
+		return followEnd{reason: "sealed", seq: max(last, m.HighSeq)}
+	}
+	return followEnd{reason: "gone", seq: last}
 }
 
 // Follow calls fn with every row of q's stream with seq > q.After that q's
@@ -108,17 +149,23 @@ func (r *Reader) Follow(ctx context.Context, q Query, fn func(recordstore.Record
 	if err != nil {
 		return err
 	}
-	return f.run(ctx, fn)
+	_, err = f.run(ctx, fn)
+	return err
 }
 
 // follow answers GET /api/v1/streams/{stream}/follow?<query>: NDJSON, or
 // Server-Sent Events when the client accepts text/event-stream (or asks
 // format=sse): one event per row, its id the row's seq, so that a client
 // reconnecting with Last-Event-ID resumes after it (the header wins over
-// after). Bad parameters, an invalid stream id and filters that do not fit
-// an existing stream's kind get a JSON error response; once the status is
-// sent, a failure aborts the response (see abort): the client sees it
-// truncated. A HEAD request gets the headers a GET starts with, at once.
+// after). An SSE follow that ends for good — sealed, gone, `to` or limit
+// reached — ends with an "end" event (see writeEndEvent); one with nothing
+// left to send before it starts (resuming at `to`, or at the last seq of a
+// sealed stream) is answered 204, which makes an EventSource stop instead
+// of reconnecting. Bad parameters, an invalid stream id and filters that
+// do not fit an existing stream's kind get a JSON error response; once the
+// status is sent, a failure aborts the response (see abort): the client
+// sees it truncated. A HEAD request gets the headers a GET starts with, at
+// once.
 func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	stream := r.PathValue("stream")
 	if err := recordstore.ValidateStreamID(stream); err != nil {
@@ -141,9 +188,19 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.doneContext(r.Context())
 	defer cancel()
-	var f *follower
 	// A client resuming after `to` (Last-Event-ID) has had every event.
 	ended := q.To > 0 && q.After >= q.To
+	if sse && !ended {
+		if ended, err = h.sealedPast(ctx, q); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+	}
+	if sse && ended {
+		w.WriteHeader(http.StatusNoContent) // an EventSource does not reconnect
+		return
+	}
+	var f *follower
 	if r.Method != http.MethodHead && !ended {
 		if f, err = h.rd.prepareFollow(ctx, q); err != nil {
 			writeError(w, r, h.log, err)
@@ -163,7 +220,7 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.Flush() // the client learns at once that the follow started
 	send := followWriter(w, sse)
-	err = f.run(ctx, func(rec recordstore.Record) error {
+	end, err := f.run(ctx, func(rec recordstore.Record) error {
 		if err := send(rec); err != nil {
 			return fmt.Errorf("write row %d: %w", rec.Seq, err)
 		}
@@ -172,9 +229,48 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
-	if err != nil && ctx.Err() == nil {
-		h.abort("follow", stream, err)
+	if err == nil && sse && end.reason != "" {
+		if err = writeEndEvent(w, end); err == nil {
+			err = rc.Flush()
+		}
 	}
+	if err != nil && ctx.Err() == nil {
+		h.abort(r, "follow", stream, err)
+	}
+}
+
+// sealedPast reports whether q's stream is sealed with no row after
+// q.After: a follow of it has nothing to send. A stream that does not
+// exist is not (a follow waits for it).
+func (h *handler) sealedPast(ctx context.Context, q Query) (bool, error) {
+	m, err := h.b.Meta(ctx, q.Stream)
+	if errors.Is(err, recordstore.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.Sealed && q.After >= m.HighSeq, nil
+}
+
+// endEvent is the data of the "end" event.
+type endEvent struct {
+	Reason string `json:"reason"`
+	Seq    int64  `json:"seq"`
+}
+
+// writeEndEvent writes the last event of an SSE follow that ended for
+// good: "id: SEQ", "event: end" and "data: {"reason":R,"seq":SEQ}", R
+// being sealed, gone, to or limit and SEQ the last seq the follow read, so
+// that a client that reconnects anyway (Last-Event-ID: SEQ) is answered
+// 204 after a sealed stream or `to`.
+func writeEndEvent(w http.ResponseWriter, end followEnd) error {
+	b, err := json.Marshal(endEvent{Reason: end.reason, Seq: end.seq})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "id: %d\nevent: end\ndata: %s\n\n", end.seq, b)
+	return err
 }
 
 // lastEventID makes an SSE follow resume after the Last-Event-ID header's

@@ -6,6 +6,7 @@ package recordresults_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,8 +17,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// sseEvent is one Server-Sent Event.
-type sseEvent struct{ id, data string }
+// sseEvent is one Server-Sent Event: its id, data and event name ("" for
+// a row).
+type sseEvent struct{ id, data, event string }
 
 // sse starts an SSE follow of path with lastID as Last-Event-ID ("" for
 // none) and returns its events, closed when the response ends.
@@ -48,6 +50,8 @@ func (a *apiServer) sse(path, lastID string) <-chan sseEvent {
 				ev.id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "data: "):
 				ev.data = strings.TrimPrefix(line, "data: ")
+			case strings.HasPrefix(line, "event: "):
+				ev.event = strings.TrimPrefix(line, "event: ")
 			case line == "":
 				events <- ev
 				ev = sseEvent{}
@@ -55,6 +59,27 @@ func (a *apiServer) sse(path, lastID string) <-chan sseEvent {
 		}
 	}()
 	return events
+}
+
+// endEvent is the end event of an SSE follow ended by reason after seq.
+func endEvent(reason string, seq int) sseEvent {
+	return sseEvent{id: fmt.Sprint(seq), data: fmt.Sprintf(`{"reason":%q,"seq":%d}`, reason, seq), event: "end"}
+}
+
+// sseStatus makes an SSE follow request of path with lastID as
+// Last-Event-ID ("" for none) and returns its status, closing the
+// response at once.
+func (a *apiServer) sseStatus(path, lastID string) int {
+	req, err := http.NewRequest(http.MethodGet, a.srv.URL+path, nil)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := apiClient.Do(req)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(1, resp.Body.Close()).To(Succeed())
+	return resp.StatusCode
 }
 
 var _ = Describe("Follow with query parameters", func() {
@@ -67,26 +92,61 @@ var _ = Describe("Follow with query parameters", func() {
 
 	It("sends Server-Sent Events with the seq as id, and ends at to", func() {
 		events := a.sse("/api/v1/streams/e1/follow?to=4", "")
-		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"1", row(1, "a")})))
-		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"2", row(2, "b")})))
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"1", row(1, "a"), ""})))
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"2", row(2, "b"), ""})))
 		a.appendMsgs("e1", "c", "d", "e")
-		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"3", row(3, "c")})))
-		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"4", row(4, "d")})))
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"3", row(3, "c"), ""})))
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"4", row(4, "d"), ""})))
+		Eventually(events, apiWait).Should(Receive(Equal(endEvent("to", 4))))
 		Eventually(events, apiWait).Should(BeClosed(), "the follow ends once it sent seq 4")
 	})
 
 	It("resumes after Last-Event-ID, which wins over after", func() {
 		a.appendMsgs("e1", "c")
 		events := a.sse("/api/v1/streams/e1/follow?after=0&format=sse", "2")
-		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"3", row(3, "c")})))
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"3", row(3, "c"), ""})))
 		_, err := a.b.Seal(context.Background(), "e1")
 		Expect(err).NotTo(HaveOccurred())
+		Eventually(events, apiWait).Should(Receive(Equal(endEvent("sealed", 3))))
 		Eventually(events, apiWait).Should(BeClosed(), "the follow ends at seal")
 	})
 
-	It("answers a resume past to with no event", func() {
-		events := a.sse("/api/v1/streams/e1/follow?to=2", "2")
+	It("answers a resume at to with 204, so that an EventSource stops", func() {
+		Expect(a.sseStatus("/api/v1/streams/e1/follow?to=2", "2")).To(Equal(http.StatusNoContent))
+	})
+
+	It("ends a follow of a sealed stream with an end event whose id a reconnect resumes after, and answers that reconnect 204", func() {
+		_, err := a.b.Seal(context.Background(), "e1")
+		Expect(err).NotTo(HaveOccurred())
+		events := a.sse("/api/v1/streams/e1/follow?q=a", "")
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"1", row(1, "a"), ""})))
+		Eventually(events, apiWait).Should(Receive(Equal(endEvent("sealed", 2))), "the id is the last seq read, not the last sent")
 		Eventually(events, apiWait).Should(BeClosed())
+
+		Expect(a.sseStatus("/api/v1/streams/e1/follow?q=a", "2")).To(Equal(http.StatusNoContent))
+		Expect(a.sseStatus("/api/v1/streams/e1/follow?after=2", "")).To(Equal(http.StatusNoContent))
+		Expect(a.sseStatus("/api/v1/streams/e1/follow", "1")).To(Equal(http.StatusOK), "row 2 is still to send")
+	})
+
+	It("ends with an end event when the stream is deleted, or after limit rows", func() {
+		events := a.sse("/api/v1/streams/e1/follow?limit=1", "")
+		Eventually(events, apiWait).Should(Receive(Equal(sseEvent{"1", row(1, "a"), ""})))
+		Eventually(events, apiWait).Should(Receive(Equal(endEvent("limit", 1))))
+		Eventually(events, apiWait).Should(BeClosed())
+
+		events = a.sse("/api/v1/streams/e1/follow", "2")
+		Expect(a.b.Delete(context.Background(), "e1")).To(Succeed())
+		Eventually(events, apiWait).Should(Receive(Equal(endEvent("gone", 2))))
+		Eventually(events, apiWait).Should(BeClosed())
+	})
+
+	It("sends no end event on NDJSON: the body just ends", func() {
+		_, err := a.b.Seal(context.Background(), "e1")
+		Expect(err).NotTo(HaveOccurred())
+		status, ctype, body := a.get("/api/v1/streams/e1/follow")
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(ctype).To(Equal(recordresults.ContentTypeNDJSON))
+		Expect(body).To(Equal(row(1, "a") + "\n" + row(2, "b") + "\n"))
 	})
 
 	It("sends only the rows the filters select, as NDJSON", func() {

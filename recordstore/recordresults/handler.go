@@ -37,8 +37,13 @@ type HandlerOptions struct {
 	// search columns and views are the ones served); default: a new
 	// Reader over the backend.
 	Reader *Reader
-	// MaxExportRows caps the rows one rows response carries, whatever its
-	// limit asks (0: no cap).
+	// MaxExportRows caps the rows one rows response carries (0: no cap).
+	// An export with more rows is never sent cut short as if whole: it is
+	// refused (400, invalid) when that is known before the first byte
+	// (the first page shows it, or the stream's row count for a query
+	// without filters or seq window), else aborted once the cap is sent
+	// with rows left (see Handler), and logged as a warning. A limit up to
+	// the cap, or a paged read, is never refused.
 	MaxExportRows int
 }
 

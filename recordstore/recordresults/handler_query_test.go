@@ -158,13 +158,6 @@ var _ = Describe("The rows route with query parameters", func() {
 		Expect(got).To(Equal([][]any{{int64(1), "web-1"}, {int64(3), "WEB-2"}, {int64(5), "web-3"}}))
 	})
 
-	It("caps the rows of a response at MaxExportRows", func() {
-		capped := newAPIServer(recordresults.HandlerOptions{MaxExportRows: 2}, false)
-		capped.appendMsgs("e", "a", "b", "c")
-		_, body := capped.respond("/api/v1/streams/e/rows?limit=10")
-		Expect(ndjsonSeqs(body)).To(Equal([]int64{1, 2}))
-	})
-
 	It("describes kinds with their search and sort columns", func() {
 		resp, body := a.respond("/api/v1/kinds/jobs")
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))

@@ -4,9 +4,12 @@
 package recordresults
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"syscall"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -39,16 +42,32 @@ type errorBody struct {
 }
 
 // writeError answers with err's code and message. Internal errors are also
-// logged, since the client sees only their text.
+// logged, since the client sees only their text: as errors, but at debug
+// level when the client hung up (clientGone), which is no fault of ours.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var body errorBody
 	body.Error.Code = recordstore.Code(err)
 	body.Error.Message = recordstore.Message(err)
 	status := HTTPStatus(body.Error.Code)
 	if status == http.StatusInternalServerError {
-		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		level := slog.LevelError
+		if clientGone(r, err) {
+			level = slog.LevelDebug
+		}
+		log.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "client_gone", level == slog.LevelDebug, "err", err)
 	}
 	writeJSON(w, status, body)
+}
+
+// clientGone reports whether err comes from the client hanging up rather
+// than from the server: a write to its connection met a broken pipe or a
+// reset, or the request's context was canceled (net/http cancels it when
+// the connection closes) and err is that cancellation.
+func clientGone(r *http.Request, err error) bool {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	return errors.Is(err, context.Canceled) && r.Context().Err() != nil
 }
 
 // writeJSON answers with v as a JSON document.

@@ -166,29 +166,51 @@ func (r *Reader) Rows(ctx context.Context, q Query) iter.Seq2[recordstore.Record
 // time, at most limit rows in all (0: no cap); a failure ends it.
 func (r *Reader) pages(ctx context.Context, p *plan, limit int) iter.Seq2[[]recordstore.Record, error] {
 	return func(yield func([]recordstore.Record, error) bool) {
-		sent := 0
+		g := &pager{b: r.b, p: p, limit: limit}
 		for {
-			n := MaxPageSize
-			if limit > 0 {
-				n = min(n, limit-sent)
-			}
-			if n == 0 {
-				return
-			}
-			recs, more, err := p.fetch(ctx, r.b, n)
+			recs, err := g.next(ctx)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			if len(recs) > 0 && !yield(recs, nil) {
-				return
-			}
-			sent += len(recs)
-			if !more {
+			if len(recs) == 0 || !yield(recs, nil) {
 				return
 			}
 		}
 	}
+}
+
+// pager reads a planned read a page (MaxPageSize rows) at a time, at most
+// limit rows in all (0: no cap), and knows whether the limit cut it.
+type pager struct {
+	b     recordstore.Backend
+	p     *plan
+	limit int
+	sent  int // rows returned so far
+}
+
+// next returns the next page, empty once the read or the limit is done.
+func (g *pager) next(ctx context.Context) ([]recordstore.Record, error) {
+	n := MaxPageSize
+	if g.limit > 0 {
+		n = min(n, g.limit-g.sent)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	recs, _, err := g.p.fetch(ctx, g.b, n)
+	if err != nil {
+		return nil, err
+	}
+	g.sent += len(recs)
+	return recs, nil
+}
+
+// cut reports whether the read has rows past the limit: limit rows were
+// returned and the last fetch saw more (a fetch reads one row past what it
+// returns).
+func (g *pager) cut() bool {
+	return g.limit > 0 && g.sent == g.limit && !g.p.done
 }
 
 // CreateSearchIndex indexes kind's search columns (see SetSearchColumns)

@@ -55,6 +55,6 @@ func (h *handler) viewRows(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if _, err := h.rd.ExportView(r.Context(), w, name, q, f); err != nil {
-		h.abort("view", q.Stream, err)
+		h.abort(r, "view", q.Stream, err)
 	}
 }

@@ -17,7 +17,7 @@ func (a *app) scanCmd() *cobra.Command {
 		follow bool
 	)
 	cmd := &cobra.Command{
-		Use:   "scan --stream S [--after SEQ] [--to SEQ] [--from T] [--until T] [--q TEXT] [--where FILTER]... [--sort COL] [--limit N] [--format F] [--out FILE] [--follow]",
+		Use:   "scan --stream S [--after SEQ] [--to SEQ] [--from T] [--until T] [--q TEXT] [--where FILTER]... [--sort COL] [--limit N] [--format F] [--csv-guard] [--out FILE [--force]] [--follow]",
 		Short: "Print the rows of a stream, one JSON object per line",
 		Long: `Print the rows of a stream with seq > --after, in seq order, one JSON
 object per line: the row's columns plus "_seq".
@@ -27,8 +27,13 @@ seq), --from/--until (a time window on the kind's time column), --q (a
 case-insensitive search of its search columns), --where COL=VALUE (and
 != < <= > >= ~, repeatable), --sort COL or -COL (an indexed column),
 --page-size/--cursor (one page; the next cursor is printed on stderr as
-"next-cursor: C"). --format ndjson|csv|parquet, --out FILE writes the
-file whole or not at all (a progress bar on stderr when it is a terminal).
+"next-cursor: C"). --format ndjson|csv|parquet, --out FILE writes a new
+file whole or not at all (a progress bar on stderr when it is a terminal):
+an existing path is refused (exists) unless --force, which replaces a
+regular file only; a missing folder is not_found, a folder invalid;
+--out - is stdout. --csv-guard puts a ' before each text cell that starts
+with = + - @ tab or CR, so that a spreadsheet does not run it as a
+formula (numbers are left as they are).
 
 With --follow, keep printing the rows the query flags select as they are
 appended until the stream is sealed (exit 0), the row at --to was passed,
@@ -44,7 +49,7 @@ A stream that does not exist yet is waited for.`,
 			}
 			if follow {
 				if f.pagingFlagsSet(cmd) {
-					return usagef("--follow prints rows in seq order as they arrive: --sort, --page-size, --cursor, --format and --out do not apply")
+					return usagef("--follow prints rows in seq order as they arrive: --sort, --page-size, --cursor, --format, --csv-guard, --out and --force do not apply")
 				}
 				return a.follow(cmd.Context(), &f)
 			}

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
@@ -21,14 +19,16 @@ import (
 
 // scanFlags are the flags of query scan.
 type scanFlags struct {
-	stream, from, until, text, sort, cursor, format, out string
-	after, to                                            int64
-	limit, pageSize                                      int
-	where                                                []string
+	stream, from, until, text, sort, cursor, format string
+	after, to                                       int64
+	limit, pageSize                                 int
+	where                                           []string
+	out                                             outFlags
+	csvGuard                                        bool
 }
 
 // pagingFlags are the flags --follow does not take.
-var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out"}
+var pagingFlags = []string{"sort", "page-size", "cursor", "format", "out", "force", "csv-guard"}
 
 func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.stream, "stream", "", "stream to read (required)")
@@ -43,7 +43,8 @@ func (f *scanFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.pageSize, "page-size", 0, "print one page of this many rows (max 1000); the next cursor goes to stderr")
 	fl.StringVar(&f.cursor, "cursor", "", "print the page this cursor (from an earlier page) starts")
 	fl.StringVar(&f.format, "format", "ndjson", "output format: ndjson, csv or parquet")
-	fl.StringVar(&f.out, "out", "", "write to this file (whole or not at all) instead of stdout")
+	f.out.register(fl)
+	fl.BoolVar(&f.csvGuard, "csv-guard", false, "with --format csv, put a ' before each text cell starting with = + - @ tab or CR (spreadsheet formula injection)")
 }
 
 // pagingFlagsSet reports whether any flag --follow does not take was given.
@@ -98,34 +99,40 @@ func (a *app) scanQuery(ctx context.Context, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.out == "" && format == recordresults.FormatParquet && isTerminal(a.env.Stdout) {
+	if f.out.toStdout() && format == recordresults.FormatParquet && isTerminal(a.env.Stdout) {
 		return usagef("--format parquet writes binary: give --out FILE or redirect stdout")
+	}
+	if f.csvGuard && format != recordresults.FormatCSV {
+		return usagef("--csv-guard applies to --format csv only")
+	}
+	if err := f.out.check(); err != nil {
+		return err
 	}
 	return a.reading(ctx, func(st *recordresults.Store) error {
 		rd := recordresults.NewReader(st.Backend())
-		write := func(w io.Writer) error { return a.exportTo(ctx, rd, w, q, format, f.pageSize > 0 || f.cursor != "") }
-		if f.out == "" {
-			return write(a.env.Stdout)
-		}
-		return writeOut(f.out, write)
+		return f.out.write(a.env.Stdout, func(w io.Writer) error {
+			o := recordresults.ExportOptions{Format: format, CSVGuard: f.csvGuard}
+			return a.exportTo(ctx, rd, w, q, o, f.pageSize > 0 || f.cursor != "")
+		})
 	})
 }
 
 // exportTo writes the query's rows, or one page of them, to w.
-func (a *app) exportTo(ctx context.Context, rd *recordresults.Reader, w io.Writer, q recordresults.Query, f recordresults.Format, paged bool) error {
+func (a *app) exportTo(ctx context.Context, rd *recordresults.Reader, w io.Writer, q recordresults.Query, o recordresults.ExportOptions, paged bool) error {
 	if paged {
-		next, _, err := rd.ExportPage(ctx, w, q, f)
+		next, _, err := rd.ExportPageWith(ctx, w, q, o)
 		if err == nil && next != "" {
 			fmt.Fprintf(a.env.Stderr, "next-cursor: %s\n", next)
 		}
 		return err
 	}
 	bar := a.progress(ctx, rd, q)
-	_, err := rd.Export(ctx, w, q, f, func(n int64) {
+	o.Progress = func(n int64) {
 		if bar != nil {
 			_ = bar.Set64(n)
 		}
-	})
+	}
+	_, err := rd.ExportWith(ctx, w, q, o)
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -158,16 +165,4 @@ func (a *app) progress(ctx context.Context, rd *recordresults.Reader, q recordre
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
-
-// writeOut makes path hold what write writes, durably and whole: a failed
-// export leaves no file (or the earlier one) at path.
-func writeOut(path string, write func(io.Writer) error) error {
-	if err := fsutil.MkdirAll(filepath.Dir(path)); err != nil {
-		return err
-	}
-	if err := fsutil.Default.WriteFileFunc(path, 0o600, write); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -29,12 +29,13 @@ func (a *app) viewCmd() *cobra.Command {
 
 func (a *app) viewRunCmd() *cobra.Command {
 	var (
-		file, stream, format, out string
-		after, to                 int64
-		limit                     int
+		file, stream, format string
+		after, to            int64
+		limit                int
+		out                  outFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run NAME --views FILE --stream S [--after SEQ] [--to SEQ] [--limit N] [--format ndjson|csv] [--out FILE]",
+		Use:   "run NAME --views FILE --stream S [--after SEQ] [--to SEQ] [--limit N] [--format ndjson|csv] [--out FILE [--force]]",
 		Short: "Print the rows of a view over a stream window",
 		Long: `Print the rows of view NAME of a {"views": [...]} file over the rows of
 stream S with --after < seq <= --to: NDJSON objects (keys in the view's
@@ -56,6 +57,9 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 			if err != nil {
 				return err
 			}
+			if err := out.check(); err != nil {
+				return err
+			}
 			q := recordresults.ViewQuery{Stream: stream, After: after, To: to, Limit: limit}
 			return a.reading(cmd.Context(), func(st *recordresults.Store) error {
 				rd, err := registerViews(cmd.Context(), st, views)
@@ -66,8 +70,8 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 					_, err := rd.ExportView(cmd.Context(), w, args[0], q, f)
 					return err
 				}
-				if out != "" {
-					return writeOut(out, write)
+				if !out.toStdout() {
+					return out.write(a.env.Stdout, write)
 				}
 				// Whole or nothing on stdout too: a run that fails prints no rows.
 				var buf bytes.Buffer
@@ -86,7 +90,7 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 	fl.Int64Var(&to, "to", 0, "the window's rows have seq up to this (0: no bound)")
 	fl.IntVar(&limit, "limit", 0, "print at most this many rows (0: all)")
 	fl.StringVar(&format, "format", "ndjson", "output format: ndjson or csv")
-	fl.StringVar(&out, "out", "", "write to this file (whole or not at all) instead of stdout")
+	out.register(fl)
 	_ = cmd.MarkFlagRequired("views")
 	_ = cmd.MarkFlagRequired("stream")
 	return cmd
