@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,49 @@ func (b *browser) texts(sel string) []string {
 
 func (b *browser) count(sel string) int {
 	return eval[int](b, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel))
+}
+
+// column returns, for each row of the rows table, the cell of the column
+// headed name: its text, class and title.
+func (b *browser) column(name string) []cellView {
+	return eval[[]cellView](b, fmt.Sprintf(`(() => {
+		const i = Array.from(document.querySelectorAll("#rows thead th")).findIndex(th => th.textContent === %q);
+		if (i < 0) return [];
+		return Array.from(document.querySelectorAll("#rows tbody tr")).map(tr => {
+			const td = tr.children[i];
+			return {text: td.textContent, class: td.className, title: td.title};
+		});
+	})()`, name))
+}
+
+// cellView is one table cell as column reads it.
+type cellView struct {
+	Text  string `json:"text"`
+	Class string `json:"class"`
+	Title string `json:"title"`
+}
+
+// readyPrefix waits until the console has rendered a page whose hash
+// starts with prefix, and returns that hash.
+func (b *browser) readyPrefix(prefix string) string {
+	b.run(chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`body[data-ready^=%q]`, prefix))))
+	return eval[string](b, `document.body.getAttribute("data-ready")`)
+}
+
+// requested returns the paths and queries of the requests the page made
+// since the last clearRequests, from the browser's resource timing.
+func (b *browser) requested() []string {
+	return eval[[]string](b, `performance.getEntriesByType("resource").map(e => { const u = new URL(e.name); return u.pathname + u.search; })`)
+}
+
+func (b *browser) clearRequests() {
+	eval[bool](b, `performance.clearResourceTimings(), true`)
+}
+
+// to sets the page's hash and waits until it is rendered.
+func (b *browser) to(hash string) {
+	Expect(eval[string](b, fmt.Sprintf(`location.hash = %q`, hash))).To(Equal(hash))
+	b.ready(hash)
 }
 
 // ready waits until the console has rendered the page of hash.
@@ -262,6 +306,116 @@ var _ = Describe("the web console in a headless Chromium", Label("integration", 
 		b.run(chromedp.Navigate(wbase + "/console/#/"))
 		b.ready("#/")
 		Expect(b.texts("#streams tbody tr td:first-child")).To(ContainElement("s1"))
+		dialogs, exceptions := b.reported()
+		Expect(dialogs).To(BeEmpty())
+		Expect(exceptions).To(BeEmpty())
+	})
+
+	It("shows integers and json values with every digit, json strings quoted, and SQL NULL apart", func() {
+		s.ok(`{"id":9223372036854775807,"name":"big","payload":{"big":12345678901234567890,"s":"x"},"score":0.1}`+"\n"+
+			`{"id":2,"name":"-9007199254740993","payload":"text"}`+"\n"+
+			`{"id":3,"payload":null}`, "append", "--stream", "j2", "--kind", "jobs")
+		base := serveOwner()
+		b.run(chromedp.Navigate(base + "/console/#/stream/j2"))
+		b.ready("#/stream/j2")
+		Expect(b.column("id")).To(Equal([]cellView{
+			{Text: "9223372036854775807", Class: "num"}, {Text: "2", Class: "num"}, {Text: "3", Class: "num"}}))
+		Expect(b.column("payload")).To(Equal([]cellView{
+			{Text: `{"big":12345678901234567890,"s":"x"}`, Class: "json"},
+			{Text: `"text"`, Class: "json"},
+			{Text: "—", Class: "null-sql", Title: "NULL: no value"}}))
+		Expect(b.column("name")).To(Equal([]cellView{
+			{Text: "big"}, {Text: "-9007199254740993"}, {Text: "—", Class: "null-sql", Title: "NULL: no value"}}))
+		Expect(b.column("score")[0].Text).To(Equal("0.1"))
+		b.screenshot("exact-1440.png")
+		_, exceptions := b.reported()
+		Expect(exceptions).To(BeEmpty())
+	})
+
+	It("reads quoted filter values, refuses a filter without an operator before any query, and asks CSV for the formula guard", func() {
+		s.ok(`{"msg":"hello, world"}`+"\n"+`{"msg":"say \"hi\", then go"}`, "append", "--stream", "e1", "--kind", "events")
+		base := serveOwner()
+		b.run(chromedp.Navigate(base + "/console/#/stream/e1"))
+		b.ready("#/stream/e1")
+
+		By("the CSV link asks for the guard, the others do not")
+		hrefs := eval[map[string]string](b, `Object.fromEntries(Array.from(document.querySelectorAll("#export a")).map(a => [a.dataset.format, a.getAttribute("href")]))`)
+		Expect(hrefs).To(HaveLen(3))
+		Expect(hrefs["csv"]).To(And(ContainSubstring("format=csv"), ContainSubstring("csv_guard=1"), ContainSubstring("download=1")))
+		Expect(hrefs["ndjson"]).NotTo(ContainSubstring("csv_guard"))
+		Expect(hrefs["parquet"]).NotTo(ContainSubstring("csv_guard"))
+
+		By("a quoted value keeps its comma")
+		b.clearRequests()
+		b.run(chromedp.SendKeys(chromedp.CSS("#filters"), `msg="hello, world"`), chromedp.Click(chromedp.CSS("#search-go")))
+		b.readyPrefix("#/stream/e1?f=")
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{"hello, world"}))
+		Expect(b.requested()).To(ContainElement(ContainSubstring("where=msg%3Dhello%2C+world")))
+		Expect(b.count("#error:not([hidden])")).To(BeZero())
+
+		By("a doubled quote is a quote")
+		b.to(`#/stream/e1?f=` + url.QueryEscape(`msg="say ""hi"", then go"`))
+		Expect(b.texts("#rows tbody tr td:nth-child(2)")).To(Equal([]string{`say "hi", then go`}))
+
+		By("a part without an operator is refused in the page, and nothing is queried")
+		b.clearRequests()
+		b.to(`#/stream/e1?f=` + url.QueryEscape(`msg=hello, world`))
+		Expect(b.texts("#error:not([hidden])")).To(ConsistOf(
+			`invalid: filter "world": no operator after column world; want COLUMN OP VALUE with OP one of = != < <= > >= ~; quote a value that holds a comma: msg="hello, world"`))
+		Expect(b.count("#rows")).To(BeZero(), "no rows shown")
+		Expect(b.requested()).NotTo(ContainElement(Or(ContainSubstring("/page"), ContainSubstring("/rows"), ContainSubstring("/follow"))))
+		Expect(eval[string](b, `document.getElementById("filters").value`)).To(Equal("msg=hello, world"), "the box keeps the text to fix")
+
+		By("an open quote is refused alike")
+		b.clearRequests()
+		b.to(`#/stream/e1?f=` + url.QueryEscape(`msg="hello`))
+		Expect(b.texts("#error:not([hidden])")).To(ConsistOf(HavePrefix(`invalid: filter "msg=\"hello": the quote at offset 4 is not closed`)))
+		Expect(b.requested()).NotTo(ContainElement(Or(ContainSubstring("/page"), ContainSubstring("/rows"))))
+		_, exceptions := b.reported()
+		Expect(exceptions).To(BeEmpty())
+	})
+
+	It("jumps to the last page of a query with one click, and follows from now on any page", func() {
+		s.ok(msgLines("m", 1, 250), "append", "--stream", "big", "--kind", "events")
+		base := serveOwner()
+		b.run(chromedp.Navigate(base + "/console/#/stream/big?limit=25"))
+		b.ready("#/stream/big?limit=25")
+		Expect(b.texts("#rows tbody tr td:first-child")).To(HaveLen(25))
+		Expect(eval[bool](b, `document.getElementById("follow").disabled`)).To(BeTrue(), "Follow works on the last page only")
+
+		By("Last: the stream's last 25 rows, where Follow works")
+		b.run(chromedp.Click(chromedp.CSS("#page-last")))
+		Expect(b.readyPrefix("#/stream/big?after=")).To(Equal("#/stream/big?after=225&limit=25"))
+		seqs := b.texts("#rows tbody tr td:first-child")
+		Expect(seqs).To(HaveLen(25))
+		Expect(seqs[0]).To(Equal("226"))
+		Expect(seqs[24]).To(Equal("250"))
+		Expect(b.count("#page-next")).To(BeZero())
+		Expect(eval[bool](b, `document.getElementById("follow").disabled`)).To(BeFalse())
+
+		By("Last of a filtered query: its last 25 matches, not the stream's last seqs")
+		b.to("#/stream/big?f=" + url.QueryEscape("msg~m-1") + "&limit=25")
+		b.run(chromedp.Click(chromedp.CSS("#page-last")))
+		b.readyPrefix("#/stream/big?after=")
+		msgs := b.texts("#rows tbody tr td:nth-child(2)")
+		Expect(msgs).To(HaveLen(25))
+		Expect(msgs[0]).To(Equal("m-175"))
+		Expect(msgs[24]).To(Equal("m-199"))
+
+		By("Follow from now, on the first page: the table empties and shows the rows appended since")
+		b.to("#/stream/big?limit=25")
+		b.run(chromedp.Click(chromedp.CSS("#follow-now")))
+		Eventually(func() []string { return b.texts("#follow-status") }).WithTimeout(liveness).
+			Should(ConsistOf("Following from now (after seq 250)…"))
+		Expect(b.count("#rows tbody tr")).To(BeZero())
+		s.ok(msgLines("late", 1, 2), "append", "--stream", "big", "--kind", "events")
+		Eventually(func() []string { return b.texts("#rows tbody tr.new td:nth-child(2)") }).WithTimeout(liveness).
+			Should(Equal([]string{"late-1", "late-2"}))
+		Expect(b.texts("#rows tbody tr td:first-child")).To(Equal([]string{"251", "252"}))
+
+		By("Stop ends it")
+		b.run(chromedp.Click(chromedp.CSS("#follow")))
+		Eventually(func() []string { return b.texts("#follow-status") }).WithTimeout(liveness).Should(ConsistOf("Stopped after 2 new rows."))
 		dialogs, exceptions := b.reported()
 		Expect(dialogs).To(BeEmpty())
 		Expect(exceptions).To(BeEmpty())

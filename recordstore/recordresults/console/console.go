@@ -62,7 +62,8 @@ type handler struct {
 // Handler returns the console, to be mounted at Prefix:
 //
 //	GET  /console/                                    the page (index.html)
-//	GET  /console/app.js, /console/app.css            its script and style
+//	GET  /console/decode.js, /console/app.js          its scripts: the decoders, the page
+//	GET  /console/app.css                             its style
 //	GET  /console/api/config                          {"allowWrites":bool}
 //	GET  /console/api/owner                           the owner: phase, epoch, heartbeat age, stale, backlog, failed
 //	GET  /console/api/kinds/{kind}                    a kind's declaration (its schema)
@@ -80,6 +81,7 @@ func Handler(opts Options) http.Handler {
 	h := &handler{opts: opts, log: log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /console/{$}", h.file("assets/index.html", "text/html; charset=utf-8"))
+	mux.HandleFunc("GET /console/decode.js", h.file("assets/decode.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /console/app.js", h.file("assets/app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /console/app.css", h.file("assets/app.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET /console/api/config", h.config)

@@ -107,6 +107,7 @@ var _ = Describe("the console handler", func() {
 		},
 		Entry("the page", "/console/", "text/html; charset=utf-8", `<script src="/console/app.js" defer></script>`),
 		Entry("the script", "/console/app.js", "text/javascript; charset=utf-8", "textContent"),
+		Entry("the decoders", "/console/decode.js", "text/javascript; charset=utf-8", "recordsDecode"),
 		Entry("the style", "/console/app.css", "text/css; charset=utf-8", "@media"),
 	)
 
@@ -121,20 +122,25 @@ var _ = Describe("the console handler", func() {
 	It("keeps its page free of inline script and inline style", func() {
 		srv := f.server(false)
 		_, body := call(http.MethodGet, srv.URL+"/console/", nil)
-		Expect(strings.Count(body, "<script")).To(Equal(1), "one script element, the external one")
+		Expect(strings.Count(body, "<script")).To(Equal(2), "two script elements, the external ones")
+		Expect(strings.Count(body, `<script src="/console/`)).To(Equal(2))
 		Expect(body).NotTo(ContainSubstring("style="))
 		Expect(body).NotTo(ContainSubstring("<style"))
 		Expect(body).NotTo(MatchRegexp(`\son[a-z]+=`), "no inline event handler")
 	})
 
-	It("never writes data as markup in its script", func() {
-		data, err := os.ReadFile("assets/app.js")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(data)).NotTo(ContainSubstring("innerHTML"))
-		Expect(string(data)).NotTo(ContainSubstring("outerHTML"))
-		Expect(string(data)).NotTo(ContainSubstring("insertAdjacentHTML"))
-		Expect(string(data)).NotTo(ContainSubstring("document.write"))
-	})
+	DescribeTable("never writes data as markup in its scripts",
+		func(name string) {
+			data, err := os.ReadFile(name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(data)).NotTo(ContainSubstring("innerHTML"))
+			Expect(string(data)).NotTo(ContainSubstring("outerHTML"))
+			Expect(string(data)).NotTo(ContainSubstring("insertAdjacentHTML"))
+			Expect(string(data)).NotTo(ContainSubstring("document.write"))
+		},
+		Entry("the page's script", "assets/app.js"),
+		Entry("the decoders", "assets/decode.js"),
+	)
 
 	It("answers a kind's declaration as its schema", func() {
 		srv := f.server(false)

@@ -1,9 +1,11 @@
 // The records console: a page per hash route (#/, #/stream/ID, #/owner,
 // #/spool) over the read API (/api/v1/) and the console's routes
 // (/console/api/). Every value from the store reaches the document through
-// text nodes (el, text), never as markup.
+// text nodes (el, text), never as markup. Rows are read with decode.js's
+// exact JSON reader (recordsDecode), loaded before this script.
 'use strict';
 (function () {
+  var D = window.recordsDecode;
   var main = document.getElementById('main');
   var errorBox = document.getElementById('error');
   var config = { allowWrites: false, spool: false };
@@ -36,19 +38,20 @@
     errorBox.hidden = !msg;
   }
 
-  // jsonOf reads a response's JSON document; a failure is thrown with the
-  // API's message.
-  function jsonOf(resp) {
+  // jsonOf reads a response's JSON document (with decode.js's exact reader
+  // when exact is set: numbers as recordsDecode.Num); a failure is thrown
+  // with the API's message.
+  function jsonOf(resp, exact) {
     return resp.text().then(function (body) {
       var doc = null;
-      try { doc = body ? JSON.parse(body) : null; } catch (e) { doc = null; }
       if (!resp.ok) {
+        try { doc = body ? JSON.parse(body) : null; } catch (e) { doc = null; }
         var msg = doc && doc.error ? doc.error.code + ': ' + doc.error.message : resp.status + ' ' + resp.statusText;
         var err = new Error(msg);
         err.status = resp.status;
         throw err;
       }
-      return doc;
+      return body ? (exact ? D.parse(body) : JSON.parse(body)) : null;
     });
   }
 
@@ -57,14 +60,21 @@
     return fetch(path, opts).then(jsonOf);
   }
 
-  // ndjson fetches NDJSON rows.
+  // ndjson fetches NDJSON rows, read exactly (rowOf).
   function ndjson(path) {
     return fetch(path).then(function (resp) {
       if (!resp.ok) return jsonOf(resp);
       return resp.text().then(function (body) {
-        return body.split('\n').filter(function (l) { return l.trim() !== ''; }).map(function (l) { return JSON.parse(l); });
+        return body.split('\n').filter(function (l) { return l.trim() !== ''; }).map(function (l) { return rowOf(D.parse(l)); });
       });
     });
+  }
+
+  // rowOf readies a row read exactly: its _seq as a number (seqs count
+  // rows: far below 2^53), every column as decode.js made it.
+  function rowOf(r) {
+    if (r && r._seq instanceof D.Num) r._seq = Number(r._seq.text);
+    return r;
   }
 
   function enc(s) { return encodeURIComponent(s); }
@@ -72,6 +82,20 @@
   function cellText(v) {
     if (v === null || v === undefined) return '';
     if (typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
+  // valueText is the text of row r's column c as the console shows it: a
+  // json column (types[c] === 'json') and any object or array as the JSON
+  // text the server sent (strings in quotes, numbers with every digit),
+  // numbers as sent, strings as they are. null and a missing column: ''.
+  function valueText(r, c, types) {
+    var v = r[c];
+    if (v === null || v === undefined) return '';
+    if (types[c] === 'json' || (typeof v === 'object' && !(v instanceof D.Num))) {
+      var raw = D.rawText(r, c);
+      return raw !== undefined ? raw : JSON.stringify(v);
+    }
     return String(v);
   }
 
@@ -158,18 +182,6 @@
 
   // ---- one stream ----
 
-  // parseFilters reads the filter box: COLUMN OP VALUE filters separated
-  // by commas (the server's where= syntax, docs/reading.md).
-  function parseFilters(s) {
-    var out = [];
-    (s || '').split(',').forEach(function (part) {
-      part = part.trim();
-      var m = /^([^<>=!~]+)(<=|>=|!=|=|<|>|~)(.*)$/.exec(part);
-      if (m) out.push({ text: part, col: m[1], op: m[2], value: m[3] });
-    });
-    return out;
-  }
-
   function compare(a, b) {
     var x = Number(a), y = Number(b);
     if (a !== '' && b !== '' && !isNaN(x) && !isNaN(y)) return x < y ? -1 : x > y ? 1 : 0;
@@ -191,7 +203,7 @@
     return p.filters.every(function (f) {
       var v = row[f.col];
       if (v === null || v === undefined) return false;
-      var t = cellText(v), c = compare(t, f.value);
+      var t = valueText(row, f.col, {}), c = compare(t, f.value);
       switch (f.op) {
         case '=': return c === 0;
         case '!=': return c !== 0;
@@ -224,7 +236,8 @@
 
   // loadPage reads one page of rows: from the page route when the server
   // has it (server-side q, where, sort and cursors), else from the rows
-  // route a window after p.after (the page filters it itself).
+  // route a window after p.after (the page filters it itself). Rows are
+  // read exactly (decode.js).
   function loadPage(base, p) {
     var url = base + '/page?' + queryString(p, { page_size: p.limit, cursor: p.cursor || undefined, after: p.cursor ? undefined : (p.after || undefined) });
     return fetch(url).then(function (resp) {
@@ -234,8 +247,30 @@
           .then(function (rows) { return { rows: rows, next: null }; });
       }
       p.serverQuery = true;
-      return jsonOf(resp).then(function (doc) { return { rows: doc.rows || [], next: doc.next || '' }; });
+      return jsonOf(resp, true).then(function (doc) { return { rows: (doc.rows || []).map(rowOf), next: doc.next || '' }; });
     });
+  }
+
+  // lastAfter finds the after= of the last page of p's query in seq
+  // order: the server's first page of the same query sorted by -_seq holds
+  // the query's last rows, and the page after the smallest seq among them
+  // shows them, in order. A server without the page route: the last
+  // p.limit seqs of the stream as it is now.
+  function lastAfter(base, p) {
+    if (!p.serverQuery) {
+      return api(base).then(function (m) { return Math.max(0, m.highSeq - p.limit); });
+    }
+    var url = base + '/page?' + queryString(Object.assign({}, p, { sort: '-_seq' }), { page_size: p.limit });
+    return fetch(url).then(function (resp) { return jsonOf(resp, true); }).then(function (doc) {
+      var rows = (doc.rows || []).map(rowOf);
+      return rows.length ? rows[rows.length - 1]._seq - 1 : 0;
+    });
+  }
+
+  // go opens hash, reloading the page when it is the one shown already.
+  function go(hash) {
+    if (location.hash === hash) route();
+    else location.hash = hash;
   }
 
   function streamPage(stream, hp) {
@@ -249,7 +284,17 @@
       sort: hp.get('sort') || ''
     };
     p.limit = Math.min(Math.max(p.limit, 1), 1000);
-    p.filters = parseFilters(p.f);
+    // A filter box that does not parse is shown as the error it is, and
+    // no row is read: a query without one of its filters would show rows
+    // the user did not ask for.
+    var filterError = '';
+    try {
+      p.filters = D.filters(p.f);
+    } catch (e) {
+      if (!(e instanceof D.FilterError)) throw e;
+      p.filters = [];
+      filterError = 'invalid: ' + e.message;
+    }
     var base = '/api/v1/streams/' + enc(stream);
     return api(base).then(function (meta) {
       main.appendChild(facts([
@@ -267,31 +312,39 @@
       return Promise.all([
         api('/console/api/kinds/' + enc(meta.kind)).catch(function () { return null; }),
         api('/api/v1/kinds/' + enc(meta.kind)).catch(function () { return null; }),
-        loadPage(base, p)
+        filterError ? null : loadPage(base, p)
       ]).then(function (res) {
-        var kind = res[0], info = res[1], pg = res[2], rows = pg.rows;
+        var kind = res[0], info = res[1], pg = res[2];
         formBox.appendChild(searchForm(stream, p, info));
-        exportBox.appendChild(exportBar(base, p));
         renderSchema(schemaBox, kind, info);
+        if (filterError) {
+          rowsBox.remove();
+          showError(filterError);
+          return;
+        }
+        var rows = pg.rows;
+        exportBox.appendChild(exportBar(base, p));
+        var types = {};
+        ((kind && kind.columns) || []).forEach(function (c) { types[c.name] = c.type; });
         var cols = columnsOf(kind, rows);
         var table = rowsTable(cols);
         var shown = 0;
-        rows.forEach(function (r) { if (matches(r, p)) { table.tBodies[0].appendChild(rowTr(r, cols)); shown++; } });
+        rows.forEach(function (r) { if (matches(r, p)) { table.tBodies[0].appendChild(rowTr(r, cols, types)); shown++; } });
         rowsBox.appendChild(table);
         var last = rows.length ? rows[rows.length - 1]._seq : p.after;
         var first = rows.length ? rows[0]._seq : p.after + 1;
         var more = p.serverQuery ? pg.next !== '' : rows.length >= p.limit;
-        pager(nav, stream, p, first, last, rows.length, shown, pg.next);
+        pager(nav, base, stream, p, first, last, rows.length, shown, pg.next);
         var seqOrder = !p.sort || p.sort === '_seq';
         var tail = more || !seqOrder ? null : (rows.length ? last : Math.max(p.after, meta.highSeq));
-        followControls(followBar, base, table, cols, p, meta, tail);
+        followControls(followBar, base, table, cols, types, p, meta, tail);
       });
     });
   }
 
   function searchForm(stream, p, info) {
     var q = el('input', { type: 'search', id: 'q', name: 'q', value: p.q, placeholder: 'text in the search columns' });
-    var f = el('input', { type: 'text', id: 'filters', name: 'f', value: p.f, placeholder: 'col=value, n>=3, host~web' });
+    var f = el('input', { type: 'text', id: 'filters', name: 'f', value: p.f, placeholder: 'col=value, n>=3, msg="a, b"' });
     var size = el('select', { id: 'limit', name: 'limit' });
     pageSizes.forEach(function (n) { size.appendChild(el('option', { value: n, selected: n === p.limit }, String(n))); });
     var sort = null;
@@ -304,10 +357,10 @@
     }
     return el('form', { class: 'query', id: 'search', role: 'search', onsubmit: function (ev) {
       ev.preventDefault();
-      location.hash = streamHash(stream, { q: q.value.trim(), f: f.value.trim(), limit: parseInt(size.value, 10), sort: sort ? sort.value : '' });
+      go(streamHash(stream, { q: q.value.trim(), f: f.value.trim(), limit: parseInt(size.value, 10), sort: sort ? sort.value : '' }));
     } },
     el('label', { class: 'wide' }, 'Search', q),
-    el('label', null, 'Filters', f),
+    el('label', { title: 'COLUMN OP VALUE, separated by commas; OP one of = != < <= > >= ~; a value holding a comma in double quotes, a quote in it doubled: msg="say ""hi"", then go"' }, 'Filters', f),
     sort ? el('label', null, 'Sort', sort) : null,
     el('label', null, 'Rows per page', size),
     el('button', { type: 'submit', id: 'search-go', text: 'Search' }));
@@ -315,7 +368,8 @@
 
   // exportBar links the rows of the current query as a download, in the
   // formats the server has: NDJSON always; CSV and Parquet when it knows
-  // the query parameters (format=).
+  // the query parameters (format=). The CSV link asks for the formula
+  // guard (csv_guard=1): the file is for a spreadsheet.
   function exportBar(base, p) {
     var bar = el('div', { class: 'bar', id: 'export' }, el('span', { class: 'muted', text: 'Export:' }));
     if (!p.serverQuery) {
@@ -323,7 +377,9 @@
       return bar;
     }
     ['ndjson', 'csv', 'parquet'].forEach(function (fmt) {
-      bar.appendChild(el('a', { class: 'button secondary', href: base + '/rows?' + queryString(p, { format: fmt, download: '1' }), 'data-format': fmt, text: fmt.toUpperCase() }));
+      var extra = { format: fmt, download: '1' };
+      if (fmt === 'csv') extra.csv_guard = '1';
+      bar.appendChild(el('a', { class: 'button secondary', href: base + '/rows?' + queryString(p, extra), 'data-format': fmt, text: fmt.toUpperCase() }));
     });
     return bar;
   }
@@ -363,17 +419,25 @@
     return el('table', { id: 'rows' }, el('thead', null, tr), el('tbody'));
   }
 
-  function rowTr(r, cols) {
+  // rowTr is one row of the table: SQL NULL as an em dash (class
+  // null-sql), a json column as its JSON text (class json), numbers with
+  // the digits the server sent.
+  function rowTr(r, cols, types) {
     var tr = el('tr', { 'data-seq': r._seq });
     cols.forEach(function (c) {
       var v = r[c];
-      var cls = v === null || v === undefined ? 'null' : (typeof v === 'number' ? 'num' : '');
-      tr.appendChild(el('td', { class: cls || null, text: v === null ? 'null' : cellText(v) }));
+      if (v === null) {
+        tr.appendChild(el('td', { class: 'null-sql', title: 'NULL: no value', text: '—' }));
+        return;
+      }
+      var json = types[c] === 'json' || (v !== undefined && typeof v === 'object' && !(v instanceof D.Num));
+      var cls = json ? 'json' : (v instanceof D.Num || typeof v === 'number' ? 'num' : null);
+      tr.appendChild(el('td', { class: cls, text: valueText(r, c, types) }));
     });
     return tr;
   }
 
-  function pager(nav, stream, p, first, last, got, shown, next) {
+  function pager(nav, base, stream, p, first, last, got, shown, next) {
     var same = { q: p.q, f: p.f, limit: p.limit, sort: p.sort };
     nav.appendChild(el('a', { class: 'button secondary', id: 'page-first', href: streamHash(stream, same), text: '⇤ First' }));
     if (p.serverQuery) {
@@ -383,32 +447,56 @@
       if (p.after > 0) nav.appendChild(el('a', { class: 'button secondary', id: 'page-prev', href: streamHash(stream, Object.assign({ after: Math.max(0, first - 1 - p.limit) }, same)), text: '← Previous' }));
       if (got >= p.limit) nav.appendChild(el('a', { class: 'button secondary', id: 'page-next', href: streamHash(stream, Object.assign({ after: last }, same)), text: 'Next →' }));
     }
+    // Last: the last page of the query in seq order, found with one request
+    // (lastAfter) whatever the stream's length.
+    var seqOrder = !p.sort || p.sort === '_seq';
+    var lastBtn = el('button', { type: 'button', class: 'secondary', id: 'page-last', text: 'Last ⇥', disabled: !seqOrder,
+      title: seqOrder ? 'the last page' : 'Last works in seq order (sort by _seq)' });
+    lastBtn.addEventListener('click', function () {
+      lastBtn.disabled = true;
+      lastAfter(base, p).then(function (after) {
+        go(streamHash(stream, Object.assign({ after: after }, same)));
+      }).catch(function (e) { lastBtn.disabled = false; showError(e.message); });
+    });
+    nav.appendChild(lastBtn);
     nav.appendChild(el('span', { class: 'muted', id: 'page-info', text: shown + ' rows shown' + (got ? ', seq ' + first + '–' + last : '') +
       (p.serverQuery ? '' : (p.q || p.filters.length ? ' (filtered in the page: this server has no query parameters)' : '')) }));
   }
 
-  // followControls offers live follow on the last page: new rows are
-  // appended to the table as the server streams them.
-  function followControls(bar, base, table, cols, p, meta, after) {
+  // followControls offers live follow: Follow on the last page (in seq
+  // order) appends the rows after the page's last one to the table as the
+  // server streams them; Follow from now, on any page, empties the table
+  // and follows from the stream's newest row at the time of the click.
+  function followControls(bar, base, table, cols, types, p, meta, after) {
     var status = el('span', { class: 'muted', id: 'follow-status' });
     var btn = el('button', { type: 'button', id: 'follow', class: 'secondary', text: 'Follow' });
-    if (after === null) {
-      btn.disabled = true;
-      status.textContent = 'Follow works on the last page.';
-    } else if (meta.sealed) {
-      btn.disabled = true;
+    var now = el('button', { type: 'button', id: 'follow-now', class: 'secondary', text: 'Follow from now' });
+    var canFollow = after !== null && !meta.sealed;
+    var sealed = meta.sealed;
+    if (meta.sealed) {
       status.textContent = 'The stream is sealed: no rows will come.';
+    } else if (after === null) {
+      status.textContent = 'Follow works on the last page; Follow from now works on any.';
     }
     var following = false;
-    btn.addEventListener('click', function () {
-      if (following) { stopLive(); return; }
+    function idle(text) {
+      following = false;
+      btn.textContent = 'Follow';
+      btn.disabled = !canFollow;
+      now.disabled = sealed;
+      if (text) status.textContent = text;
+    }
+    idle('');
+    function start(from, fromNow) {
       following = true;
       btn.textContent = 'Stop';
-      status.textContent = 'Following…';
+      btn.disabled = false;
+      now.disabled = true;
+      status.textContent = fromNow ? 'Following from now (after seq ' + from + ')…' : 'Following…';
       var ctrl = new AbortController();
       var added = 0;
-      live = { abort: function () { ctrl.abort(); following = false; btn.textContent = 'Follow'; status.textContent = 'Stopped after ' + added + ' new rows.'; } };
-      var url = base + '/follow?' + (p.serverQuery ? queryString(Object.assign({}, p, { sort: '' }), { after: after }) : 'after=' + after);
+      live = { abort: function () { ctrl.abort(); idle('Stopped after ' + added + ' new rows.'); } };
+      var url = base + '/follow?' + (p.serverQuery ? queryString(Object.assign({}, p, { sort: '' }), { after: from }) : 'after=' + from);
       fetch(url, { signal: ctrl.signal }).then(function (resp) {
         if (!resp.ok) return jsonOf(resp);
         var reader = resp.body.getReader();
@@ -416,16 +504,22 @@
         var buf = '';
         function pump() {
           return reader.read().then(function (chunk) {
-            if (chunk.done) { following = false; btn.textContent = 'Follow'; btn.disabled = true; status.textContent = 'The stream ended (sealed, deleted or server stopped) after ' + added + ' new rows.'; return; }
+            if (chunk.done) {
+              live = null;
+              canFollow = false;
+              sealed = true;
+              idle('The stream ended (sealed, deleted or server stopped) after ' + added + ' new rows.');
+              return;
+            }
             buf += dec.decode(chunk.value, { stream: true });
             var nl;
             while ((nl = buf.indexOf('\n')) >= 0) {
               var line = buf.slice(0, nl);
               buf = buf.slice(nl + 1);
               if (!line.trim()) continue;
-              var r = JSON.parse(line);
+              var r = rowOf(D.parse(line));
               if (!matches(r, p)) continue;
-              var tr = rowTr(r, cols);
+              var tr = rowTr(r, cols, types);
               tr.className = 'new';
               table.tBodies[0].appendChild(tr);
               added++;
@@ -437,12 +531,31 @@
         return pump();
       }).catch(function (e) {
         if (e.name === 'AbortError') return;
-        following = false;
-        btn.textContent = 'Follow';
+        live = null;
+        idle('');
         showError('follow: ' + e.message);
       });
+    }
+    btn.addEventListener('click', function () {
+      if (following) { stopLive(); return; }
+      start(after, false);
+    });
+    now.addEventListener('click', function () {
+      if (following) return;
+      now.disabled = true;
+      api(base).then(function (m) {
+        if (m.sealed) {
+          canFollow = false;
+          sealed = true;
+          idle('The stream is sealed: no rows will come.');
+          return;
+        }
+        table.tBodies[0].textContent = '';
+        start(m.highSeq, true);
+      }).catch(function (e) { idle(''); showError(e.message); });
     });
     bar.appendChild(btn);
+    bar.appendChild(now);
     bar.appendChild(status);
   }
 
