@@ -13,8 +13,10 @@
 #   scan      query scan --stream s1 > /dev/null          vs the sqlite3 shell
 #             printing json_object per row, and Python SELECT + json.dumps
 #   csv, parquet: query scan --format F --out FILE        rows/s only
-# ratio = baseline median / our median: above 1 we are faster.
-# Peak RSS comes from /usr/bin/time (GNU time) when present. A baseline
+# ratio = baseline median / our median: above 1 we are faster; given for
+# the elapsed time and for the processor time (user + system), which a
+# machine busy with other work disturbs less. Processor time and peak RSS
+# come from /usr/bin/time (GNU time) when present. A baseline
 # whose tool (sqlite3, python3) is missing is skipped with a message.
 
 set -euo pipefail
@@ -30,7 +32,7 @@ GNU_TIME=
 if [ -x /usr/bin/time ] && /usr/bin/time -f '%e' true >/dev/null 2>&1; then
 	GNU_TIME=/usr/bin/time
 else
-	echo "note: no GNU time at /usr/bin/time: no peak RSS (apt-get install time)" >&2
+	echo "note: no GNU time at /usr/bin/time: no processor time nor peak RSS (apt-get install time)" >&2
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-cli.XXXXXX")
@@ -54,24 +56,25 @@ cat >"$WORK/kinds.json" <<'JSON'
 JSON
 
 # measure NAME CMD...: runs CMD (stdout to /dev/null unless it redirects
-# itself), appends "seconds rss_kb" to $WORK/NAME.
+# itself), appends "seconds rss_kb cpu_seconds" to $WORK/NAME.
 measure() {
 	local name=$1
 	shift
 	local out=$WORK/time.out
 	if [ -n "$GNU_TIME" ]; then
-		"$GNU_TIME" -f '%e %M' -o "$out" bash -c '"$@"' _ "$@" >/dev/null
+		"$GNU_TIME" -f '%e %M %U %S' -o "$out" bash -c '"$@"' _ "$@" >/dev/null
 	else
 		local t0 t1
 		t0=$(date +%s.%N)
 		"$@" >/dev/null
 		t1=$(date +%s.%N)
-		awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b, 0 }' >"$out"
+		awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b, 0, 0, 0 }' >"$out"
 	fi
-	tail -n 1 "$out" >>"$WORK/$name"
+	tail -n 1 "$out" | awk '{ print $1, $2, $3 + $4 }' >>"$WORK/$name"
 }
 
-# median NAME FIELD: the median of column FIELD (1 time, 2 rss) of NAME.
+# median NAME FIELD: the median of column FIELD (1 time, 2 rss, 3 cpu) of
+# NAME.
 median() {
 	awk -v f="$2" '{print $f}' "$WORK/$1" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
@@ -174,17 +177,18 @@ done
 
 echo
 echo "== $ROWS rows, medians of $ROUNDS rounds (ratio = baseline / ours; above 1: we are faster)"
-printf '%-34s %10s %12s %12s\n' measure seconds rows/s peak_rss_MB
+printf '%-34s %10s %10s %12s %12s\n' measure seconds cpu_s rows/s peak_rss_MB
 div() { awk -v a="$1" -v b="$2" 'BEGIN { print (b > 0 ? a / b : 0) }'; }
 row() {
 	local t rss
 	t=$(median "$1" 1)
 	rss=$(median "$1" 2)
-	printf '%-34s %10.2f %12.0f %12.1f\n' "$2" "$t" "$(div "$ROWS" "$t")" "$(div "$rss" 1024)"
+	printf '%-34s %10.2f %10.2f %12.0f %12.1f\n' "$2" "$t" "$(median "$1" 3)" "$(div "$ROWS" "$t")" "$(div "$rss" 1024)"
 }
 ratio() {
 	[ -s "$WORK/$2" ] || return 0
-	printf '%-34s %10.2f   (goal >= %s)\n' "$1" "$(div "$(median "$2" 1)" "$(median "$3" 1)")" "$4"
+	printf '%-34s %10.2f %10.2f   (goal >= %s)\n' "$1" "$(div "$(median "$2" 1)" "$(median "$3" 1)")" \
+		"$(div "$(median "$2" 3)" "$(median "$3" 3)")" "$4"
 }
 row append "query append"
 [ $SHELL_OK = 1 ] && row append_shell "sqlite3 shell import + insert"
@@ -195,6 +199,7 @@ row scan "query scan (ndjson)"
 row csv "query scan --format csv --out"
 row parquet "query scan --format parquet --out"
 echo
+printf '%-34s %10s %10s\n' ratio elapsed cpu
 ratio "append vs sqlite3 shell" append_shell append 0.6
 ratio "append vs python" append_py append 2
 ratio "scan vs sqlite3 shell" scan_shell scan 0.5
