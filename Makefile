@@ -4,6 +4,7 @@
 #   make run     build the CLI and serve ./data/records.sqlite on 127.0.0.1:7070
 #   make test    gofmt, vet, staticcheck, CGO_ENABLED=0 build, every test of every module
 #   make bench   every benchmark, once
+#   make bench-cli  the query binary against the sqlite3 shell and Python (scripts/bench-cli.sh)
 #   make fuzz    a short run of every fuzz target listed in a FUZZ_TARGETS file
 #   make lint    vet, gofmt and staticcheck
 #   make soak    the multi-process soak for SOAK (default 5m): owners SIGKILLed at random
@@ -58,7 +59,7 @@ GINKGO_ARGS := $(if $(GINKGO_LABELS),-args -ginkgo.label-filter='$(GINKGO_LABELS
 
 SOAK ?= 5m
 
-.PHONY: soak all build run test fmt-check vet build-nocgo test-go bench fuzz lint staticcheck clean
+.PHONY: soak all build run test fmt-check vet build-nocgo test-go bench bench-cli fuzz lint staticcheck clean
 
 all: build test
 
@@ -110,6 +111,11 @@ test-go:
 bench:
 	@for m in $(MODULES); do echo "== go test -bench ($$m)"; \
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) $(BENCH_PKGS)); done
+
+## bench-cli: query append and scan of ROWS (default 1000000) rows against the sqlite3 shell
+## and Python, alternately, ROUNDS (default 3) rounds: medians, ratios, peak RSS
+bench-cli:
+	scripts/bench-cli.sh
 
 ## fuzz: each line "PKG FuzzName" of every FUZZ_TARGETS file, for FUZZTIME.
 ## PKG is a folder relative to the FUZZ_TARGETS file ("." = that folder) or,

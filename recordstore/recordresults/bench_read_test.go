@@ -6,6 +6,7 @@ package recordresults_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // benchLogs is the kind the read benchmarks fill: a message to search, a
@@ -120,21 +122,57 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(p50ms(without)/p50ms(with), "speedup")
 }
 
+// plainSelect is the best plain code reading the rows of openBenchLogs'
+// stream: one SELECT of every column in seq order (the table's primary
+// key), streamed row by row on a connection of its own, each value
+// scanned into a Go value. It returns how many rows it read.
+func plainSelect(ctx context.Context, db *sql.DB) (int, error) {
+	rows, err := db.QueryContext(ctx, `SELECT _seq, msg, host, level, at, note FROM logs ORDER BY _seq_stream, _seq`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var (
+		seq, level    int64
+		msg, host, at string
+		note          sql.NullString
+		n             int
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &msg, &host, &level, &at, &note); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// openPlain opens the store's live file for plainSelect, read-only.
+func openPlain(b *testing.B, st *recordresults.Store) *sql.DB {
+	b.Helper()
+	db, err := sql.Open("sqlite", "file:"+st.Backend().(*sqlite.Backend).LivePath()+"?mode=ro")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
 // BenchmarkExport exports a stream of BENCH_EXPORT_ROWS rows (default
 // 200 000) in each format to io.Discard, alternating iteration by
-// iteration with a scan of the same query (Reader.Rows, every row read
-// and decoded, nothing written). Reports rows/s of the export and vs_scan
-// = scan time / export time (1: exporting costs nothing on top of
-// reading).
+// iteration with plainSelect of the same rows (nothing written). Reports
+// rows/s of the export and vs_raw = plain SELECT time / export time (1:
+// the export costs no more than reading the rows with one SELECT).
 func BenchmarkExport(b *testing.B) {
 	ctx := context.Background()
 	n := benchRows("BENCH_EXPORT_ROWS", 200_000)
 	st := openBenchLogs(b, n)
+	db := openPlain(b, st)
 	rd := recordresults.NewReader(st.Backend())
 	q := recordresults.Query{Stream: "logs"}
 	for _, f := range []recordresults.Format{recordresults.FormatNDJSON, recordresults.FormatCSV, recordresults.FormatParquet} {
 		b.Run("format="+string(f), func(b *testing.B) {
-			var export, scan time.Duration
+			var export, plain time.Duration
 			for range b.N {
 				start := time.Now()
 				rows, err := rd.Export(ctx, io.Discard, q, f, nil)
@@ -143,20 +181,66 @@ func BenchmarkExport(b *testing.B) {
 					b.Fatalf("exported %d rows (%v), want %d", rows, err, n)
 				}
 				start = time.Now()
-				count := 0
-				for _, err := range rd.Rows(ctx, q) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					count++
-				}
-				scan += time.Since(start)
-				if count != n {
-					b.Fatalf("scanned %d rows, want %d", count, n)
+				count, err := plainSelect(ctx, db)
+				plain += time.Since(start)
+				if err != nil || count != n {
+					b.Fatalf("selected %d rows (%v), want %d", count, err, n)
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/export.Seconds(), "rows/s")
-			b.ReportMetric(scan.Seconds()/export.Seconds(), "vs_scan")
+			b.ReportMetric(plain.Seconds()/export.Seconds(), "vs_raw")
 		})
+	}
+}
+
+// BenchmarkScanScale reads every row of a stream with Reader.Rows (a
+// page at a time, as scan and export do) at two sizes, BENCH_SCALE_ROWS
+// (default 1 000 000) and a tenth of it, alternately. A full read costs
+// the same per row whatever the stream's size: each page seeks to its
+// cursor. Reports rows/s at each size and scale = small rate / large rate,
+// and fails when scale exceeds 1.3 (a page that walks the stream from its
+// start again makes it grow with the size).
+func BenchmarkScanScale(b *testing.B) {
+	ctx := context.Background()
+	large := benchRows("BENCH_SCALE_ROWS", 1_000_000)
+	small := large / 10
+	stores := map[int]*recordresults.Reader{}
+	for _, n := range []int{small, large} {
+		stores[n] = recordresults.NewReader(openBenchLogs(b, n).Backend())
+	}
+	read := func(n int) time.Duration {
+		start := time.Now()
+		count := 0
+		for _, err := range stores[n].Rows(ctx, recordresults.Query{Stream: "logs"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			count++
+		}
+		d := time.Since(start)
+		if count != n {
+			b.Fatalf("read %d rows, want %d", count, n)
+		}
+		return d
+	}
+	var ts, tl time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			ts += read(small)
+			tl += read(large)
+		} else {
+			tl += read(large)
+			ts += read(small)
+		}
+	}
+	b.StopTimer()
+	rs := float64(small) * float64(b.N) / ts.Seconds()
+	rl := float64(large) * float64(b.N) / tl.Seconds()
+	b.ReportMetric(rs, "rows/s_small")
+	b.ReportMetric(rl, "rows/s_large")
+	b.ReportMetric(rs/rl, "scale")
+	if rs/rl > 1.3 {
+		b.Errorf("reading %d rows runs at %.0f rows/s, %d rows at %.0f rows/s: %.2f× slower per row at the larger size (want ≤ 1.3×)", small, rs, large, rl, rs/rl)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -167,6 +168,10 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(b, x, 10), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
+	case float64:
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			return appendJSONFloat(b, x), nil
+		}
 	case time.Time:
 		b = append(b, '"')
 		b = append(b, recordstore.FormatDatetime(x)...)
@@ -185,6 +190,22 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return append(b, m...), nil
+}
+
+// appendJSONFloat appends f (finite) as encoding/json writes a float64:
+// the shortest text that reads back as f, in exponent form below 1e-6 and
+// from 1e21 on (its exponent without a leading zero: 1e-07 is 1e-7).
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
 }
 
 // plainJSONString reports whether encoding/json writes s as is between

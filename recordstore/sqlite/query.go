@@ -69,7 +69,9 @@ func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.R
 	if t == nil {
 		return nil, m, s.kind, notFound("kind %s of stream %s", s.kind, stream)
 	}
-	narrow := func(w *whereBuilder) (string, error) { return t.searchCond(ctx, tx, w, q, s.no, s.high) }
+	narrow := func(w *whereBuilder, lo, hi int64) (string, error) {
+		return t.searchCond(ctx, tx, w, q, s.no, s.high, lo, hi)
+	}
 	text, args, err := t.querySQL(s.no, q, narrow)
 	if err != nil {
 		return nil, m, "", err
@@ -89,14 +91,21 @@ func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.R
 
 // querySQL builds the SELECT of q over the table, with its arguments; the
 // stream number is ?1 as in every statement of the table. narrow returns
-// the search index's condition for q's Text ("" for none).
-func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery, narrow func(*whereBuilder) (string, error)) (string, []any, error) {
+// the search index's condition for q's Text ("" for none) over the seqs
+// lo < seq ≤ hi (hi < 0: no upper bound).
+//
+// The seq is bounded once on each side (see seqWindow): given two lower
+// bounds, SQLite seeks to one of them and tests the other on every row it
+// passes, so a paged read of a large stream walked it again from After on
+// every page.
+func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery, narrow func(w *whereBuilder, lo, hi int64) (string, error)) (string, []any, error) {
 	w := &whereBuilder{args: []any{streamNo}}
 	seq := t.layout.seq
 	w.add(t.layout.streamCond())
-	w.add(seq+" > "+w.arg(q.After), "")
-	if q.To > 0 {
-		w.add(seq + " <= " + w.arg(q.To))
+	lo, hi := seqWindow(q)
+	w.add(seq + " > " + w.arg(lo))
+	if hi >= 0 {
+		w.add(seq + " <= " + w.arg(hi))
 	}
 	if q.TimeColumn != "" && (!q.From.IsZero() || !q.Until.IsZero()) {
 		col, err := t.column(q.TimeColumn)
@@ -123,7 +132,7 @@ func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery, narrow func(*w
 		if len(ors) == 0 {
 			return "", nil, recordstore.Invalidf("q needs search columns")
 		}
-		cond, err := narrow(w)
+		cond, err := narrow(w, lo, hi)
 		if err != nil {
 			return "", nil, err
 		}
@@ -163,10 +172,30 @@ func (t *table) querySQL(streamNo int64, q *recordstore.RowQuery, narrow func(*w
 	return text, w.args, nil
 }
 
+// seqWindow returns the seqs a page of q may hold, lo < seq ≤ hi (hi < 0:
+// no upper bound): q's window After < seq ≤ To, narrowed by the cursor
+// when q is ordered by seq (ascending, the rows after it; descending, the
+// rows before it).
+func seqWindow(q *recordstore.RowQuery) (lo, hi int64) {
+	lo, hi = q.After, -1
+	if q.To > 0 {
+		hi = q.To
+	}
+	if q.HasCursor && q.SortsBySeq() {
+		if !q.Desc {
+			lo = max(lo, q.CursorSeq)
+		} else if c := max(q.CursorSeq-1, 0); hi < 0 || c < hi {
+			hi = c
+		}
+	}
+	return lo, hi
+}
+
 // orderAndCursor adds the cursor's condition to w and returns the ORDER BY
-// of q. SQLite sorts nulls first: ascending, a null cursor value is
-// followed by the rest of the nulls and then every non-null value;
-// descending, by the rest of the nulls only.
+// of q. A cursor of a seq order is already in the seq window (seqWindow).
+// SQLite sorts nulls first: ascending, a null cursor value is followed by
+// the rest of the nulls and then every non-null value; descending, by the
+// rest of the nulls only.
 func (t *table) orderAndCursor(w *whereBuilder, q *recordstore.RowQuery) (string, error) {
 	seq := t.layout.seq
 	dir, cmpOp := " ASC", ">"
@@ -174,9 +203,6 @@ func (t *table) orderAndCursor(w *whereBuilder, q *recordstore.RowQuery) (string
 		dir, cmpOp = " DESC", "<"
 	}
 	if q.SortsBySeq() {
-		if q.HasCursor {
-			w.add(seq + " " + cmpOp + " " + w.arg(q.CursorSeq))
-		}
 		return seq + dir, nil
 	}
 	col, err := t.column(q.Sort)

@@ -115,8 +115,10 @@ func searchIndexCols(ctx context.Context, tx *sql.Tx, table string) ([]string, e
 // index, or "" when the index cannot serve it: no index, other columns
 // than the query's, a needle under three bytes (a trigram needs three), or
 // a stream with a seq past the index's range (high). The exact substring
-// test stays in the query: the index only narrows.
-func (t *table) searchCond(ctx context.Context, tx *sql.Tx, w *whereBuilder, q *recordstore.RowQuery, streamNo, high int64) (string, error) {
+// test stays in the query: the index only narrows, to the seqs lo < seq ≤
+// hi (hi < 0: no upper bound) that the page reads, so that each page of a
+// paged search reads the index from its cursor on.
+func (t *table) searchCond(ctx context.Context, tx *sql.Tx, w *whereBuilder, q *recordstore.RowQuery, streamNo, high, lo, hi int64) (string, error) {
 	if t.layout.bound || len(q.Text) < 3 || high >= 1<<searchSeqBits {
 		return "", nil
 	}
@@ -130,8 +132,13 @@ func (t *table) searchCond(ctx context.Context, tx *sql.Tx, w *whereBuilder, q *
 		}
 	}
 	phrase := `"` + strings.ReplaceAll(q.Text, `"`, `""`) + `"`
-	lo := streamNo << searchSeqBits
-	return colSeq + " IN (SELECT rowid - " + w.arg(lo) + " FROM " + quote(searchTable(t.name)) +
+	base := streamNo << searchSeqBits
+	lo = min(lo, 1<<searchSeqBits)
+	end := base + 1<<searchSeqBits - 1
+	if hi >= 0 {
+		end = base + min(hi, 1<<searchSeqBits-1)
+	}
+	return colSeq + " IN (SELECT rowid - " + w.arg(base) + " FROM " + quote(searchTable(t.name)) +
 		" WHERE " + quote(searchTable(t.name)) + " MATCH " + w.arg(phrase) +
-		" AND rowid >= " + w.arg(lo) + " AND rowid < " + w.arg(lo+1<<searchSeqBits) + ")", nil
+		" AND rowid > " + w.arg(base+lo) + " AND rowid <= " + w.arg(end) + ")", nil
 }

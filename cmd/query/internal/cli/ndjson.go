@@ -13,6 +13,7 @@ import (
 	"io"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/spool"
 )
 
 // rowReader reads NDJSON input one row at a time, so that a bad line is
@@ -24,6 +25,7 @@ type rowReader struct {
 	line int    // the line last read
 	rows int    // rows returned so far
 	done bool
+	long []byte // a line longer than the read buffer, reassembled
 }
 
 func newRowReader(r io.Reader, name string) *rowReader {
@@ -34,10 +36,51 @@ func newRowReader(r io.Reader, name string) *rowReader {
 // io.EOF after the last row. A line that is not exactly one JSON object is
 // ErrInvalid naming its line, and so is input without any row.
 func (r *rowReader) Next() (recordstore.Row, int, error) {
+	line, err := r.nextLine()
+	if err != nil {
+		return nil, 0, err
+	}
+	row, derr := decodeRow(line)
+	if derr != nil {
+		return nil, 0, r.lineErr(derr)
+	}
+	return row, r.line, nil
+}
+
+// NextValues is Next for rows of the kind of sc, returned as the values
+// spool.Normalize makes of the row, and the line they are on. A row that
+// does not fit the kind is an error naming its line (wrapping
+// ErrInvalid). Lines are parsed by the spool's scanner, straight into
+// values; a line it refuses is read again the way Next reads it, so that
+// every error (and the values of a line only Next's reading takes) is
+// Next's followed by spool.Normalize's.
+func (r *rowReader) NextValues(sc *valueScanner) (recordstore.Values, int, error) {
+	line, err := r.nextLine()
+	if err != nil {
+		return nil, 0, err
+	}
+	vals, err := sc.scan(line)
+	if err == nil {
+		return vals, r.line, nil
+	}
+	row, derr := decodeRow(line)
+	if derr != nil {
+		return nil, 0, r.lineErr(derr)
+	}
+	if vals, err = spool.Normalize(sc.kind, row); err != nil {
+		return nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, err)
+	}
+	return vals, r.line, nil
+}
+
+// nextLine returns the next line that is not blank, valid until the next
+// call; io.EOF after the last row, and ErrInvalid for input without any
+// row.
+func (r *rowReader) nextLine() ([]byte, error) {
 	for !r.done {
-		line, err := r.br.ReadBytes('\n')
+		line, err := r.readLine()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, 0, fmt.Errorf("read %s: %w", r.name, err)
+			return nil, fmt.Errorf("read %s: %w", r.name, err)
 		}
 		r.done = err != nil
 		if len(line) == 0 && r.done {
@@ -50,17 +93,63 @@ func (r *rowReader) Next() (recordstore.Row, int, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		row, derr := decodeRow(line)
-		if derr != nil {
-			return nil, 0, r.lineErr(derr)
-		}
 		r.rows++
-		return row, r.line, nil
+		return line, nil
 	}
 	if r.rows == 0 {
-		return nil, 0, recordstore.Invalidf("%s: no rows (empty input)", r.name)
+		return nil, recordstore.Invalidf("%s: no rows (empty input)", r.name)
 	}
-	return nil, 0, io.EOF
+	return nil, io.EOF
+}
+
+// readLine returns the next line with its newline (without one at the end
+// of the input, then with io.EOF), in the read buffer when it fits.
+func (r *rowReader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	r.long = append(r.long[:0], line...)
+	for {
+		line, err = r.br.ReadSlice('\n')
+		r.long = append(r.long, line...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return r.long, err
+		}
+	}
+}
+
+// valueScanner parses lines into the values of one kind (see
+// rowReader.NextValues).
+type valueScanner struct {
+	kind *recordstore.Kind
+	sc   *spool.LineScanner
+	json []int // the kind's json columns
+}
+
+func newValueScanner(kind *recordstore.Kind) *valueScanner {
+	v := &valueScanner{kind: kind, sc: spool.NewLineScanner(kind)}
+	for i, c := range kind.Columns {
+		if c.Type == recordstore.TypeJSON {
+			v.json = append(v.json, i)
+		}
+	}
+	return v
+}
+
+// scan returns the values of line, as NextValues does (a JSON null is a
+// null json column here, as it is in a row decoded by decodeRow).
+func (v *valueScanner) scan(line []byte) (recordstore.Values, error) {
+	vals, err := v.sc.Scan(line)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range v.json {
+		if s, ok := vals[i].(string); ok && s == "null" {
+			vals[i] = nil
+		}
+	}
+	return vals, nil
 }
 
 // lineErr returns an ErrInvalid error naming the line last read.

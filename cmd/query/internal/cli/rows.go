@@ -37,18 +37,16 @@ func (a *app) openInput(src string) (io.Reader, string, func(), error) {
 // is applied here or through the spool.
 func readRows(in *rowReader, kind *recordstore.Kind, lim spool.Limits, keep func(recordstore.Values) error) error {
 	meter := spool.NewMeter(kind, lim)
+	sc := newValueScanner(kind)
 	for {
-		row, line, err := in.Next()
+		vals, line, err := in.NextValues(sc)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		vals, err := spool.Normalize(kind, row)
-		if err == nil {
-			err = meter.Add(vals)
-		}
+		err = meter.Add(vals)
 		if err == nil {
 			err = keep(vals)
 		}
