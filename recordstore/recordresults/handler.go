@@ -70,11 +70,11 @@ type handler struct {
 //	GET /api/v1/batches/{batch}[?wait=D]              a spooled batch's outcome (with HandlerOptions.Batches)
 //	GET /api/v1/streams[?kind=K]                      {"streams":[<meta>...]}
 //	GET /api/v1/streams/{stream}                      <meta>
-//	GET /api/v1/streams/{stream}/rows?<query>         NDJSON (or format=csv|parquet), one row per line
+//	GET /api/v1/streams/{stream}/rows?<query>         NDJSON (or format=csv|parquet, csv_guard=1), one row per line
 //	GET /api/v1/streams/{stream}/page?<query>         one page as JSON, with the next page's cursor
 //	GET /api/v1/kinds[/{kind}]                        kinds with their search and sort columns
 //	GET /api/v1/views[/{view}?stream=&after=&to=]     the Reader's views, and a view's rows
-//	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON, streamed as rows arrive
+//	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON or SSE (ending with event "end"), streamed as rows arrive
 //	GET /                                             a small HTML page of streams
 //
 // <query> is the query model of ParseQuery (docs/reading.md).
