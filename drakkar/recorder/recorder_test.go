@@ -17,6 +17,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	_ "modernc.org/sqlite"
 
@@ -360,6 +361,31 @@ var _ = Describe("the flight recorder", func() {
 		Expect(count(db, `SELECT count(*) FROM events`)).To(BeElementOf(int64(5*(acked+1)), int64(5*(acked+2))))
 		Expect(sealedFiles(hist)).To(HaveLen(2))
 	})
+
+	DescribeTable("sets aside a leftover without recorder tables as <name>.unreadable, and the backlog empties",
+		func(body []byte) {
+			Expect(os.MkdirAll(storage, 0o700)).To(Succeed())
+			bad := filepath.Join(storage, "w1-2020-01-01__00_00_00.db")
+			Expect(os.WriteFile(bad, body, 0o644)).To(Succeed())
+			old := time.Now().Add(-time.Hour)
+			Expect(os.Chtimes(bad, old, old)).To(Succeed())
+			logs := gbytes.NewBuffer()
+			reg := prometheus.NewRegistry()
+			cfg := testConfig(storage, shared)
+			rec, err := recorder.Open(ctx, cfg, recorder.Options{LeftoverDelay: time.Millisecond, Registerer: reg,
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(bad+recorder.UnreadableSuffix, "30s", "20ms").Should(BeAnExistingFile())
+			Expect(bad).NotTo(BeAnExistingFile())
+			Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeZero())
+			Eventually(logs, "30s").Should(gbytes.Say(`"msg":"recorder_file_quarantined"`))
+			Expect(rec.Close(ctx)).To(Succeed())
+			Expect(string(logs.Contents())).NotTo(ContainSubstring("no such table"))
+			Expect(sealedFiles(filepath.Join(shared, "history", "search_hot"))).To(HaveLen(1), "only the live file was sealed")
+		},
+		Entry("an empty file", []byte{}),
+		Entry("a file that is no database", []byte("this is not a SQLite database, just text at a recorder name\n")),
+	)
 
 	It("takes events of a second process with the same worker name through the spool while it rotates: each once", func() {
 		cfg := testConfig(storage, shared)

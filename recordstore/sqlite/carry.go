@@ -43,7 +43,8 @@ var carryStatted = func(path string) {}
 // attachCarried attaches each of files that exists, is not live itself,
 // and is a database, as carry0, carry1, …, and returns the schema names
 // it attached (also with an error: detach them). It never creates a file:
-// one removed after its stat is skipped.
+// one removed after its stat is skipped, as is one SQLite says is not a
+// database.
 func attachCarried(ctx context.Context, conn *sql.Conn, live string, files []string) ([]string, error) {
 	var names []string
 	for _, f := range files {
@@ -72,6 +73,9 @@ func attachCarried(ctx context.Context, conn *sql.Conn, live string, files []str
 		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ?1 AS `+name, uri); err != nil {
 			if _, serr := os.Stat(abs); errors.Is(serr, fs.ErrNotExist) {
 				continue // gone meanwhile: it holds no ledger any more
+			}
+			if isNotADB(err) {
+				continue // junk at a live file's name holds no ledger (its owner sets it aside)
 			}
 			return names, fmt.Errorf("carry ledger of %s: attach: %w", f, err)
 		}
