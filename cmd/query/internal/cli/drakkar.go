@@ -64,7 +64,9 @@ id); args, metadata and labels are given as JSON values and stored as
 canonical JSON text; ts is REAL Unix seconds (now when absent) and dt is
 always derived from it. Every line is checked before anything is written:
 a bad line fails the command (code invalid, naming the line) and nothing
-is recorded. The events go in as one append, after the recording-side
+is recorded: text that is not UTF-8, a lone surrogate escape (\ud800) and
+an escaped NUL (\u0000) are refused as well. Input with no event (empty,
+or blank lines only) writes nothing at all and prints an empty window. The events go in as one append, after the recording-side
 filters of the configuration (--set ui.recorder.event_min_duration_ms=...).
 
 When no process runs worker W's recorder, this command owns it for its
@@ -131,6 +133,10 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	events, err := a.readEvents(src)
 	if err != nil {
 		return err
+	}
+	if len(events) == 0 {
+		// Nothing to record: no live file is made, sealed or published.
+		return a.printOne(recorded{Worker: cfg.WorkerName})
 	}
 	rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: a.logger(slog.LevelWarn)})
 	if err != nil {
