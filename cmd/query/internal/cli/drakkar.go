@@ -205,9 +205,13 @@ func (a *app) drakkarLsCmd() *cobra.Command {
 then merged/: each file with its path (relative to DIR), name, kind
 (sealed, archive or merged), size_bytes, modified_at and meta — the meta
 object of a sealed file (null when its meta file is missing), null for the
-other kinds. No sealed file is opened. Prints {"folders":[...]}.`,
+other kinds. No sealed file is opened. Prints {"folders":[...]}. A shared
+folder that does not exist fails with code not_found.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(shared); errors.Is(err, os.ErrNotExist) {
+				return recordstore.Errorf(recordstore.ErrNotFound, "shared folder %s does not exist", shared)
+			}
 			h, err := recorder.ListHistory(shared)
 			if err != nil {
 				return err
