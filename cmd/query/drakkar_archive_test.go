@@ -114,5 +114,21 @@ var _ = Describe("query drakkar archive and merge", func() {
 		Entry("no cluster", []string{"archive", "--shared", "SHARED"}, 2, "cluster"),
 		Entry("merge into an existing file", []string{"merge", "--out", "SOURCE", "SOURCE"}, 1, "already exists"),
 		Entry("merge without --out", []string{"merge", "SOURCE"}, 2, "out"),
+		Entry("a cluster whose archive names cannot fit in 255 bytes", []string{"archive", "--shared", "SHARED", "--cluster", strings.Repeat("c", 193)}, 1, "invalid: archive options: cluster its folder name is 193 bytes, at most 192"),
 	)
+
+	It("archive exits 1 and says why when a due window cannot be published, after printing the report", func() {
+		a := sealAs("w1", "2026-10-13__08_00_00", `{"event":"task_started","task_id":"a"}`)
+		final := filepath.Join(hist, "c1-2026-10-13_00-00__2026-10-14_00-00.db.gz")
+		Expect(os.WriteFile(final, []byte("junk written by something else"), 0o600)).To(Succeed())
+		r := runQuery(dir, nil, "", "drakkar", "archive", "--shared", shared, "--cluster", "c1",
+			"--set", "history.archive.due_after_hours=24", "--set", "history.archive.retention_days=0")
+		Expect(r.code).To(Equal(1), r.stdout)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		Expect(lines[len(lines)-1]).To(HavePrefix("query: internal: due windows not archived: 1 window(s), first c1-2026-10-13_00-00__2026-10-14_00-00.db.gz: archive: the archive at the final name is unreadable"))
+		var rep struct{ Failed []struct{ Archive string } }
+		Expect(json.Unmarshal([]byte(r.stdout), &rep)).To(Succeed())
+		Expect(rep.Failed).To(HaveLen(1))
+		Expect(a).To(BeAnExistingFile(), "the source stays")
+	})
 })

@@ -74,6 +74,37 @@ var _ = Describe("query drakkar cache", func() {
 	)
 })
 
+var _ = Describe("read-only drakkar commands on a mistyped path", func() {
+	DescribeTable("answer not_found and create nothing",
+		func(args ...string) {
+			dir := GinkgoT().TempDir()
+			missing := filepath.Join(dir, "storage-typo")
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, "MISSING", missing)
+			}
+			r := runQuery(dir, nil, "", args...)
+			Expect(r.code).To(Equal(1), r.stdout)
+			Expect(r.stderr).To(HavePrefix("query: not_found: "))
+			Expect(r.stderr).To(ContainSubstring(missing))
+			Expect(r.stdout).To(BeEmpty())
+			Expect(missing).NotTo(BeAnExistingFile())
+		},
+		Entry("cache get", "drakkar", "cache", "get", "--storage", "MISSING", "--name", "w1", "k"),
+		Entry("cache ls", "drakkar", "cache", "ls", "--storage", "MISSING", "--name", "w1"),
+		Entry("ls --shared", "drakkar", "ls", "--shared", "MISSING"),
+	)
+
+	It("cache get answers not_found in an existing storage folder without the worker's cache, creating nothing", func() {
+		dir := GinkgoT().TempDir()
+		r := runQuery(dir, nil, "", "drakkar", "cache", "get", "--storage", dir, "--name", "w1", "k")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix(`query: not_found: no cache of worker "w1": `))
+		ents, err := os.ReadDir(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ents).To(BeEmpty())
+	})
+})
+
 var _ = Describe("query drakkar peers", func() {
 	It("prints the cards with their online state, and leaves no clock marker", func() {
 		dir := GinkgoT().TempDir()

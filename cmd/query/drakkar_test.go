@@ -99,6 +99,27 @@ var _ = Describe("query drakkar", func() {
 		Entry("an unknown config key", `{"event":"x"}`+"\n", []string{"--set", "ui.recorder.nope=1"}, 1, "ui.recorder.nope"),
 		Entry("a bad config value", `{"event":"x"}`+"\n", []string{"--set", "ui.recorder.max_buffer=5"}, 1, "ui.recorder.max_buffer"),
 		Entry("--set without =", `{"event":"x"}`+"\n", []string{"--set", "x"}, 2, "key=value"),
+		Entry("invalid UTF-8 in an event", "{\"event\":\"a\xff\xfe\"}\n", nil, 1, "query: invalid: stdin line 1: bad event: not UTF-8 text"),
+		Entry("a lone surrogate", `{"event":"a\ud800"}`+"\n", nil, 1, `query: invalid: stdin line 1: bad event: a lone surrogate (\ud800) in text`),
+		Entry("an escaped NUL", `{"event":"x"}`+"\n"+`{"event":"x","stdout":"a\u0000"}`+"\n", nil, 1, `query: invalid: stdin line 2: bad event: an escaped NUL (\u0000) in text`),
+		Entry("a cluster whose archive names cannot fit in 255 bytes", `{"event":"x"}`+"\n", []string{"--cluster", strings.Repeat("c", 215)}, 1,
+			"query: invalid: recorder config: cluster.name: its folder name is 215 bytes, at most 192"),
+	)
+
+	DescribeTable("writes nothing at all for input without an event",
+		func(stdin string) {
+			r := record(stdin)
+			Expect(r.code).To(Equal(0), r.stderr)
+			var out map[string]any
+			Expect(json.Unmarshal([]byte(r.stdout), &out)).To(Succeed())
+			Expect(out).To(HaveKeyWithValue("file", ""))
+			Expect(out).To(HaveKeyWithValue("appended", 0.0))
+			Expect(out).NotTo(HaveKey("sealed"))
+			Expect(storage).NotTo(BeADirectory())
+			Expect(shared).NotTo(BeADirectory())
+		},
+		Entry("empty input", ""),
+		Entry("blank lines only", "\n  \n\t\n"),
 	)
 
 	It("meta refuses a file that is not a meta object", func() {

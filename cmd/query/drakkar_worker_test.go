@@ -339,6 +339,28 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		}
 	})
 
+	It("refuses a drakkar record spooled to a running worker with another --cluster or --shared, naming both values", func() {
+		dir := GinkgoT().TempDir()
+		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n")
+		w := startWorker(dir, "", "w", "c", cfg) // shared.dir unset: storage.dir
+		record := func(args ...string) result {
+			return runQuery(dir, nil, `{"event":"annotation"}`+"\n", append([]string{"drakkar", "record", "--storage", w.storage, "--name", "w"}, args...)...)
+		}
+		r := record("--cluster", "other")
+		Expect(r.code).To(Equal(1), r.stderr)
+		Expect(r.stderr).To(Equal(`query: invalid: recorder config: cluster.name "other" differs from "c", the cluster of the running worker "w": its events would go to that cluster's history` + "\n"))
+		elsewhere := filepath.Join(dir, "elsewhere")
+		r = record("--cluster", "c", "--shared", elsewhere)
+		Expect(r.code).To(Equal(1), r.stderr)
+		Expect(r.stderr).To(HavePrefix(`query: invalid: recorder config: shared.dir "` + elsewhere + `" differs from "` + w.storage + `"`))
+		Expect(elsewhere).NotTo(BeAnExistingFile())
+		r = record("--cluster", "c")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(r.stdout).To(ContainSubstring(`"spooled":true`))
+		w.session.Signal(syscall.SIGTERM)
+		Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+	})
+
 	It("ignores a removed ui.recorder key with a warning and runs", func() {
 		dir := GinkgoT().TempDir()
 		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n  recorder:\n    retention_hours: 24\n")

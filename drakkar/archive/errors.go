@@ -31,4 +31,7 @@ var (
 	// ErrArchiveAppeared: a file appeared at the final name while the
 	// window was merged; nothing was published and the next pass folds it.
 	ErrArchiveAppeared = errors.New("archive: an archive appeared at the final name")
+	// ErrNotArchived is returned by Report.Err when a due window could not
+	// be published (Report.Failed is not empty).
+	ErrNotArchived = errors.New("due windows not archived")
 )

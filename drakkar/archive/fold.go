@@ -6,7 +6,6 @@ package archive
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +13,8 @@ import (
 	"os"
 
 	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/klauspost/compress/gzip"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
 
 // unfold gunzips the archive at finalPath, if there is one, into the work
@@ -66,7 +65,7 @@ func gunzip(ctx context.Context, r io.Reader, dst string) error {
 // a rollback journal — drakkar's Python merge leaves WAL in the header —
 // and reads the source_file of its workers rows.
 func coveredSources(ctx context.Context, path string) (map[string]bool, error) {
-	db, err := sql.Open("sqlite", "file:"+path)
+	db, err := sqlite.OpenFile(ctx, path, sqlite.FileOptions{MustExist: true})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"compress/gzip"
 	"context"
 	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,10 +19,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	_ "modernc.org/sqlite"
 
 	"github.com/fb46ecde/records/drakkar/archive"
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // day13 is 2026-10-13 00:00 UTC, the start of the windows most specs use.
@@ -37,7 +38,7 @@ func sealedName(worker string, t time.Time) string { return dbfiles.RecorderFile
 func buildSealed(dir, name string, n int) string {
 	Expect(os.MkdirAll(dir, 0o700)).To(Succeed())
 	tmp := filepath.Join(dir, "."+name+".build")
-	db, err := sql.Open("sqlite", tmp)
+	db, err := sql.Open("sqlite", sqlite.FileURI(tmp, nil))
 	Expect(err).NotTo(HaveOccurred())
 	db.SetMaxOpenConns(1)
 	stmts := append([]string{"PRAGMA journal_mode=DELETE", "BEGIN"}, dbfiles.RecorderTableDDL...)
@@ -109,7 +110,7 @@ type archiveContent struct {
 
 // readArchive reads the archive at gz.
 func readArchive(gz string) archiveContent {
-	db, err := sql.Open("sqlite", "file:"+gunzipTo(gz)+"?mode=ro")
+	db, err := sql.Open("sqlite", sqlite.FileURI(gunzipTo(gz), url.Values{"mode": {"ro"}}))
 	Expect(err).NotTo(HaveOccurred())
 	defer db.Close()
 	return archiveContent{

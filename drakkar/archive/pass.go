@@ -97,6 +97,16 @@ type Report struct {
 	ArchiveBytes int64 `json:"archive_bytes"`
 }
 
+// Err returns nil when every due window the pass tried was published, else
+// an error wrapping ErrNotArchived that names the first failed window and
+// why (a command exits non-zero with it).
+func (r Report) Err() error {
+	if len(r.Failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d window(s), first %s: %s", ErrNotArchived, len(r.Failed), r.Failed[0].Archive, r.Failed[0].Error)
+}
+
 // Published is one archive written by a pass.
 type Published struct {
 	Archive string `json:"archive"`
@@ -186,6 +196,9 @@ func newPass(cfg Config, opts Options) (*pass, error) {
 	}
 	if opts.Shared == "" {
 		return nil, fmt.Errorf("%w: the shared folder is required", ErrOptions)
+	}
+	if err := dbfiles.ClusterNameProblem(opts.Cluster); err != nil {
+		return nil, fmt.Errorf("%w: cluster %s", ErrOptions, err)
 	}
 	if opts.Instance == "" {
 		opts.Instance = dbfiles.NewHex16()

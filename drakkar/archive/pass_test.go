@@ -109,6 +109,26 @@ var _ = Describe("Pass", func() {
 		Expect(names(hist)).To(ConsistOf(final))
 	})
 
+	It("folds an archive in a shared folder named with '#', '?' and '%', as healthy as anywhere else", func() {
+		shared = filepath.Join(GinkgoT().TempDir(), "a #?%b")
+		hist = filepath.Join(shared, "history", "c1")
+		a := buildSealed(hist, sealedName("w1", at(8, 0)), 10)
+		first := pass(opts())
+		Expect(first.Published).To(HaveLen(1))
+		b := buildSealed(hist, sealedName("w2", at(8, 30)), 4)
+
+		rep := pass(opts())
+		Expect(rep.Failed).To(BeEmpty())
+		Expect(rep.Published).To(HaveLen(1))
+		Expect(rep.Published[0].Folded).To(BeTrue())
+		Expect(rep.Deleted).To(ConsistOf(filepath.Base(b)))
+		want := append(taskIDs(filepath.Base(a), 10), taskIDs(filepath.Base(b), 4)...)
+		sort.Strings(want)
+		Expect(readArchive(filepath.Join(hist, final)).tasks).To(Equal(want))
+		Expect(names(hist)).To(ConsistOf(final))
+		Expect(names(filepath.Dir(shared))).To(ConsistOf("a #?%b"), "nothing opened beside the shared folder")
+	})
+
 	It("deletes sources an archive covers without publishing again when nothing new is due", func() {
 		a := buildSealed(hist, sealedName("w1", at(8, 0)), 10)
 		keep, err := os.ReadFile(a)

@@ -32,7 +32,7 @@ func (p *pass) workFiles(final string) workFiles {
 	return workFiles{
 		merged:   filepath.Join(p.dir, "."+t+".merge.db"),
 		previous: filepath.Join(p.dir, "."+t+".previous.db"),
-		gz:       filepath.Join(p.dir, "."+final+"."+t+".tmp"),
+		gz:       filepath.Join(p.dir, dbfiles.ArchiveWorkName(final, t)),
 	}
 }
 

@@ -10,9 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // BusyTimeoutMS is the busy_timeout of the cache's connections (the
@@ -30,7 +29,7 @@ func openReader(path string) (*reader, error) {
 	q.Add("mode", "ro")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeoutMS))
 	q.Add("_pragma", "query_only(1)")
-	db, err := sql.Open("sqlite", "file:"+strings.ReplaceAll(path, "%", "%25")+"?"+q.Encode())
+	db, err := sql.Open("sqlite", sqlite.FileURI(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("open the cache reader of %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ package dbfiles
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -154,6 +155,36 @@ func ParseArchiveName(name string) (cluster string, from, to time.Time, ok bool)
 		return "", time.Time{}, time.Time{}, false
 	}
 	return cluster, from, to, true
+}
+
+// NameMax is the longest file name, in bytes, a folder of a worker may
+// hold (NAME_MAX of Linux and macOS file systems).
+const NameMax = 255
+
+// ArchiveWorkName is the dot-prefixed work file an archive is compressed
+// into before it is published: .<archive>.<16 hex>.tmp. It is the longest
+// name the archive grammar produces.
+func ArchiveWorkName(archive, hex16 string) string { return "." + archive + "." + hex16 + ".tmp" }
+
+// archiveWorkExtra is what ArchiveWorkName adds to an archive name.
+const archiveWorkExtra = len("..") + 16 + len(".tmp")
+
+// MaxClusterFolderBytes is the longest sanitized cluster name (history
+// folder name) whose archives can be written: the archive's work file,
+// .<cluster>-<from>__<to>.db.gz.<16 hex>.tmp, must fit in NameMax bytes
+// (192 = 255 - 41 - 22).
+const MaxClusterFolderBytes = NameMax - archiveSuffixLen - archiveWorkExtra
+
+// ClusterNameProblem says why a configured cluster name cannot be used, or
+// returns nil: its sanitized form (SanitizeCluster: one byte per code
+// point) must be at most MaxClusterFolderBytes long, or no archive of the
+// cluster could ever be written.
+func ClusterNameProblem(name string) error {
+	if n := len(SanitizeCluster(name)); n > MaxClusterFolderBytes {
+		return fmt.Errorf("its folder name is %d bytes, at most %d (archive file names must fit in %d bytes)",
+			n, MaxClusterFolderBytes, NameMax)
+	}
+	return nil
 }
 
 // MergedName is the name of a merge result started at t:

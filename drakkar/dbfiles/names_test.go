@@ -5,6 +5,7 @@ package dbfiles_test
 
 import (
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,6 +104,19 @@ var _ = Describe("File names", func() {
 		cluster, _, _, ok := dbfiles.ParseArchiveName("search-hot-2026-10-12_00-00__2026-10-13_00-00.db.gz")
 		Expect(ok).To(BeTrue())
 		Expect(cluster).To(Equal("search-hot"))
+	})
+
+	It("caps a cluster's folder name so that the archive pass's longest file name fits in NAME_MAX", func() {
+		from := time.Date(2026, 10, 12, 0, 0, 0, 0, time.UTC)
+		longest := strings.Repeat("c", dbfiles.MaxClusterFolderBytes)
+		Expect(len(dbfiles.ArchiveWorkName(dbfiles.ArchiveName(longest, from, from.Add(24*time.Hour)), dbfiles.NewHex16()))).
+			To(Equal(dbfiles.NameMax))
+		Expect(dbfiles.ClusterNameProblem(longest)).To(Succeed())
+		Expect(dbfiles.ClusterNameProblem(longest + "c")).To(MatchError(ContainSubstring("193 bytes, at most 192")))
+		Expect(dbfiles.ClusterNameProblem(strings.Repeat("é", 192))).To(Succeed(), "one folder byte per code point")
+		Expect(dbfiles.ClusterNameProblem(strings.Repeat("é", 120))).To(Succeed())
+		Expect(dbfiles.ClusterNameProblem(strings.Repeat("x", 215))).To(HaveOccurred())
+		Expect(dbfiles.ClusterNameProblem("")).To(Succeed())
 	})
 
 	It("names merge results and incoming copies", func() {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fb46ecde/records/drakkar/recorder"
+	rsqlite "github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // eventSelect is the pinned 20 columns, quoted.
@@ -22,11 +23,11 @@ var eventSelect = func() string {
 // openRO opens path read-only; immutable adds immutable=1 (sealed files,
 // which never change: no lock, no sidecar file).
 func openRO(path string, immutable bool) (*sql.DB, error) {
-	q := "mode=ro&_pragma=busy_timeout(5000)"
+	q := url.Values{"mode": {"ro"}, "_pragma": {"busy_timeout(5000)"}}
 	if immutable {
-		q = "mode=ro&immutable=1"
+		q = url.Values{"mode": {"ro"}, "immutable": {"1"}}
 	}
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q}).String())
+	db, err := sql.Open("sqlite", rsqlite.FileURI(path, q))
 	if err != nil {
 		return nil, err
 	}

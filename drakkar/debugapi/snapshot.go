@@ -15,6 +15,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	rsqlite "github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // backuper is the modernc.org/sqlite driver connection's backup API.
@@ -25,7 +26,7 @@ type backuper interface {
 // srcQuery opens the live file for the copy: read-only, waiting out a
 // writer's lock, and read through mmap (the pages not in the WAL are then
 // a memcpy each instead of a pread).
-const srcQuery = "mode=ro&_pragma=busy_timeout(10000)&_pragma=mmap_size(1073741824)"
+var srcQuery = url.Values{"mode": {"ro"}, "_pragma": {"busy_timeout(10000)", "mmap_size(1073741824)"}}
 
 // dstQuery opens the copy while the pages go in: it is private until
 // complete (a failed copy is removed), so no journal and no sync. Its page
@@ -34,13 +35,13 @@ const srcQuery = "mode=ro&_pragma=busy_timeout(10000)&_pragma=mmap_size(10737418
 // caches) made the step about 10% faster than the default 2,000 pages in
 // side-by-side runs (a 1 GB one made it slower). locking_mode=EXCLUSIVE made no measurable difference (the one
 // step is one write transaction, so one lock) and is left out.
-const dstQuery = "_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(16)"
+var dstQuery = url.Values{"_pragma": {"journal_mode(OFF)", "synchronous(OFF)", "cache_size(16)"}}
 
 // finishQuery reopens the copy to switch it to a rollback journal. The
 // copy is read once and unlinked, never kept: synchronous=OFF spares the
 // fsync of the whole file that leaving WAL mode would otherwise cost
 // (measured at a third of a 225 MB snapshot's time, docs/performance.md).
-const finishQuery = "_pragma=synchronous(OFF)"
+var finishQuery = url.Values{"_pragma": {"synchronous(OFF)"}}
 
 // Snapshot copies the SQLite database src to dst (which must not exist)
 // with SQLite's online backup API, on a read-only connection of its own,
@@ -118,9 +119,7 @@ func backup(ctx context.Context, src, dst string) error {
 }
 
 // fileURI is the SQLite file: URI of path with query.
-func fileURI(path, query string) string {
-	return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: query}).String()
-}
+func fileURI(path string, query url.Values) string { return rsqlite.FileURI(path, query) }
 
 // downloadLive serves GET /api/v1/debug/download-live: a snapshot of the
 // live file in an owner-only temp file in storage.dir, unlinked before the

@@ -14,12 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // mergedTables is the number of CREATE TABLE statements at the head of
@@ -96,14 +94,7 @@ func outputDSN(path string, cacheKiB int) string {
 	q.Add("_pragma", "synchronous(OFF)")
 	q.Add("_pragma", "cache_size(-"+strconv.Itoa(cacheKiB)+")")
 	q.Add("_pragma", "foreign_keys(OFF)")
-	return fileURI(path) + "?" + q.Encode()
-}
-
-// fileURI is the SQLite URI of path: SQLite decodes %HH in a URI's path,
-// so '%', '?' and '#' are escaped.
-func fileURI(path string) string {
-	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return "file:" + r.Replace(path)
+	return sqlite.FileURI(path, q)
 }
 
 // finish creates the indexes, reads the totals and the inherited cluster

@@ -8,6 +8,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
+
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // salvage copies what can be read of a source whose whole copy failed with
@@ -61,7 +64,7 @@ func (w *output) salvageTables(ctx context.Context, s *source, sr *SourceResult)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", fileURI(s.file)+"?mode=ro&immutable=1")
+	db, err := sql.Open("sqlite", sqlite.FileURI(s.file, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
 	if err != nil {
 		return nil, err
 	}

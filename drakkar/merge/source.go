@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/recordstore/fsutil"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // sqliteMagic is the first 16 bytes of every SQLite database file.
@@ -87,7 +89,7 @@ func privateCopy(ctx context.Context, path, tempDir string) (string, error) {
 // toRollbackJournal opens the private copy read-write and sets
 // journal_mode=DELETE, which checkpoints its -wal and rewrites the header.
 func toRollbackJournal(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", fileURI(path))
+	db, err := sqlite.OpenFile(ctx, path, sqlite.FileOptions{MustExist: true})
 	if err != nil {
 		return err
 	}
@@ -145,7 +147,7 @@ func (w *output) attach(ctx context.Context, path string) (*source, error) {
 		}
 		s.file = s.copy
 	}
-	uri := fileURI(s.file) + "?mode=ro&immutable=1"
+	uri := sqlite.FileURI(s.file, url.Values{"mode": {"ro"}, "immutable": {"1"}})
 	if _, err := w.conn.ExecContext(ctx, "ATTACH DATABASE ? AS "+srcSchema, uri); err != nil {
 		w.release(s)
 		return nil, fmt.Errorf("attach: %w", err)

@@ -170,7 +170,7 @@ var configKeys = configkeys.Table[Config]{
 	stringKey("storage.dir", func(c *Config) *string { return &c.StorageDir }, checkPath),
 	stringKey("shared.dir", func(c *Config) *string { return &c.SharedDir }, checkPath),
 	stringKey("worker.name", func(c *Config) *string { return &c.WorkerName }, workerNameProblem),
-	stringKey("cluster.name", func(c *Config) *string { return &c.ClusterName }, nil),
+	stringKey("cluster.name", func(c *Config) *string { return &c.ClusterName }, dbfiles.ClusterNameProblem),
 	boolKey("ui.enabled", func(c *Config) *bool { return &c.UIEnabled }),
 	boolKey("ui.recorder.store_events", func(c *Config) *bool { return &c.StoreEvents }),
 	boolKey("ui.recorder.store_config", func(c *Config) *bool { return &c.StoreConfig }),

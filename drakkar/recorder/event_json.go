@@ -7,11 +7,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -60,7 +63,13 @@ func ParseEventJSONAt(line []byte, now time.Time) (Event, error) {
 }
 
 // decodeObject reads exactly one JSON object, numbers kept as json.Number.
+// Text that is not UTF-8, and escapes that name no Unicode text (a lone
+// surrogate, \u0000), are refused: encoding/json would store U+FFFD or a
+// NUL in their place.
 func decodeObject(line []byte) (map[string]json.RawMessage, error) {
+	if !utf8.Valid(line) {
+		return nil, recordstore.Errorf(ErrEvent, "not UTF-8 text")
+	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.UseNumber()
 	var fields map[string]json.RawMessage
@@ -70,7 +79,51 @@ func decodeObject(line []byte) (map[string]json.RawMessage, error) {
 	if _, err := d.Token(); err != io.EOF {
 		return nil, recordstore.Errorf(ErrEvent, "more than one JSON value")
 	}
+	if err := checkEscapes(line); err != nil {
+		return nil, recordstore.Errorf(ErrEvent, "%s", err.Error())
+	}
 	return fields, nil
+}
+
+// checkEscapes refuses the \u escapes of line, valid JSON, that are no
+// Unicode text: \u0000, and a surrogate that is not the first half of a
+// pair followed by its second half. In JSON a backslash occurs only inside
+// strings, so every backslash starts an escape.
+func checkEscapes(line []byte) error {
+	for i := 0; i < len(line); i++ {
+		if line[i] != '\\' {
+			continue
+		}
+		if i+1 < len(line) && line[i+1] != 'u' {
+			i++ // \", \\, \n, ...: two bytes
+			continue
+		}
+		r, ok := hex4(line, i)
+		switch {
+		case !ok:
+			return errors.New("bad \\u escape")
+		case r == 0:
+			return errors.New("an escaped NUL (\\u0000) in text")
+		case utf16.IsSurrogate(r):
+			lo, ok := hex4(line, i+6)
+			if r >= 0xdc00 || !ok || lo < 0xdc00 || lo > 0xdfff {
+				return fmt.Errorf("a lone surrogate (\\u%04x) in text", r)
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return nil
+}
+
+// hex4 reads the rune of the \uXXXX escape at line[i:].
+func hex4(line []byte, i int) (rune, bool) {
+	if i+6 > len(line) || line[i] != '\\' || line[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(line[i+2:i+6]), 16, 32)
+	return rune(n), err == nil
 }
 
 var eventFields = map[string]func(e *Event, raw json.RawMessage) error{

@@ -3,9 +3,12 @@
 package recorder_test
 
 import (
+	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -80,6 +83,13 @@ var _ = Describe("ParseEventJSON", func() {
 		Entry("args with a number beyond float64", `{"event":"x","args":[1e400]}`, "args: a number is out of range"),
 		Entry("metadata with a number beyond float64", `{"event":"x","metadata":{"n":-1e999}}`, "metadata: a number is out of range"),
 		Entry("labels with a number", `{"event":"x","labels":{"a":1}}`, "labels: must be a JSON object of strings"),
+		Entry("invalid UTF-8 in a string", "{\"event\":\"a\xff\xfe\"}", "not UTF-8 text"),
+		Entry("invalid UTF-8 in a key", "{\"event\":\"a\",\"\xc3\":1}", "not UTF-8 text"),
+		Entry("a lone high surrogate", `{"event":"a\ud800"}`, `a lone surrogate (\ud800)`),
+		Entry("a high surrogate before a non-surrogate", `{"event":"x","stdout":"\ud800\u0041"}`, `a lone surrogate (\ud800)`),
+		Entry("a lone low surrogate in args", `{"event":"x","args":["\udc00"]}`, `a lone surrogate (\udc00)`),
+		Entry("an escaped NUL", `{"event":"x","stderr":"a\u0000b"}`, `an escaped NUL (\u0000)`),
+		Entry("an escaped NUL in a metadata key", `{"event":"x","metadata":{"\u0000":1}}`, `an escaped NUL (\u0000)`),
 	)
 })
 
@@ -90,6 +100,11 @@ func FuzzParseEventJSON(f *testing.F) {
 	f.Add([]byte(`{"event":"x","partition":-1,"duration":0.001,"origin":"webapp"}`))
 	f.Add([]byte(`{"event":"x","ts":1e300}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte("{\"event\":\"a\xff\xfe\"}"))
+	f.Add([]byte("{\"event\":\"\xed\xa0\x80\"}")) // a surrogate encoded as UTF-8
+	f.Add([]byte(`{"event":"a\ud800"}`))
+	f.Add([]byte(`{"event":"\ud83d\ude00","stdout":"\\u0000"}`))
+	f.Add([]byte(`{"event":"x","metadata":{"k":"\u0000"}}`))
 	now := time.Unix(1700000000, 0)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		e, err := recorder.ParseEventJSONAt(line, now)
@@ -103,8 +118,27 @@ func FuzzParseEventJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("parsed event does not encode: %v", err)
 		}
+		for i, v := range vals {
+			if s, ok := v.(string); ok && !faithfulText(line, s) {
+				t.Fatalf("column %d holds text the line did not give: %q", i+1, s)
+			}
+		}
 		if len(vals) != len(recorder.EventColumns)-1 || vals[2] == "" {
 			t.Fatalf("bad values %v", vals)
 		}
 	})
+}
+
+// faithfulText reports whether s, text parsed from line, is UTF-8 without
+// NUL, and holds U+FFFD only when line gave one (raw or escaped): never a
+// replacement for bytes or escapes that were no text.
+func faithfulText(line []byte, s string) bool {
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return false
+	}
+	if !strings.ContainsRune(s, utf8.RuneError) {
+		return true
+	}
+	low := bytes.ToLower(line)
+	return bytes.Contains(low, []byte("\\ufffd")) || bytes.Contains(line, []byte("\xef\xbf\xbd"))
 }

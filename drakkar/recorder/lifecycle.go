@@ -107,12 +107,17 @@ func (r *Recorder) Rotate(ctx context.Context) error {
 }
 
 // sealOne seals path and hands it to the background job; a failed seal
-// puts it in the backlog (logged, counted).
+// puts it in the backlog (logged, counted), and a file that is no recorder
+// file is quarantined.
 func (r *Recorder) sealOne(ctx context.Context, path string, leftover bool) {
 	meta, err := r.seal(ctx, path)
 	if err != nil {
-		r.sealFailed(path, "seal", err)
 		r.bl.add(path, leftover, nil)
+		if notRecorderFile(err) {
+			r.quarantine(path, err)
+			return
+		}
+		r.sealFailed(path, "seal", err)
 		return
 	}
 	r.bl.add(path, leftover, &meta)
@@ -145,7 +150,8 @@ func (r *Recorder) mover() {
 }
 
 // publishBacklog tries every file of the backlog once: a file that is
-// gone leaves it; one not sealed yet is sealed; a sealed one is published.
+// gone leaves it; one not sealed yet is sealed (or quarantined when it is
+// no recorder file); a sealed one is published.
 func (r *Recorder) publishBacklog(ctx context.Context) {
 	for _, it := range r.bl.items() {
 		if ctx.Err() != nil {
@@ -158,6 +164,10 @@ func (r *Recorder) publishBacklog(ctx context.Context) {
 		meta := it.meta
 		if meta == nil {
 			m, err := r.seal(ctx, it.path)
+			if notRecorderFile(err) {
+				r.quarantine(it.path, err)
+				continue
+			}
 			if err != nil {
 				r.sealFailed(it.path, "seal", err)
 				continue

@@ -254,11 +254,16 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 	}
 	r.store = st
 	if st.Role() != owner.RoleOwner {
+		if err := r.checkOwnerRun(); err != nil {
+			_ = st.Close()
+			r.store = nil
+			return err
+		}
 		return nil
 	}
 	// Only the owner keeps the watchdog: another process of the worker
 	// would take the owner's file for a killed run's.
-	dog, killed, err := OpenWatchdog(dir, r.cfg.WorkerName)
+	dog, killed, err := OpenWatchdogWith(dir, r.cfg.WorkerName, RunInfo{Cluster: r.cfg.ClusterName, SharedDir: absDir(r.cfg.Shared())})
 	if err != nil {
 		_ = st.Close()
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	_ "modernc.org/sqlite"
 
@@ -361,6 +363,65 @@ var _ = Describe("the flight recorder", func() {
 		Expect(sealedFiles(hist)).To(HaveLen(2))
 	})
 
+	DescribeTable("sets aside a leftover without recorder tables as <name>.unreadable, and the backlog empties",
+		func(body []byte) {
+			Expect(os.MkdirAll(storage, 0o700)).To(Succeed())
+			bad := filepath.Join(storage, "w1-2020-01-01__00_00_00.db")
+			Expect(os.WriteFile(bad, body, 0o644)).To(Succeed())
+			old := time.Now().Add(-time.Hour)
+			Expect(os.Chtimes(bad, old, old)).To(Succeed())
+			logs := gbytes.NewBuffer()
+			reg := prometheus.NewRegistry()
+			cfg := testConfig(storage, shared)
+			rec, err := recorder.Open(ctx, cfg, recorder.Options{LeftoverDelay: time.Millisecond, Registerer: reg,
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(bad+recorder.UnreadableSuffix, "30s", "20ms").Should(BeAnExistingFile())
+			Expect(bad).NotTo(BeAnExistingFile())
+			Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeZero())
+			Eventually(logs, "30s").Should(gbytes.Say(`"msg":"recorder_file_quarantined"`))
+			Expect(rec.Close(ctx)).To(Succeed())
+			Expect(string(logs.Contents())).NotTo(ContainSubstring("no such table"))
+			Expect(sealedFiles(filepath.Join(shared, "history", "search_hot"))).To(HaveLen(1), "only the live file was sealed")
+		},
+		Entry("an empty file", []byte{}),
+		Entry("a file that is no database", []byte("this is not a SQLite database, just text at a recorder name\n")),
+	)
+
+	It("refuses a second process of the worker configured for another cluster or shared folder, naming both values", func() {
+		cfg := testConfig(storage, shared)
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		// runSpoolWriter runs a child writing one batch with c and returns
+		// its exit code and output.
+		runSpoolWriter := func(c recorder.Config) (int, string) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "RECORDER_TEST_CHILD=spool-writer", "RECORDER_TEST_CONFIG="+mustJSON(c), "RECORDER_TEST_COUNT=1")
+			out, _ := cmd.CombinedOutput()
+			return cmd.ProcessState.ExitCode(), string(out)
+		}
+		other := cfg
+		other.ClusterName = "search cold"
+		code, out := runSpoolWriter(other)
+		Expect(code).To(Equal(4), out)
+		Expect(out).To(ContainSubstring(`invalid: recorder config: cluster.name "search cold" differs from "search hot", the cluster of the running worker "w1"`))
+		other = cfg
+		other.SharedDir = filepath.Join(GinkgoT().TempDir(), "elsewhere")
+		code, out = runSpoolWriter(other)
+		Expect(code).To(Equal(4), out)
+		Expect(out).To(ContainSubstring(`shared.dir "` + other.SharedDir + `" differs from "` + shared + `"`))
+		Expect(other.SharedDir).NotTo(BeADirectory(), "nothing made in the other shared folder")
+
+		code, out = runSpoolWriter(cfg)
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("acked 0 true"))
+		Expect(rec.Close(ctx)).To(Succeed())
+		hist := filepath.Join(shared, "history", "search_hot")
+		files := sealedFiles(hist)
+		Expect(files).To(HaveLen(1))
+		Expect(count(openSealed(files[0]), `SELECT count(*) FROM events`)).To(Equal(int64(10)), "only the matching writer's batch")
+	})
+
 	It("takes events of a second process with the same worker name through the spool while it rotates: each once", func() {
 		cfg := testConfig(storage, shared)
 		cfg.RotationInterval = 200 * time.Millisecond
@@ -375,7 +436,10 @@ var _ = Describe("the flight recorder", func() {
 		Expect(c.cmd.Wait()).To(Succeed())
 		// The other process left the owner's watchdog alone.
 		dog := filepath.Join(storage, dbfiles.WatchdogFileName("w1"))
-		Expect(os.ReadFile(dog)).To(BeEmpty())
+		run, ok, err := recorder.ReadRunInfo(storage, "w1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(run).To(Equal(recorder.RunInfo{Cluster: "search hot", SharedDir: shared}))
 		Expect(rec.Close(ctx)).To(Succeed())
 		Expect(dog).NotTo(BeAnExistingFile())
 		ids := map[string]int{}

@@ -24,11 +24,15 @@ type metaBase struct {
 // returns its meta object: the event times and counts are read on the
 // sealing connection, the row counts and size come from the seal. A
 // sealed file seals again with the same result; a failure leaves a file
-// that a later sealFile finishes.
+// that a later sealFile finishes. A file without an events table fails
+// with ErrNotRecorderFile.
 func sealFile(ctx context.Context, path string, base metaBase) (dbfiles.Meta, error) {
 	var first, last sql.NullFloat64
 	types := map[string]int64{}
 	stats, err := sqlite.Seal(ctx, path, func(ctx context.Context, conn *sql.Conn) error {
+		if err := checkRecorderTables(ctx, conn); err != nil {
+			return err
+		}
 		if err := conn.QueryRowContext(ctx, `SELECT MIN(ts), MAX(ts) FROM events`).Scan(&first, &last); err != nil {
 			return fmt.Errorf("read event times: %w", err)
 		}

@@ -6,6 +6,7 @@ package recorder
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,15 +25,58 @@ type Watchdog struct {
 	h    *fsutil.Helper
 }
 
-// OpenWatchdog reads storageDir/<worker>.watchdog left by the previous run
-// and then writes it again with empty content, durably, mode 0600.
+// RunInfo is what the watchdog file of a running owner says of its run, so
+// that another process recording as the same worker can tell that it was
+// configured for another cluster or shared folder: JSON
+// {"cluster":…,"shared_dir":…} (never holding the CLEAN_EXIT marker).
+type RunInfo struct {
+	// Cluster is cluster.name as configured.
+	Cluster string `json:"cluster"`
+	// SharedDir is the absolute shared folder the run publishes into.
+	SharedDir string `json:"shared_dir"`
+}
+
+// ReadRunInfo reads the run info in storageDir/<worker>.watchdog. ok is
+// false when there is no file or it holds none (a stopped run, an owner of
+// an earlier release or another implementation): nothing can be checked.
+func ReadRunInfo(storageDir, worker string) (info RunInfo, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(storageDir, dbfiles.WatchdogFileName(worker)))
+	if errors.Is(err, os.ErrNotExist) {
+		return RunInfo{}, false, nil
+	}
+	if err != nil {
+		return RunInfo{}, false, fmt.Errorf("read watchdog: %w", err)
+	}
+	if json.Unmarshal(b, &info) != nil || info.SharedDir == "" {
+		return RunInfo{}, false, nil
+	}
+	return info, true, nil
+}
+
+// OpenWatchdog is OpenWatchdogWith without run info: the file is written
+// empty.
+func OpenWatchdog(storageDir, worker string) (w *Watchdog, previousKilled bool, err error) {
+	return openWatchdog(storageDir, worker, nil)
+}
+
+// OpenWatchdogWith is OpenWatchdog writing run as the file's content.
+func OpenWatchdogWith(storageDir, worker string, run RunInfo) (w *Watchdog, previousKilled bool, err error) {
+	body, err := json.Marshal(run)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode watchdog: %w", err)
+	}
+	return openWatchdog(storageDir, worker, body)
+}
+
+// openWatchdog reads storageDir/<worker>.watchdog left by the previous run
+// and then writes it again with body, durably, mode 0600.
 // previousKilled is true when the file was there without the CLEAN_EXIT
 // marker: the previous run ended without a clean stop. An absent file is
 // a first run or a clean previous run (CleanExit removes the file).
 //
 // On error the old file is unchanged (or absent) and no Watchdog is
 // returned; previousKilled is still reported when the read succeeded.
-func OpenWatchdog(storageDir, worker string) (w *Watchdog, previousKilled bool, err error) {
+func openWatchdog(storageDir, worker string, body []byte) (w *Watchdog, previousKilled bool, err error) {
 	path := filepath.Join(storageDir, dbfiles.WatchdogFileName(worker))
 	old, err := os.ReadFile(path)
 	switch {
@@ -43,7 +87,7 @@ func OpenWatchdog(storageDir, worker string) (w *Watchdog, previousKilled bool, 
 		previousKilled = !bytes.Contains(old, []byte(CleanExitMarker))
 	}
 	w = &Watchdog{path: path, h: fsutil.Default}
-	if err := w.h.WriteFile(path, nil, fsutil.FileMode); err != nil {
+	if err := w.h.WriteFile(path, body, fsutil.FileMode); err != nil {
 		return nil, previousKilled, fmt.Errorf("write watchdog: %w", err)
 	}
 	return w, previousKilled, nil

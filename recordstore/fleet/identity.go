@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver, as recordstore/sqlite uses it
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // IdentityTable is the table that records a store's key: one row, written
@@ -28,12 +28,14 @@ const identityDDL = `CREATE TABLE ` + IdentityTable + ` (key TEXT NOT NULL PRIMA
 // errNoStore says that no file is at a store path.
 var errNoStore = errors.New("no store file")
 
-// fileURI is the SQLite URI of path with params (mode=ro ...), busy_timeout
-// set: the driver hands a "file:" name to SQLite whole.
-func fileURI(path string, params ...string) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	return "file:" + strings.ReplaceAll(path, "%", "%25") + "?" + strings.Join(append(params, q.Encode()), "&")
+// fileURI is the SQLite URI of path (sqlite.FileURI) with params (mode=rw
+// ...), busy_timeout set.
+func fileURI(path string, params url.Values) string {
+	q := url.Values{"_pragma": {"busy_timeout(5000)"}}
+	for k, vs := range params {
+		q[k] = append(q[k], vs...)
+	}
+	return sqlite.FileURI(path, q)
 }
 
 // openRaw opens one plain connection on the file at path; readOnly makes it
@@ -56,11 +58,11 @@ func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	params := []string{"mode=rw"} // never create: the file may go between the stat and the connection
+	params := url.Values{"mode": {"rw"}} // never create: the file may go between the stat and the connection
 	if readOnly {
-		params = append(params, "_pragma=query_only(1)")
+		params.Add("_pragma", "query_only(1)")
 	}
-	db, err := sql.Open("sqlite", fileURI(path, params...))
+	db, err := sql.Open("sqlite", fileURI(path, params))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

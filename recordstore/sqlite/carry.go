@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,9 +36,15 @@ func (b *Backend) initSchemaCarrying(ctx context.Context) (int64, error) {
 	return initSchema(ctx, conn, seed{carry: names})
 }
 
+// carryStatted is called between attachCarried's stat of a file and its
+// ATTACH (tests set it).
+var carryStatted = func(path string) {}
+
 // attachCarried attaches each of files that exists, is not live itself,
 // and is a database, as carry0, carry1, …, and returns the schema names
-// it attached (also with an error: detach them).
+// it attached (also with an error: detach them). It never creates a file:
+// one removed after its stat is skipped, as is one SQLite says is not a
+// database.
 func attachCarried(ctx context.Context, conn *sql.Conn, live string, files []string) ([]string, error) {
 	var names []string
 	for _, f := range files {
@@ -58,8 +65,18 @@ func attachCarried(ctx context.Context, conn *sql.Conn, live string, files []str
 		if !fi.Mode().IsRegular() || fi.Size() == 0 {
 			continue // an empty file holds no ledger (and ATTACH would make it a database)
 		}
+		carryStatted(abs)
 		name := "carry" + strconv.Itoa(len(names))
-		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ?1 AS `+name, abs); err != nil {
+		// mode=rw: a file that goes between the stat and the ATTACH (sealed
+		// and moved away) fails the ATTACH instead of coming back empty.
+		uri := FileURI(abs, url.Values{"mode": {"rw"}})
+		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ?1 AS `+name, uri); err != nil {
+			if _, serr := os.Stat(abs); errors.Is(serr, fs.ErrNotExist) {
+				continue // gone meanwhile: it holds no ledger any more
+			}
+			if isNotADB(err) {
+				continue // junk at a live file's name holds no ledger (its owner sets it aside)
+			}
 			return names, fmt.Errorf("carry ledger of %s: attach: %w", f, err)
 		}
 		names = append(names, name)

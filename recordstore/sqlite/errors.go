@@ -91,6 +91,13 @@ func isDamaged(err error) bool {
 	return c == sqliteCorrupt || c == sqliteNotADB
 }
 
+// isNotADB reports whether err carries SQLITE_NOTADB: the file is no
+// SQLite database at all.
+func isNotADB(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteNotADB
+}
+
 // corrupted wraps *err in ErrCorrupt, naming the live file, when SQLite
 // found the file damaged (and it is not wrapped already). Exported calls
 // defer it, so that a damaged file reads as such whichever call met it.

@@ -17,3 +17,12 @@ func LWWUpsert(b *Backend, kind string) bool {
 	t := b.tables.get(kind)
 	return t != nil && t.upsertAt != nil && t.upsertAt.v.Load()&1 == 1
 }
+
+// SetCarryStatted makes the carry step call fn between its stat of a
+// CarryFrom file and its ATTACH, until the returned func puts the default
+// back.
+func SetCarryStatted(fn func(path string)) (restore func()) {
+	prev := carryStatted
+	carryStatted = fn
+	return func() { carryStatted = prev }
+}

@@ -109,14 +109,15 @@ func fileType(m fs.FileMode) string {
 }
 
 // checkPath refuses configured paths the driver cannot take: empty,
-// holding '?' or '#' (the driver splits its connection string there), or
-// whose file name ends like a file SQLite keeps beside a database.
+// holding a NUL byte, or whose file name ends like a file SQLite keeps
+// beside a database. Every other byte is fine: connections name the file
+// by FileURI.
 func checkPath(path string) (string, error) {
 	if path == "" {
 		return "", recordstore.Invalidf("store path is empty")
 	}
-	if strings.ContainsAny(path, "?#") {
-		return "", recordstore.Invalidf("store path %q: '?' and '#' are not allowed", path)
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", recordstore.Invalidf("store path %q: a NUL byte is not allowed", path)
 	}
 	for _, suffix := range sqliteSuffixes {
 		if strings.HasSuffix(path, suffix) {
@@ -244,7 +245,7 @@ func writerDSN(live string, busy time.Duration) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	return live + "?" + q.Encode()
+	return FileURI(live, q)
 }
 
 // readerDSN is the connection string of the backend's reader pool (see
@@ -277,12 +278,10 @@ func readerPragmas(busy time.Duration) string {
 	return q.Encode()
 }
 
-// fileURI is the SQLite URI of the file at path with one parameter of
-// SQLite's (mode=ro, immutable=1): the driver hands a "file:" name to
-// SQLite whole, which decodes %HH in the path ('?' and '#' are refused by
-// checkPath).
+// fileURI is FileURI of path with one parameter of SQLite's (mode=ro,
+// immutable=1), to which the caller appends "&" and the driver's.
 func fileURI(path, param string) string {
-	return "file:" + strings.ReplaceAll(path, "%", "%25") + "?" + param
+	return FileURI(path, nil) + "?" + param
 }
 
 // walHasContent reports whether the -wal file beside live exists and is

@@ -140,6 +140,31 @@ var _ = Describe("Caller-named live files", func() {
 	})
 })
 
+var _ = Describe("Carrying from a file that goes meanwhile", func() {
+	It("skips a file removed between its stat and its attach, and never creates it again", func() {
+		w := newWorker()
+		first, second := w.file("1"), w.file("2")
+		b1, err := sqlite.Open(ctx, w.path, sqlite.Options{LiveFile: first, SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		k := eventsKind()
+		mustBatch(b1, newBatch([]recordstore.Kind{k}, appendEntry("s", k, recordstore.Row{"name": "a"})))
+		Expect(b1.Close()).To(Succeed())
+		moved := filepath.Join(w.dir, "history")
+		Expect(os.Mkdir(moved, 0o700)).To(Succeed())
+		defer sqlite.SetCarryStatted(func(path string) {
+			if path == first { // sealed and moved into the history folder, as the recorder's mover does
+				Expect(os.Rename(first, filepath.Join(moved, filepath.Base(first)))).To(Succeed())
+			}
+		})()
+
+		b2 := openAt(w.path, sqlite.Options{LiveFile: second, CarryFrom: []string{first}})
+		Expect(b2.LivePath()).To(Equal(second))
+		_, err = os.Stat(first)
+		Expect(os.IsNotExist(err)).To(BeTrue(), "no empty file came back under the moved name")
+		Expect(tablesOf(second)).NotTo(ContainElement("record_spool_batches"), "nothing was carried")
+	})
+})
+
 var _ = Describe("Rotate", func() {
 	var (
 		w      worker

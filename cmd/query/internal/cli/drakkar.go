@@ -64,7 +64,9 @@ id); args, metadata and labels are given as JSON values and stored as
 canonical JSON text; ts is REAL Unix seconds (now when absent) and dt is
 always derived from it. Every line is checked before anything is written:
 a bad line fails the command (code invalid, naming the line) and nothing
-is recorded. The events go in as one append, after the recording-side
+is recorded: text that is not UTF-8, a lone surrogate escape (\ud800) and
+an escaped NUL (\u0000) are refused as well. Input with no event (empty,
+or blank lines only) writes nothing at all and prints an empty window. The events go in as one append, after the recording-side
 filters of the configuration (--set ui.recorder.event_min_duration_ms=...).
 
 When no process runs worker W's recorder, this command owns it for its
@@ -131,6 +133,10 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	events, err := a.readEvents(src)
 	if err != nil {
 		return err
+	}
+	if len(events) == 0 {
+		// Nothing to record: no live file is made, sealed or published.
+		return a.printOne(recorded{Worker: cfg.WorkerName})
 	}
 	rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: a.logger(slog.LevelWarn)})
 	if err != nil {
@@ -199,9 +205,13 @@ func (a *app) drakkarLsCmd() *cobra.Command {
 then merged/: each file with its path (relative to DIR), name, kind
 (sealed, archive or merged), size_bytes, modified_at and meta — the meta
 object of a sealed file (null when its meta file is missing), null for the
-other kinds. No sealed file is opened. Prints {"folders":[...]}.`,
+other kinds. No sealed file is opened. Prints {"folders":[...]}. A shared
+folder that does not exist fails with code not_found.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(shared); errors.Is(err, os.ErrNotExist) {
+				return recordstore.Errorf(recordstore.ErrNotFound, "shared folder %s does not exist", shared)
+			}
 			h, err := recorder.ListHistory(shared)
 			if err != nil {
 				return err

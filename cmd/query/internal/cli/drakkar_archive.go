@@ -31,7 +31,10 @@ retention_days, lock_stale_seconds), history.merged_retention_days and
 ui.recorder.rotation_interval_hours, fractions allowed. Prints the report
 as one JSON object: locked, fenced, published, deleted, set_aside, swept,
 expired, pruned, failed. SIGINT/SIGTERM end the pass after the window in
-progress. A bad key or value fails with code invalid and touches nothing.`,
+progress. A bad key or value, or a cluster name whose archive names
+would not fit in 255 bytes, fails with code invalid and touches nothing.
+When a due window could not be published the report is printed and the
+command exits 1, naming the first such window and why.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			cfg := archive.DefaultConfig()
@@ -55,7 +58,10 @@ progress. A bad key or value fails with code invalid and touches nothing.`,
 			if err != nil {
 				return err
 			}
-			return a.printOne(rep)
+			if err := a.printOne(rep); err != nil {
+				return err
+			}
+			return rep.Err()
 		}),
 	}
 	f := cmd.Flags()

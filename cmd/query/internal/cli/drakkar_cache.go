@@ -7,7 +7,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +29,19 @@ func (a *app) drakkarCacheCmds() []*cobra.Command {
 
 // cacheArgs are the flags every cache command takes.
 type cacheArgs struct{ storage, name string }
+
+// needFile fails with code not_found, creating nothing, when worker W has
+// no cache file in --storage: a read of a mistyped path must not make a
+// storage folder and an empty cache there.
+func (p *cacheArgs) needFile() error {
+	path := filepath.Join(p.storage, dbfiles.CacheFileName(p.name))
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return recordstore.Errorf(recordstore.ErrNotFound, "no cache of worker %s: %s does not exist", recordstore.Quote(p.name), path)
+	} else if err != nil {
+		return fmt.Errorf("look for the cache of %s: %w", p.name, err)
+	}
+	return nil
+}
 
 func (p *cacheArgs) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&p.storage, "storage", "", "the worker's storage.dir (required)")
@@ -100,9 +117,13 @@ func (a *app) cacheGetCmd() *cobra.Command {
 		Long: `Print KEY's entry as one JSON object: key, scope, value (the stored JSON
 text, as a string), size_bytes, created_at_ms, updated_at_ms,
 expires_at_ms (or null) and origin_worker_id. An absent or expired key
-fails with code not_found.`,
+fails with code not_found, as does a worker without a cache file in DIR
+(nothing is created).`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if err := p.needFile(); err != nil {
+				return err
+			}
 			return a.withCache(cmd.Context(), p, func(c *cache.Cache) error {
 				e, ok, err := c.Get(cmd.Context(), args[0])
 				if err != nil {
@@ -147,8 +168,14 @@ func (a *app) cacheLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls --storage DIR --name W",
 		Short: "Print the cache's entries that are not expired, one JSON line each, in key order",
-		Args:  cobra.NoArgs,
+		Long: `Print the cache's entries that are not expired, one JSON line each, in
+key order. A worker without a cache file in DIR fails with code not_found
+(nothing is created).`,
+		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if err := p.needFile(); err != nil {
+				return err
+			}
 			return a.withCache(cmd.Context(), p, func(c *cache.Cache) error {
 				rows, err := c.List(cmd.Context())
 				if err != nil {
