@@ -23,7 +23,7 @@ const flushChunk = 10_000
 // store the events go through the spool and Flush waits for the owner's
 // result.
 func (r *Recorder) Flush(ctx context.Context) error {
-	if r.store == nil {
+	if r.st() == nil {
 		return nil
 	}
 	r.mu.Lock()
@@ -49,13 +49,14 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 	}
 }
 
-// appendEvents appends events to the events stream in one append.
+// appendEvents appends events to the events stream in one append (see
+// writeLocked); the caller holds mu.
 func (r *Recorder) appendEvents(ctx context.Context, events []Event) error {
 	rows, err := eventRows(events)
 	if err != nil {
 		return err
 	}
-	_, err = r.store.AppendBuffer(ctx, EventsKind, &r.events, rows, r.appendOptions(&r.events))
+	_, err = r.writeLocked(ctx, rows)
 	return err
 }
 
@@ -141,7 +142,7 @@ func (r *Recorder) writeState(ctx context.Context) error {
 }
 
 func (r *Recorder) appendRow(ctx context.Context, k *recordstore.Kind, vals []any) error {
-	_, err := r.store.AppendBuffer(ctx, k.Name, k, recordstore.ValueRows{vals}, r.appendOptions(k))
+	_, err := r.st().AppendBuffer(ctx, k.Name, k, recordstore.ValueRows{vals}, r.appendOptions(k))
 	return err
 }
 
@@ -161,11 +162,23 @@ type Written struct {
 // window they took: the recording-side filters apply, the buffer does
 // not. It is for callers that need the result, such as a command that
 // records a batch of events; a worker's own events go through Record. In
-// memory-only mode it keeps nothing and returns an empty window. On error
-// nothing of events was written.
+// memory-only mode it keeps nothing and returns an empty window.
+//
+// In a process that does not own the worker's store the events go
+// through the spool as one batch, and Write waits for its outcome (see
+// awaitSpooled): from the owner, else from the ledgers in storage.dir;
+// when the owner goes away before the batch is applied, this process
+// takes the store over (it opens it again, and becomes its owner unless
+// another process was faster) and applies it itself.
+//
+// On error nothing of events was written, except for two errors: a
+// *owner.PendingError (ctx ended first: the batch waits in the spool and
+// is applied once, later) and an *OutcomeUnknownError (the batch is
+// nowhere to be found: its events may be in a file); do not retry
+// either blindly.
 func (r *Recorder) Write(ctx context.Context, events []Event) (Written, error) {
 	var w Written
-	if r.store == nil {
+	if r.st() == nil {
 		return w, nil
 	}
 	kept := make([]Event, 0, len(events))
@@ -184,7 +197,7 @@ func (r *Recorder) Write(ctx context.Context, events []Event) (Written, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res, err := r.store.AppendBuffer(ctx, EventsKind, &r.events, rows, r.appendOptions(&r.events))
+	res, err := r.writeLocked(ctx, rows)
 	if err != nil {
 		return Written{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // start runs the recorder's jobs until Close.
@@ -24,8 +25,8 @@ func (r *Recorder) start() {
 }
 
 // loop runs the flush, state and rotation ticks; rotation and the
-// leftover scans run here too, so they never overlap a flush. A process
-// that does not own the worker's store only flushes.
+// leftover scans run here too, so they never overlap a flush. While this
+// process does not own the worker's store it only flushes.
 func (r *Recorder) loop() {
 	defer r.wg.Done()
 	flush := time.NewTicker(r.cfg.FlushInterval)
@@ -36,11 +37,13 @@ func (r *Recorder) loop() {
 	defer rotate.Stop()
 	second := time.NewTimer(r.opts.LeftoverDelay)
 	defer second.Stop()
-	owned := r.Owner()
-	if owned {
+	if r.Owner() {
 		r.scanLeftovers()
 	}
 	for {
+		// A process may take the store over (see Write): the role is read
+		// at every tick.
+		owned := r.Owner()
 		select {
 		case <-r.ctx.Done():
 			return
@@ -93,7 +96,7 @@ func (r *Recorder) Rotate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	old, err := r.store.Rotate(ctx, next)
+	old, err := r.st().Rotate(ctx, next)
 	if err != nil {
 		return fmt.Errorf("rotate to %s: %w", next, err)
 	}
@@ -230,7 +233,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
-	if r.store == nil {
+	if r.st() == nil {
 		return nil
 	}
 	var errs []error
@@ -242,7 +245,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 	owned := r.live != "" && r.Owner()
 	live := r.live
 	r.mu.Unlock()
-	errs = append(errs, r.store.Close())
+	errs = append(errs, r.st().Close())
 	if owned {
 		r.sealOne(context.WithoutCancel(ctx), live, false) // the seal always runs
 		if ctx.Err() == nil {
@@ -260,8 +263,13 @@ func (r *Recorder) Close(ctx context.Context) error {
 
 // seal seals path (sqlite.Seal: the engine's tables dropped, the journal
 // switched to DELETE) and returns its meta object, computed on the
-// sealing connection.
+// sealing connection. The file's ledger is copied into the ledger file
+// first (see ledgerFile): a file whose ledger could not be kept is not
+// sealed.
 func (r *Recorder) seal(ctx context.Context, path string) (dbfiles.Meta, error) {
+	if err := sqlite.KeepLedger(ctx, ledgerFile(r.cfg), path, r.now().Add(-LedgerRetention)); err != nil {
+		return dbfiles.Meta{}, err
+	}
 	return sealFile(ctx, path, metaBase{
 		worker:   r.cfg.WorkerName,
 		instance: r.instance,

@@ -61,6 +61,11 @@ type Options struct {
 	StartWait time.Duration
 	// Build names this build in the store's state file.
 	Build string
+	// Waiting, when set, is called when this process, which does not own
+	// the worker's store, starts waiting for the outcome of a batch it
+	// spooled, with the state file of the owner it waits for (once per
+	// owner: again after the store changed hands).
+	Waiting func(owner.State)
 	// AfterRotate, when set, runs after each rotation tick on the
 	// background job, after the sealed files were moved into the history
 	// folder: one call at a time, never overlapping a move. The worker
@@ -82,8 +87,9 @@ type Recorder struct {
 	met      *metrics
 	started  time.Time
 
-	// store is nil in memory-only mode. kinds are the bound kinds.
-	store  *owner.Store[Target]
+	// store is nil in memory-only mode; Write replaces it (under mu) when
+	// this process takes the store over. kinds are the bound kinds.
+	store  atomic.Pointer[owner.Store[Target]]
 	events recordstore.Kind
 	state  recordstore.Kind
 	wconf  recordstore.Kind
@@ -136,14 +142,14 @@ func storePath(cfg Config) string {
 // takes part in the owner election of the worker's store. As the owner it
 // opens the watchdog file (a stale one is logged as a killed previous
 // run) and a new live file <worker>-<timestamp>.db (carrying the spool
-// ledger of the worker's earlier files, so that a batch applied to one of
-// them is never applied again), declares the three tables, writes
-// worker_config and starts the flush, state, rotation and leftover jobs.
-// A process that does not own it (another process with the same worker
-// name) records through the spool into the owner's file, for its whole
-// life: it never takes the store over, since only the process that names
-// the live file may write it (when the owner is gone, its batches wait in
-// the spool for the worker's next start).
+// ledger of the worker's earlier files and of the ledger file, see
+// ledgerFile, so that a batch applied to one of them is never applied
+// again), declares the three tables, writes worker_config and starts the
+// flush, state, rotation and leftover jobs. A process that does not own
+// it (another process with the same worker name) records through the
+// spool into the owner's file; it takes the store over only when the
+// owner goes away while it waits for the outcome of a batch it spooled
+// (see Write). Its buffered events wait for the owner like Write's.
 //
 // A Config that does not validate fails with an error naming the key, and
 // nothing is created. On another error nothing is left open; storage.dir,
@@ -202,32 +208,44 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 {
 		r.log.Warn("recorder_storage_dir_world_writable", "folder", dir, "mode", fi.Mode().Perm().String())
 	}
-	carry, err := ownFiles(dir, r.cfg.WorkerName)
+	st, err := r.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	if len(carry) > 0 {
-		// A new file starts after this worker's newest one.
-		r.lastStart, _ = dbfiles.ParseRecorderFileName(r.cfg.WorkerName, filepath.Base(carry[len(carry)-1]))
+	r.store.Store(st)
+	if st.Role() != owner.RoleOwner {
+		// A process recording through a running worker's spool must be
+		// configured as that worker is.
+		if err := r.checkOwnerRun(); err != nil {
+			_ = st.Close()
+			r.store.Store(nil)
+			return err
+		}
+		return nil
 	}
-	live, err := r.freeLiveName(r.now())
-	if err != nil {
+	if err := r.ownerSetup(ctx); err != nil {
+		_ = st.Close()
 		return err
 	}
-	if len(carry) > sqlite.MaxCarryFrom {
-		// The newest ones: each carried the ledger of those before it.
-		carry = carry[len(carry)-sqlite.MaxCarryFrom:]
-	}
+	return nil
+}
+
+// openStore takes part in the owner election of the worker's store. The
+// live file is named, and the files whose ledger it carries are listed,
+// only once this process holds the store's lock: no other process creates
+// or seals a file of the worker meanwhile.
+func (r *Recorder) openStore(ctx context.Context) (*owner.Store[Target], error) {
 	path := storePath(r.cfg)
 	st, err := owner.Open(ctx, owner.Options[Target]{
-		Path:           path,
-		CatalogVersion: sqlite.CatalogVersion,
-		Build:          r.opts.Build,
-		StartWait:      r.opts.StartWait,
-		Logger:         r.log,
+		Path:            path,
+		CatalogVersion:  sqlite.CatalogVersion,
+		Build:           r.opts.Build,
+		StartWait:       r.opts.StartWait,
+		Logger:          r.log,
+		LedgerRetention: LedgerRetention,
 		// Only the process that names the live file may write it: a
 		// process that finds the worker's store owned writes through the
-		// spool for its whole life.
+		// spool (see Write for what it does when the owner goes away).
 		NoPromotion: true,
 		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
 			if ro {
@@ -235,7 +253,11 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 				if err != nil {
 					return nil, err
 				}
-				return b, nil
+				return &spooledBackend{Backend: b, outcome: r.storedOutcome}, nil
+			}
+			live, carry, err := r.nextLive()
+			if err != nil {
+				return nil, err
 			}
 			b, err := sqlite.Open(ctx, path, sqlite.Options{
 				Logger:        r.log,
@@ -250,22 +272,44 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("open the recorder of %s: %w", r.cfg.WorkerName, err)
+		return nil, fmt.Errorf("open the recorder of %s: %w", r.cfg.WorkerName, err)
 	}
-	r.store = st
-	if st.Role() != owner.RoleOwner {
-		if err := r.checkOwnerRun(); err != nil {
-			_ = st.Close()
-			r.store = nil
-			return err
+	return st, nil
+}
+
+// nextLive names the live file of a new owner and lists the files whose
+// ledger it carries: the newest of the worker's files in storage.dir
+// (oldest first; each carried the ledger of those before it), then the
+// ledger file (see ledgerFile), last, so that a file sealed while the new
+// one is created is found there.
+func (r *Recorder) nextLive() (string, []string, error) {
+	carry, err := ownFiles(r.cfg.StorageDir, r.cfg.WorkerName)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(carry) > 0 {
+		// A new file starts after this worker's newest one.
+		if t, ok := dbfiles.ParseRecorderFileName(r.cfg.WorkerName, filepath.Base(carry[len(carry)-1])); ok && t.After(r.lastStart) {
+			r.lastStart = t
 		}
-		return nil
 	}
+	live, err := r.freeLiveName(r.now())
+	if err != nil {
+		return "", nil, err
+	}
+	if len(carry) > sqlite.MaxCarryFrom-1 {
+		carry = carry[len(carry)-(sqlite.MaxCarryFrom-1):]
+	}
+	return live, append(carry, ledgerFile(r.cfg)), nil
+}
+
+// ownerSetup is what a process does once it owns the worker's store: the
+// watchdog file, the tables and worker_config in the live file.
+func (r *Recorder) ownerSetup(ctx context.Context) error {
 	// Only the owner keeps the watchdog: another process of the worker
 	// would take the owner's file for a killed run's.
-	dog, killed, err := OpenWatchdogWith(dir, r.cfg.WorkerName, RunInfo{Cluster: r.cfg.ClusterName, SharedDir: absDir(r.cfg.Shared())})
+	dog, killed, err := OpenWatchdogWith(r.cfg.StorageDir, r.cfg.WorkerName, RunInfo{Cluster: r.cfg.ClusterName, SharedDir: absDir(r.cfg.Shared())})
 	if err != nil {
-		_ = st.Close()
 		return err
 	}
 	r.dog = dog
@@ -273,18 +317,14 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 		r.met.killed.Inc()
 		r.log.Warn("recorder_previous_run_killed", "worker", r.cfg.WorkerName, "watchdog", dog.Path())
 	}
-	if err := r.becomeOwner(ctx); err != nil {
-		_ = st.Close()
-		return err
-	}
-	return nil
+	return r.becomeOwner(ctx)
 }
 
 // becomeOwner declares the tables in the live file and writes
 // worker_config; the caller holds mu or runs before start.
 func (r *Recorder) becomeOwner(ctx context.Context) error {
-	r.live = r.store.Backend().LivePath()
-	if _, err := r.store.DeclareKinds(ctx, Kinds(), owner.WriteOptions{}); err != nil {
+	r.live = r.st().Backend().LivePath()
+	if _, err := r.st().DeclareKinds(ctx, Kinds(), owner.WriteOptions{}); err != nil {
 		if errors.Is(err, recordstore.ErrInvalid) || errors.Is(err, recordstore.ErrSchemaConflict) {
 			// The file holds a table of another layout (an events table of
 			// a release before origin, client_name and request_id).
@@ -344,7 +384,7 @@ func ownFiles(dir, worker string) ([]string, error) {
 // filtered (see Filter) and buffered; a full buffer drops its oldest
 // event (counted). In memory-only mode, and after Close, it keeps nothing.
 func (r *Recorder) Record(ev Event) {
-	if r.store == nil || r.stopped.Load() || !r.filter.Admit(&ev) {
+	if r.st() == nil || r.stopped.Load() || !r.filter.Admit(&ev) {
 		return
 	}
 	r.buf.Push(ev)
@@ -364,8 +404,12 @@ func (r *Recorder) Instance() string { return r.instance }
 // Owner reports whether this process owns the worker's store (and so
 // writes, rotates and seals its files).
 func (r *Recorder) Owner() bool {
-	return r.store != nil && r.store.Role() == owner.RoleOwner
+	st := r.st()
+	return st != nil && st.Role() == owner.RoleOwner
 }
+
+// st is the worker's store; nil in memory-only mode.
+func (r *Recorder) st() *owner.Store[Target] { return r.store.Load() }
 
 // OwnClosedFiles lists the paths of this worker's closed own files still in
 // storage.dir (the backlog: rotated, sealed or not yet, not yet moved to the

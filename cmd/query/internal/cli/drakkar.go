@@ -19,6 +19,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +39,7 @@ func (a *app) drakkarCmd() *cobra.Command {
 type recordArgs struct {
 	storage, shared, name, cluster string
 	set                            []string
-	drain                          time.Duration
+	drain, timeout                 time.Duration
 }
 
 // recorded is the output of drakkar record.
@@ -101,6 +102,7 @@ event ids the events took.`,
 	f.StringVar(&p.cluster, "cluster", "", "the cluster name (\"\" is the cluster default)")
 	f.StringArrayVar(&p.set, "set", nil, "a configuration key=value (repeatable)")
 	f.DurationVar(&p.drain, "drain", 30*time.Second, "how long the exit may take to move the sealed file into the history folder")
+	f.DurationVar(&p.timeout, "timeout", 0, "how long to wait for another process's outcome of the events (0: no limit)")
 	_ = cmd.MarkFlagRequired("storage")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -134,16 +136,34 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	if err != nil {
 		return err
 	}
+	if p.timeout < 0 {
+		return usagef("--timeout must not be negative, got %s", p.timeout)
+	}
 	if len(events) == 0 {
 		// Nothing to record: no live file is made, sealed or published.
 		return a.printOne(recorded{Worker: cfg.WorkerName})
 	}
-	rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: a.logger(slog.LevelWarn)})
+	var said bool
+	waiting := func(st owner.State) {
+		if !said {
+			said = true
+			fmt.Fprintf(a.env.Stderr, "query: waiting for pid %d on %s (instance %s), the owner of worker %s's recorder\n",
+				st.PID, st.Host, st.Instance, cfg.WorkerName)
+		}
+	}
+	rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: a.logger(slog.LevelWarn), Waiting: waiting})
 	if err != nil {
 		return err
 	}
-	out := recorded{Worker: cfg.WorkerName, File: rec.LiveFile()}
-	w, werr := rec.Write(ctx, events)
+	out := recorded{Worker: cfg.WorkerName}
+	wctx, wcancel := ctx, context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		wctx, wcancel = context.WithTimeout(ctx, p.timeout)
+	}
+	w, werr := rec.Write(wctx, events)
+	wcancel()
+	// This process may have taken the recorder over while it waited.
+	out.File = rec.LiveFile()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.drain)
 	defer cancel()
 	cerr := rec.Close(cctx)
