@@ -160,14 +160,22 @@ func (f *Fleet) forgetGone(e *entry) {
 	f.log.Info("store deleted by another process; forgotten", "key", e.key.String())
 }
 
-// Do runs fn with the store of k leased for its duration.
+// Do runs fn with the store of k leased for its duration. When fn fails
+// with an error of no code (recordstore.CodeInternal: a lock file that
+// cannot be made, a spool folder gone) and the store's file was deleted
+// meanwhile by another process, the error wraps recordstore.ErrNotFound
+// instead, saying so: the store is gone, nothing was written.
 func (f *Fleet) Do(ctx context.Context, k Key, fn func(ctx context.Context, st *Store) error) error {
 	l, err := f.Acquire(ctx, k)
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	return fn(ctx, l.Store())
+	err = fn(ctx, l.Store())
+	if err != nil && recordstore.Code(err) == recordstore.CodeInternal && storeGone(l.Store()) {
+		return recordstore.Errorf(recordstore.ErrNotFound, "the store of %s was deleted meanwhile: %w", k, err)
+	}
+	return err
 }
 
 // usableLocked refuses an open after Close or of a key being deleted.
@@ -211,8 +219,15 @@ func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
 // the store when missing and the fleet creates on demand; skipped when the
 // file is, unchanged, one this process checked and closed: see stamp.go),
 // then the owner election, then the fleet's kinds. On error nothing stays
-// open.
+// open. It holds the root lock shared until the store is open (see
+// rootlock.go): a delete in another process waits, and the open never
+// brings back a store deleted after its identity was checked.
 func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error) {
+	unlock, err := f.lockRoot(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if f.knownIdentity(k, abs) {
 		return f.openChecked(ctx, k, abs)
 	}
