@@ -6,7 +6,8 @@
 #   make bench   every benchmark, once
 #   make fuzz    a short run of every fuzz target listed in a FUZZ_TARGETS file
 #   make lint    vet, gofmt and staticcheck
-#   make soak    the multi-process soak for SOAK (default 5m): owners SIGKILLed at random
+#   make soak    the multi-process soaks for SOAK (default 5m each): owners SIGKILLed at random,
+#                fleet append racing fleet delete
 #
 # Each module is built and tested on its own (GOWORK=off), exactly as a user
 # who depends on only one of them would.
@@ -125,9 +126,12 @@ fuzz:
 	done
 
 ## soak: producers append while owner processes are SIGKILLed at random, for SOAK;
-## then every acknowledged row must be stored exactly once. (make test runs a 20s version.)
+## then every acknowledged row must be stored exactly once. Then, for SOAK too,
+## query fleet append races query fleet delete --force round after round: a
+## deleted store must never come back. (make test runs 20s and 30s versions.)
 soak:
 	RECORDSTORE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count=1 ./recordstore/owner/ -args -ginkgo.label-filter=soak -ginkgo.v
+	cd cmd/query && RECORDS_FLEET_RACE=$(SOAK) $(GO) test -timeout 0 -count=1 -run TestQuery . -args -ginkgo.label-filter=fleetrace -ginkgo.v
 
 ## lint: vet, gofmt and staticcheck over every module (interop only with a C compiler)
 lint: fmt-check vet staticcheck
