@@ -32,6 +32,15 @@ type entry struct {
 	drained  chan struct{} // closed once the store is closed and forgotten
 	idle     chan struct{} // while draining with leases: closed when they reach 0
 	gone     bool          // forgotten as gone (see forgetGone): the last Release closes it
+	// goneCh is closed when the entry is forgotten as gone (Lease.Gone);
+	// shut, made then, is closed once its store is closed.
+	goneCh chan struct{}
+	shut   chan struct{}
+}
+
+// newEntry is a new entry of k, opening, with one lease.
+func newEntry(k Key, abs string) *entry {
+	return &entry{key: k, path: abs, ready: make(chan struct{}), leases: 1, goneCh: make(chan struct{})}
 }
 
 // Lease pins an open store: it is not closed (by MaxOpen, IdleClose,
@@ -48,6 +57,15 @@ func (l *Lease) Store() *Store { return l.e.store }
 
 // Key is the leased store's key.
 func (l *Lease) Key() Key { return l.e.key }
+
+// Gone is closed once the fleet finds the leased store deleted by another
+// process (or deleted and made again): at an Acquire of its key, at a
+// write through it, or at a Sweep (the sweeper checks every open store's
+// file with one stat). A holder that streams from the store (a follow)
+// should end then and Release: the store's file is gone, and the key's
+// next open, which waits for the forgotten store to be closed, opens what
+// is on disk now.
+func (l *Lease) Gone() <-chan struct{} { return l.e.goneCh }
 
 // Release unpins the store; later calls do nothing. A store whose write
 // found it deleted by another process (owner.Store.Gone) is forgotten
@@ -76,7 +94,18 @@ func (f *Fleet) Acquire(ctx context.Context, k Key) (*Lease, error) {
 		}
 		e := f.entries[k]
 		if e == nil {
-			e = &entry{key: k, path: abs, ready: make(chan struct{}), leases: 1}
+			if old := f.goneOpen[k]; old != nil {
+				// The deleted store is still open here (leased): the
+				// engine would hand its open back for the path. Wait
+				// for its close (its holders were told: Lease.Gone).
+				shut := old.shut
+				f.mu.Unlock()
+				if err := waitFor(ctx, shut); err != nil {
+					return nil, fmt.Errorf("wait for the close of the deleted store of %s: %w", k, err)
+				}
+				continue
+			}
+			e = newEntry(k, abs)
 			f.entries[k] = e
 			f.mu.Unlock()
 			if err := f.openEntry(ctx, e); err != nil {
@@ -141,8 +170,9 @@ func (f *Fleet) releaseLease(e *entry) {
 // afresh (recordstore.ErrNotFound in a tenant fleet, a new store in a
 // fleet that creates on demand), and its identity is not remembered (see
 // stamp.go). Leases held keep the old store, reading the file it opened,
-// until they are released; the last Release closes it. An entry being
-// closed already (draining) is left to that close.
+// until they are released; the last Release closes it. Meanwhile their
+// Lease.Gone is closed, and a new open of the key waits for that close.
+// An entry being closed already (draining) is left to that close.
 func (f *Fleet) forgetGone(e *entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,9 +180,12 @@ func (f *Fleet) forgetGone(e *entry) {
 		return
 	}
 	e.gone = true
+	close(e.goneCh)
+	e.shut = make(chan struct{})
 	if f.entries[e.key] == e {
 		delete(f.entries, e.key)
 	}
+	f.goneOpen[e.key] = e
 	if e.elem != nil {
 		f.lru.Remove(e.elem)
 		e.elem = nil

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -111,13 +112,31 @@ func (h *fleetAPI) tenant(w http.ResponseWriter, r *http.Request) {
 	defer lease.Release()
 	st := lease.Store()
 	api := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
-		Logger: h.log.With("tenant", k.String()), Status: st.Status, Batches: st, Done: h.done,
-		MaxExportRows: h.maxExport,
+		Logger: h.log.With("tenant", k.String()), Status: st.Status, Batches: st,
+		Done: endWhenGone(r.Context(), h.done, lease.Gone()), MaxExportRows: h.maxExport,
 	})
 	inner := r.Clone(r.Context())
 	inner.URL = target
 	inner.RequestURI = target.RequestURI()
 	api.ServeHTTP(w, inner)
+}
+
+// endWhenGone returns a channel closed when done is (serve shuts down) or
+// gone is (the store was deleted by another process: see fleet.Lease.Gone),
+// so that a follow of a deleted store ends, as one ends at shutdown, and
+// lets its lease and the deleted file go. Its goroutine ends with ctx.
+func endWhenGone(ctx context.Context, done, gone <-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			close(out)
+		case <-gone:
+			close(out)
+		case <-ctx.Done():
+		}
+	}()
+	return out
 }
 
 // tenantTarget maps a tenant request's URL to the store's read API:
