@@ -100,8 +100,8 @@ var _ = Describe("query fleet append", func() {
 	)
 
 	It("refuses a file recording another key before its owner election, writing nothing to it", func() {
-		acme := ok("", "provision", "tenant:acme")["path"].(string)
-		beta := ok("", "provision", "tenant:beta")["path"].(string)
+		acme := filepath.Join(root, ok("", "provision", "tenant:acme")["path"].(string))
+		beta := filepath.Join(root, ok("", "provision", "tenant:beta")["path"].(string))
 		data, err := os.ReadFile(acme)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(beta, data, 0o600)).To(Succeed())

@@ -34,8 +34,9 @@ var _ = Describe("query fleet", func() {
 		out := ok("provision", "tenant:acme")
 		Expect(out).To(HaveLen(1))
 		Expect(out[0]).To(HaveKeyWithValue("key", "tenant:acme"))
-		path := out[0]["path"].(string)
-		Expect(path).To(HaveSuffix("/acme.db"))
+		rel := out[0]["path"].(string)
+		Expect(rel).To(MatchRegexp(`^[0-9]{3}/acme\.db$`), "relative to the root, as list prints it")
+		path := filepath.Join(root, filepath.FromSlash(rel))
 		ok("provision", "tenant/beta")
 
 		list := ok("list", "--open")
@@ -52,9 +53,9 @@ var _ = Describe("query fleet", func() {
 		backup := filepath.Join(dir, "acme.bak")
 		ok("backup", "tenant:acme", backup)
 		Expect(backup).To(BeAnExistingFile())
-		ok("delete", "tenant:acme", "--force")
+		Expect(ok("delete", "tenant:acme", "--force")).To(ConsistOf(HaveKeyWithValue("path", rel)))
 		Expect(path).NotTo(BeAnExistingFile())
-		ok("import", "tenant:acme", backup)
+		Expect(ok("import", "tenant:acme", backup)).To(ConsistOf(HaveKeyWithValue("path", rel)))
 		Expect(path).To(BeAnExistingFile())
 		Expect(ok("list")).To(HaveLen(2))
 	})
@@ -70,6 +71,9 @@ var _ = Describe("query fleet", func() {
 			Expect(r.stdout).To(BeEmpty())
 			Expect(r.stderr).To(HavePrefix("query: " + code + ": "))
 			Expect(strings.Count(r.stderr, "\n")).To(Equal(1))
+			msg := strings.TrimPrefix(r.stderr, "query: "+code+": ")
+			Expect(msg).NotTo(HavePrefix(code), "the message does not repeat its code")
+			Expect(msg).NotTo(HavePrefix(strings.ReplaceAll(code, "_", " ")), "the message does not repeat its code")
 			Expect(treeOf(root)).To(Equal(before))
 		},
 		Entry("a refused tenant id", "invalid", nil, "provision", "tenant:Acme"),
@@ -81,6 +85,25 @@ var _ = Describe("query fleet", func() {
 		Entry("an import of a file that is no store", "invalid_source", func() {
 			Expect(os.WriteFile(filepath.Join(dir, "junk.db"), []byte("junk"), 0o600)).To(Succeed())
 		}, "import", "tenant:acme", "junk.db"),
+		Entry("a backup into a folder that does not exist", "not_found", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "no-such-folder/acme.bak"),
+		Entry("a backup to an empty DEST", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", ""),
+		Entry("a backup over a file", "exists", func() {
+			ok("provision", "tenant:acme")
+			Expect(os.WriteFile(filepath.Join(dir, "taken.bak"), nil, 0o600)).To(Succeed())
+		}, "backup", "tenant:acme", "taken.bak"),
+		Entry("a backup into the fleet root", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "fleet/acme.bak"),
+		Entry("a backup into a bucket folder of the fleet root", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "fleet/198/acme.bak"),
+		Entry("a backup of a misplaced store", "misplaced", func() {
+			acme := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:acme")[0]["path"].(string)))
+			beta := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:beta")[0]["path"].(string)))
+			data, err := os.ReadFile(acme)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(beta, data, 0o600)).To(Succeed())
+		}, "backup", "tenant:beta", "beta.bak"),
 	)
 
 	It("works on a slot fleet with its own keys and template", func() {
@@ -97,7 +120,7 @@ var _ = Describe("query fleet", func() {
 
 	It("lists every store with --open and exits 1 with unreadable when one cannot be read", func() {
 		ok("provision", "tenant:acme")
-		path := ok("provision", "tenant:beta")[0]["path"].(string)
+		path := filepath.Join(root, ok("provision", "tenant:beta")[0]["path"].(string))
 		Expect(os.WriteFile(path, []byte(strings.Repeat("x", 8192)), 0o600)).To(Succeed())
 		r := fleetRun("list", "--open")
 		Expect(r.code).To(Equal(1))

@@ -217,7 +217,7 @@ func (f *Fleet) usableLocked(k Key) error {
 		return fmt.Errorf("fleet %s: %w", f.root, recordstore.ErrClosed)
 	}
 	if f.deleting[k] {
-		return fmt.Errorf("%w: %s", ErrDeleting, k)
+		return errorf(ErrDeleting, "%s", k)
 	}
 	return nil
 }
@@ -318,9 +318,9 @@ func checkIdentity(id string, k Key, abs string) error {
 	case k.String():
 		return nil
 	case "":
-		return fmt.Errorf("%w: %s records no fleet key (not made by a fleet)", ErrMisplaced, abs)
+		return errorf(ErrMisplaced, "%s records no fleet key (not made by a fleet)", abs)
 	}
-	return fmt.Errorf("%w: %s records key %s, not %s (copied or renamed by hand?)", ErrMisplaced, abs, cut(id), k)
+	return errorf(ErrMisplaced, "%s records key %s, not %s (copied or renamed by hand?)", abs, cut(id), k)
 }
 
 // reconcile declares the fleet's kinds that the store lacks or that add

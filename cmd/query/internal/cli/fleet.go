@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
@@ -26,7 +27,9 @@ func (a *app) fleetCmd() *cobra.Command {
 (--mode tenant) or per routing slot (--mode slot) under --root, placed by
 the path template --path (default {bucket}/{tenant}.db or
 {bucket}/slot-{slot}.db). A key is written as list prints it: tenant:<id>
-or slot:<nnnnn> (tenant/<id> and slot/<n> are also taken).
+or slot:<nnnnn> (tenant/<id> and slot/<n> are also taken). A store's
+path is printed relative to the root, with '/' separators, by every verb
+(list, provision, import, delete).
 
 No verb creates the root: each stops (code not_found) when it does not
 exist. The store of --store must not lie inside the root. Each store has
@@ -128,10 +131,21 @@ unreadable when one cannot be read. Nothing is written.`,
 	return cmd
 }
 
-// fleetDone is the output of provision, import and delete.
+// fleetDone is the output of provision, import, delete and backup.
 type fleetDone struct {
-	Key  string `json:"key"`
+	Key string `json:"key"`
+	// Path is the store's path relative to the root, '/' separators, as
+	// list prints it (backup: the destination, absolute).
 	Path string `json:"path"`
+}
+
+// storeDone is the output of a verb that made or removed the store of k.
+func (a *app) storeDone(f *fleet.Fleet, k fleet.Key) error {
+	rel, err := f.Template().Path(k)
+	if err != nil {
+		return err
+	}
+	return a.printOne(fleetDone{Key: k.String(), Path: rel})
 }
 
 func (a *app) fleetProvisionCmd(p *fleetArgs) *cobra.Command {
@@ -145,8 +159,7 @@ func (a *app) fleetProvisionCmd(p *fleetArgs) *cobra.Command {
 			if err := f.Provision(ctx, k); err != nil {
 				return err
 			}
-			path, _ := f.Path(k)
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd
@@ -157,10 +170,13 @@ func (a *app) fleetBackupCmd(p *fleetArgs) *cobra.Command {
 		Use:   "backup KEY DEST",
 		Short: "Write a consistent copy of KEY's store to the new file DEST (0600)",
 		Long: `Write a consistent copy of KEY's store to DEST with VACUUM INTO, also
-while another process writes the store. DEST must not exist (code exists;
-it is never replaced or followed), and its folder, and every folder above
-it, must belong to root or to you and not be writable by others unless
-sticky (code unsafe_dest).`,
+while another process writes the store, and print {"key","path"} (path:
+DEST, absolute). DEST is checked first: it must not be empty (code
+invalid) or exist (code exists; it is never replaced or followed), its
+folder must exist (code not_found; none is created) and lie outside the
+root (code invalid: a backup there would be a stray), and it and every
+folder above it must belong to root or to you and not be writable by
+others unless sticky (code unsafe_dest).`,
 		Args: cobra.ExactArgs(2),
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
@@ -168,7 +184,11 @@ sticky (code unsafe_dest).`,
 			if err := f.Backup(ctx, k, args[1]); err != nil {
 				return err
 			}
-			return a.printOne(fleetDone{Key: k.String(), Path: args[1]})
+			dest, err := filepath.Abs(args[1])
+			if err != nil {
+				return err
+			}
+			return a.printOne(fleetDone{Key: k.String(), Path: dest})
 		})(c, args)
 	}
 	return cmd
@@ -189,8 +209,7 @@ invalid_source; a key that has a store, code exists.`,
 			if err := f.Import(ctx, k, args[1]); err != nil {
 				return err
 			}
-			path, _ := f.Path(k)
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd
@@ -213,14 +232,10 @@ store it fails with code in_use and removes nothing.`,
 			return usagef("delete destroys data: add --force")
 		}
 		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
-			path, err := f.Path(k)
-			if err != nil {
-				return err
-			}
 			if err := f.Delete(ctx, k); err != nil {
 				return err
 			}
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd
