@@ -85,6 +85,10 @@ var _ = Describe("query fleet", func() {
 		Entry("an import of a file that is no store", "invalid_source", func() {
 			Expect(os.WriteFile(filepath.Join(dir, "junk.db"), []byte("junk"), 0o600)).To(Succeed())
 		}, "import", "tenant:acme", "junk.db"),
+		Entry("a template naming an engine file of another template", "invalid", func() { ok("provision", "tenant:acme") },
+			"provision", "tenant:acme", "--path", "{bucket}/{tenant}.db.lock"),
+		Entry("a template naming an engine folder of another template", "invalid", func() { ok("provision", "tenant:acme") },
+			"list", "--path", "{bucket}/{tenant}.db.spool"),
 		Entry("a backup into a folder that does not exist", "not_found", func() { ok("provision", "tenant:acme") },
 			"backup", "tenant:acme", "no-such-folder/acme.bak"),
 		Entry("a backup to an empty DEST", "invalid", func() { ok("provision", "tenant:acme") },
