@@ -47,9 +47,12 @@ func fleetRoutePatterns() []string {
 // fleetAPI serves the fleet: GET /healthz, GET /api/v1/tenants and each
 // store's read API under /api/v1/tenants/{key}/.
 type fleetAPI struct {
-	f    *fleet.Fleet
-	log  *slog.Logger
-	done <-chan struct{}
+	f *fleet.Fleet
+	// routes holds the tenant routes' patterns only: a request none
+	// matches is answered 404 naming its own path, before any disk work.
+	routes *http.ServeMux
+	log    *slog.Logger
+	done   <-chan struct{}
 	// maxExport caps one rows response of a tenant (0: no cap).
 	maxExport int
 }
@@ -69,7 +72,12 @@ type fleetAPI struct {
 // Failures are the read API's JSON error bodies, with the fleet's codes
 // mapped by fleetHTTPStatus. Nothing here writes to a store.
 func fleetHandler(f *fleet.Fleet, log *slog.Logger, done <-chan struct{}, maxExport int) http.Handler {
-	h := &fleetAPI{f: f, log: log, done: done, maxExport: maxExport}
+	h := &fleetAPI{f: f, log: log, done: done, maxExport: maxExport, routes: http.NewServeMux()}
+	for _, p := range fleetRoutePatterns() {
+		if strings.HasPrefix(p, tenantsPrefix) {
+			h.routes.Handle(p, http.NotFoundHandler())
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeFleetJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -97,6 +105,12 @@ func (h *fleetAPI) tenant(w http.ResponseWriter, r *http.Request) {
 	k, err := h.key(r.PathValue("key"))
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if _, pattern := h.routes.Handler(r); pattern == "" {
+		// Said here, with the tenant's prefix: the store's API would
+		// name the path without it.
+		h.noRoute(w, r)
 		return
 	}
 	target, err := tenantTarget(r.URL)
