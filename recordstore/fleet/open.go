@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -208,7 +209,24 @@ func (f *Fleet) Do(ctx context.Context, k Key, fn func(ctx context.Context, st *
 	if err != nil && recordstore.Code(err) == recordstore.CodeInternal && storeGone(l.Store()) {
 		return recordstore.Errorf(recordstore.ErrNotFound, "the store of %s was deleted meanwhile: %w", k, err)
 	}
-	return err
+	return unwritable(l.e.path, err)
+}
+
+// unwritable returns err, an error of no code (recordstore.CodeInternal)
+// met opening or writing the store file abs, as recordstore.ErrReadOnly
+// naming the store's folder when this process cannot write that folder:
+// the store cannot be opened (SQLite makes its -wal and -shm there) or
+// written (the lock, the state file, the spool) by this user. Any other
+// error is returned as it is.
+func unwritable(abs string, err error) error {
+	if err == nil || recordstore.Code(err) != recordstore.CodeInternal {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	if dirWritable(dir) {
+		return err
+	}
+	return recordstore.Errorf(recordstore.ErrReadOnly, "folder %s cannot be written by this user: a fleet store's folder must be writable to open or write its store (SQLite's -wal and -shm, the lock, the state file, the spool): %w", dir, err)
 }
 
 // usableLocked refuses an open after Close or of a key being deleted.
@@ -231,6 +249,7 @@ func (f *Fleet) isDeleting(k Key) bool {
 // openEntry opens e's store and publishes the outcome to its sharers.
 func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
 	st, err := f.openStore(context.WithoutCancel(ctx), e.key, e.path)
+	err = unwritable(e.path, err)
 	f.mu.Lock()
 	if err != nil {
 		e.err = err
