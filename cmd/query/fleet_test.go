@@ -110,6 +110,39 @@ var _ = Describe("query fleet", func() {
 		}, "backup", "tenant:beta", "beta.bak"),
 	)
 
+	It("adopts a single store not made by a fleet with import --adopt, and refuses it without", func() {
+		single := newStore()
+		single.ok("", "kind", "apply", kindsFile())
+		single.ok(`{"msg":"kept"}`+"\n", "append", "--stream", "e1", "--kind", "events")
+		live, err := filepath.Glob(filepath.Join(single.dir, "v1", "*"))
+		Expect(err).NotTo(HaveOccurred())
+		live = slicesDelete(live, func(p string) bool { return strings.HasSuffix(p, "-wal") || strings.HasSuffix(p, "-shm") })
+		Expect(live).To(HaveLen(1))
+		srcBefore, err := os.ReadFile(live[0])
+		Expect(err).NotTo(HaveOccurred())
+
+		r := fleetRun("import", "tenant:acme", live[0])
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid_source: "))
+		Expect(r.stderr).To(ContainSubstring("records no fleet key"))
+
+		out := ok("import", "tenant:acme", live[0], "--adopt")
+		Expect(out).To(ConsistOf(HaveKeyWithValue("key", "tenant:acme")))
+		Expect(ok("list", "--open")).To(ConsistOf(HaveKeyWithValue("key", "tenant:acme")))
+		got := runQuery(dir, nil, `{"msg":"added"}`+"\n", "fleet", "append", "tenant:acme", "--root", root, "--stream", "e1", "--kind", "events")
+		Expect(got.code).To(Equal(0), got.stderr)
+		Expect(decodeLines(got.stdout)).To(ConsistOf(HaveKeyWithValue("from", num("2"))), "the adopted store's rows are kept")
+		srcAfter, err := os.ReadFile(live[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srcAfter).To(Equal(srcBefore), "the source is unchanged")
+
+		// A store of another key is never given this one.
+		r = fleetRun("import", "tenant:beta", filepath.Join(root, filepath.FromSlash(out[0]["path"].(string))), "--adopt")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid_source: "))
+		Expect(r.stderr).To(ContainSubstring("records key tenant:acme"))
+	})
+
 	It("works on a slot fleet with its own keys and template", func() {
 		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
 		Expect(r.code).To(Equal(0), r.stderr)
@@ -162,5 +195,16 @@ func treeOf(dir string) []string {
 		}
 		return nil
 	})
+	return out
+}
+
+// slicesDelete returns s without the elements del says yes to.
+func slicesDelete(s []string, del func(string) bool) []string {
+	var out []string
+	for _, v := range s {
+		if !del(v) {
+			out = append(out, v)
+		}
+	}
 	return out
 }

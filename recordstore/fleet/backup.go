@@ -164,6 +164,21 @@ func checkDestDir(dir string) error {
 // ErrInvalidSource. On error nothing is published and the staging folder
 // is removed.
 func (f *Fleet) Import(ctx context.Context, k Key, src string) error {
+	return f.importFrom(ctx, k, src, false)
+}
+
+// Adopt is Import for a store not made by a fleet: a source that records
+// no fleet key (a single store's live file, as query --store keeps it in
+// v1/) gets k's identity, stamped on the staged copy; src is unchanged. A
+// source that records a key must record k, as for Import: a store is never
+// given another key. Every other check, the kinds and the publication are
+// Import's; so are the errors and what is on disk after one.
+func (f *Fleet) Adopt(ctx context.Context, k Key, src string) error {
+	return f.importFrom(ctx, k, src, true)
+}
+
+// importFrom is Import, and Adopt when adopt is set.
+func (f *Fleet) importFrom(ctx context.Context, k Key, src string, adopt bool) error {
 	abs, err := f.Path(k)
 	if err != nil {
 		return err
@@ -182,12 +197,13 @@ func (f *Fleet) Import(ctx context.Context, k Key, src string) error {
 		return errorf(ErrInvalidSource, "%s is not a regular file", src)
 	}
 	return f.create(ctx, k, abs, func(ctx context.Context, tmp string) error {
-		return f.stageImport(ctx, k, src, tmp)
+		return f.stageImport(ctx, k, src, tmp, adopt)
 	})
 }
 
-// stageImport makes the checked copy of src at tmp.
-func (f *Fleet) stageImport(ctx context.Context, k Key, src, tmp string) error {
+// stageImport makes the checked copy of src at tmp, stamping k's identity
+// on it when it records none and adopt is set.
+func (f *Fleet) stageImport(ctx context.Context, k Key, src, tmp string, adopt bool) error {
 	invalid := func(format string, args ...any) error {
 		return errorf(ErrInvalidSource, "%s: %s", src, fmt.Sprintf(format, args...))
 	}
@@ -209,8 +225,12 @@ func (f *Fleet) stageImport(ctx context.Context, k Key, src, tmp string) error {
 		return invalid("cannot read it: %v", err)
 	case complaint != "":
 		return invalid("integrity_check: %s", complaint)
+	case id == "" && adopt:
+		if err := writeIdentity(ctx, tmp, k, f.opts.Now()); err != nil {
+			return invalid("cannot record its key: %v", err)
+		}
 	case id == "":
-		return invalid("it records no fleet key (not made by a fleet)")
+		return invalid("it records no fleet key (not made by a fleet; --adopt gives it this one)")
 	case id != k.String():
 		return invalid("it records key %s, not %s", cut(id), k)
 	}

@@ -195,18 +195,29 @@ others unless sticky (code unsafe_dest).`,
 }
 
 func (a *app) fleetImportCmd(p *fleetArgs) *cobra.Command {
+	var adopt bool
 	cmd := &cobra.Command{
-		Use:   "import KEY SRC",
+		Use:   "import KEY SRC [--adopt]",
 		Short: "Bring the backup SRC of KEY's store back into the fleet",
 		Long: `Copy SRC (left unchanged) into a staging folder, check it (integrity_check;
 it must record KEY; the fleet's kinds are added) and publish it as KEY's
 store without replacing anything. A source that fails a check is code
-invalid_source; a key that has a store, code exists.`,
+invalid_source; a key that has a store, code exists.
+
+--adopt also takes a store that records no fleet key — a single store
+not made by a fleet, given by its live file (<dir>/v1/<name> of
+query --store <dir>/<name>) — and records KEY in the copy. A source
+recording another key is still invalid_source.`,
 		Args: cobra.ExactArgs(2),
 	}
+	cmd.Flags().BoolVar(&adopt, "adopt", false, "give a store that records no fleet key the identity of KEY (in the copy)")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
-			if err := f.Import(ctx, k, args[1]); err != nil {
+			imp := f.Import
+			if adopt {
+				imp = f.Adopt
+			}
+			if err := imp(ctx, k, args[1]); err != nil {
 				return err
 			}
 			return a.storeDone(f, k)
