@@ -143,6 +143,43 @@ var _ = Describe("query fleet", func() {
 		Expect(r.stderr).To(ContainSubstring("records key tenant:acme"))
 	})
 
+	It("pages through the stores by key with list --limit and --after", func() {
+		ids := []string{"e", "a", "d", "c", "b"}
+		for _, id := range ids {
+			ok("provision", "tenant:"+id)
+		}
+		var got []string
+		after, pages := "", 0
+		for ; pages < 10; pages++ {
+			args := []string{"list", "--limit", "2"}
+			if after != "" {
+				args = append(args, "--after", after)
+			}
+			lines := ok(args...)
+			after = ""
+			for _, l := range lines {
+				if next, isNext := l["next"]; isNext {
+					Expect(l).To(HaveLen(1))
+					after = next.(string)
+					continue
+				}
+				Expect(l).To(HaveKey("path"))
+				got = append(got, l["key"].(string))
+			}
+			if after == "" {
+				break
+			}
+		}
+		Expect(got).To(Equal([]string{"tenant:a", "tenant:b", "tenant:c", "tenant:d", "tenant:e"}))
+		Expect(pages).To(Equal(2), "pages of 2, 2 and 1")
+
+		r := fleetRun("list", "--limit", "0")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid: "))
+		r = fleetRun("list", "--open", "--limit", "2")
+		Expect(r.code).To(Equal(2), r.stderr)
+	})
+
 	It("works on a slot fleet with its own keys and template", func() {
 		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
 		Expect(r.code).To(Equal(0), r.stderr)

@@ -96,9 +96,13 @@ func (a *app) withFleet(p *fleetArgs, args []string, key bool, fn func(ctx conte
 }
 
 func (a *app) fleetListCmd(p *fleetArgs) *cobra.Command {
-	var open bool
+	var (
+		open  bool
+		after string
+		limit int
+	)
 	cmd := &cobra.Command{
-		Use:   "list [--open]",
+		Use:   "list [--open | --after KEY --limit N]",
 		Short: "Print one JSON line per store: key, path, size",
 		Long: `Walk the root and print one JSON line per store, sorted by path:
 {"key","path","size"}. Symlinks, SQLite's and the engine's sidecars, spool
@@ -106,11 +110,32 @@ and staging folders, stray files and misplaced stores (a file recording
 another key than its path names) are skipped; each skipped file is told on
 stderr. --open also checks each store read-only (quick_check) and, after
 printing them all (an unreadable one with "error"), fails with code
-unreadable when one cannot be read. Nothing is written.`,
+unreadable when one cannot be read. Nothing is written.
+
+--limit N (1 to 10000) and --after KEY page through the stores sorted by
+key instead, as GET /api/v1/tenants of serve --fleet does: at most N
+stores after KEY (exclusive; default: from the first; --after alone
+pages by 1000), reading only the page's identities, then, when stores may
+lie after the page, one last line {"next":KEY}: the --after of the next
+page. Misplaced files are left out; they are not told on stderr.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&open, "open", false, "check each store read-only; fail when one cannot be read")
+	cmd.Flags().StringVar(&after, "after", "", "page: the stores whose key sorts after KEY")
+	cmd.Flags().IntVar(&limit, "limit", 0, "page: at most N stores (1 to 10000), then {\"next\":KEY} when more may follow")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
+		paged := c.Flags().Changed("after") || c.Flags().Changed("limit")
+		if paged && open {
+			return usagef("--open checks every store: it does not page (--after, --limit)")
+		}
+		if paged && !c.Flags().Changed("limit") {
+			limit = 1000
+		}
+		if paged {
+			return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
+				return a.listPage(ctx, f, after, limit)
+			})(c, args)
+		}
 		return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
 			l, err := f.List(ctx, fleet.ListOptions{Open: open})
 			pr := newPrinter(a.env.Stdout)
@@ -129,6 +154,29 @@ unreadable when one cannot be read. Nothing is written.`,
 		})(c, args)
 	}
 	return cmd
+}
+
+// listPage prints one page of the fleet's stores by key, then {"next"}
+// when another page may follow.
+func (a *app) listPage(ctx context.Context, f *fleet.Fleet, after string, limit int) error {
+	page, err := f.ListPage(ctx, after, limit)
+	if err != nil {
+		return err
+	}
+	pr := newPrinter(a.env.Stdout)
+	for _, e := range page.Stores {
+		if err := pr.line(e); err != nil {
+			return err
+		}
+	}
+	if page.Next != "" {
+		if err := pr.line(struct {
+			Next string `json:"next"`
+		}{page.Next}); err != nil {
+			return err
+		}
+	}
+	return pr.flush()
 }
 
 // fleetDone is the output of provision, import, delete and backup.
