@@ -199,7 +199,7 @@ var _ = Describe("query fleet", func() {
 		r := fleetRun("list", "--open")
 		Expect(r.code).To(Equal(1))
 		Expect(decodeLines(r.stdout)).To(HaveLen(2))
-		Expect(r.stderr).To(ContainSubstring("query: unreadable: "))
+		Expect(r.stderr).To(ContainSubstring("query: unreadable: 1 of 2 stores cannot be read: tenant:beta\n"), "the message does not repeat its code")
 	})
 
 	It("refuses a root that does not exist, creating nothing", func() {

@@ -144,10 +144,10 @@ func checkDestDir(dir string) error {
 			return recordstore.Invalidf("backup destination folder %s is not a folder", d)
 		}
 		if owner, ok := fileOwner(fi); ok && owner != 0 && owner != uid {
-			return fmt.Errorf("%w: %s belongs to user %d", ErrUnsafeDest, d, owner)
+			return errorf(ErrUnsafeDest, "backup destination folder %s belongs to user %d", d, owner)
 		}
 		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-			return fmt.Errorf("%w: others can write %s", ErrUnsafeDest, d)
+			return errorf(ErrUnsafeDest, "others can write %s, a folder of the backup destination", d)
 		}
 		if filepath.Dir(d) == d {
 			return nil
