@@ -7,7 +7,8 @@
 #   make bench-cli  the query binary against the sqlite3 shell and Python (scripts/bench-cli.sh)
 #   make fuzz    a short run of every fuzz target listed in a FUZZ_TARGETS file
 #   make lint    vet, gofmt and staticcheck
-#   make soak    the multi-process soaks for SOAK (default 5m each): owners SIGKILLed at random
+#   make soak    the multi-process soaks for SOAK (default 5m each): owners SIGKILLed at random,
+#                concurrent drakkar record runs, fleet append racing fleet delete
 #
 # Each module is built and tested on its own (GOWORK=off), exactly as a user
 # who depends on only one of them would.
@@ -134,9 +135,12 @@ fuzz:
 ## then every acknowledged row must be stored exactly once. (make test runs a 20s version.)
 ## Then concurrent query drakkar record runs for one worker name, owners SIGKILLed at random,
 ## for SOAK: exit 0 if and only if the events are recorded, each once. (make test: 15s.)
+## Then query fleet append races query fleet delete --force round after round, for SOAK:
+## a deleted store must never come back. (make test: 30s.)
 soak:
 	RECORDSTORE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count=1 ./recordstore/owner/ -args -ginkgo.label-filter=soak -ginkgo.v
-	cd cmd/query && RECORDSTORE_SOAK=$(SOAK) $(GO) test -timeout 0 -count=1 . -args -ginkgo.label-filter=soak -ginkgo.v
+	cd cmd/query && RECORDSTORE_SOAK=$(SOAK) $(GO) test -timeout 0 -count=1 -run TestQuery . -args -ginkgo.label-filter=soak -ginkgo.v
+	cd cmd/query && RECORDS_FLEET_RACE=$(SOAK) $(GO) test -timeout 0 -count=1 -run TestQuery . -args -ginkgo.label-filter=fleetrace -ginkgo.v
 
 ## lint: vet, gofmt and staticcheck over every module (interop only with a C compiler)
 lint: fmt-check vet staticcheck

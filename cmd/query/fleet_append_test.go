@@ -5,9 +5,12 @@
 package main_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -100,8 +103,8 @@ var _ = Describe("query fleet append", func() {
 	)
 
 	It("refuses a file recording another key before its owner election, writing nothing to it", func() {
-		acme := ok("", "provision", "tenant:acme")["path"].(string)
-		beta := ok("", "provision", "tenant:beta")["path"].(string)
+		acme := filepath.Join(root, ok("", "provision", "tenant:acme")["path"].(string))
+		beta := filepath.Join(root, ok("", "provision", "tenant:beta")["path"].(string))
 		data, err := os.ReadFile(acme)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(beta, data, 0o600)).To(Succeed())
@@ -114,6 +117,50 @@ var _ = Describe("query fleet append", func() {
 		for _, engineFile := range []string{".lock", ".owner.json", ".spool"} {
 			Expect(beta + engineFile).NotTo(BeAnExistingFile())
 		}
+	})
+
+	It("fails with read_only naming the folder when the user cannot write the store's folder, changing nothing", func() {
+		if os.Geteuid() != 0 {
+			Skip("runs the binary as user nobody, which needs root")
+		}
+		rel := ok("", "provision", "tenant:acme")["path"].(string)
+		bucketDir := filepath.Dir(filepath.Join(root, rel))
+		// Everyone may read the fleet; only root may write its folders.
+		bin := filepath.Join(dir, "query")
+		data, err := os.ReadFile(queryBin)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(bin, data, 0o755)).To(Succeed())
+		Expect(filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			if fi.IsDir() {
+				return os.Chmod(p, 0o755)
+			}
+			return os.Chmod(p, fi.Mode().Perm()|0o444)
+		})).To(Succeed())
+		for _, up := range []string{filepath.Dir(dir)} {
+			fi, err := os.Stat(up)
+			Expect(err).NotTo(HaveOccurred())
+			if fi.Mode().Perm()&0o001 == 0 {
+				Skip("user nobody cannot reach " + up)
+			}
+		}
+		before := treeOf(root)
+		cmd := exec.Command(bin, "fleet", "append", "tenant:acme", "--root", root, "--stream", "e1", "--kind", "events")
+		cmd.Dir = dir
+		cmd.Env = withoutStoreEnv()
+		cmd.Stdin = strings.NewReader(tenantRows("acme", 1))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err = cmd.Run()
+		var exit *exec.ExitError
+		Expect(errors.As(err, &exit)).To(BeTrue(), "%v: %s", err, stderr.String())
+		Expect(exit.ExitCode()).To(Equal(1), stderr.String())
+		Expect(stderr.String()).To(HavePrefix("query: read_only: folder "+bucketDir+" cannot be written"), stderr.String())
+		Expect(strings.Count(stderr.String(), "\n")).To(Equal(1))
+		Expect(treeOf(root)).To(Equal(before))
 	})
 
 	DescribeTable("is a usage error (exit 2) when the command line is wrong",

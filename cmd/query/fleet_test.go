@@ -34,8 +34,9 @@ var _ = Describe("query fleet", func() {
 		out := ok("provision", "tenant:acme")
 		Expect(out).To(HaveLen(1))
 		Expect(out[0]).To(HaveKeyWithValue("key", "tenant:acme"))
-		path := out[0]["path"].(string)
-		Expect(path).To(HaveSuffix("/acme.db"))
+		rel := out[0]["path"].(string)
+		Expect(rel).To(MatchRegexp(`^[0-9]{3}/acme\.db$`), "relative to the root, as list prints it")
+		path := filepath.Join(root, filepath.FromSlash(rel))
 		ok("provision", "tenant/beta")
 
 		list := ok("list", "--open")
@@ -52,9 +53,9 @@ var _ = Describe("query fleet", func() {
 		backup := filepath.Join(dir, "acme.bak")
 		ok("backup", "tenant:acme", backup)
 		Expect(backup).To(BeAnExistingFile())
-		ok("delete", "tenant:acme", "--force")
+		Expect(ok("delete", "tenant:acme", "--force")).To(ConsistOf(HaveKeyWithValue("path", rel)))
 		Expect(path).NotTo(BeAnExistingFile())
-		ok("import", "tenant:acme", backup)
+		Expect(ok("import", "tenant:acme", backup)).To(ConsistOf(HaveKeyWithValue("path", rel)))
 		Expect(path).To(BeAnExistingFile())
 		Expect(ok("list")).To(HaveLen(2))
 	})
@@ -70,6 +71,9 @@ var _ = Describe("query fleet", func() {
 			Expect(r.stdout).To(BeEmpty())
 			Expect(r.stderr).To(HavePrefix("query: " + code + ": "))
 			Expect(strings.Count(r.stderr, "\n")).To(Equal(1))
+			msg := strings.TrimPrefix(r.stderr, "query: "+code+": ")
+			Expect(msg).NotTo(HavePrefix(code), "the message does not repeat its code")
+			Expect(msg).NotTo(HavePrefix(strings.ReplaceAll(code, "_", " ")), "the message does not repeat its code")
 			Expect(treeOf(root)).To(Equal(before))
 		},
 		Entry("a refused tenant id", "invalid", nil, "provision", "tenant:Acme"),
@@ -81,7 +85,100 @@ var _ = Describe("query fleet", func() {
 		Entry("an import of a file that is no store", "invalid_source", func() {
 			Expect(os.WriteFile(filepath.Join(dir, "junk.db"), []byte("junk"), 0o600)).To(Succeed())
 		}, "import", "tenant:acme", "junk.db"),
+		Entry("a template naming an engine file of another template", "invalid", func() { ok("provision", "tenant:acme") },
+			"provision", "tenant:acme", "--path", "{bucket}/{tenant}.db.lock"),
+		Entry("a template naming an engine folder of another template", "invalid", func() { ok("provision", "tenant:acme") },
+			"list", "--path", "{bucket}/{tenant}.db.spool"),
+		Entry("a backup into a folder that does not exist", "not_found", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "no-such-folder/acme.bak"),
+		Entry("a backup to an empty DEST", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", ""),
+		Entry("a backup over a file", "exists", func() {
+			ok("provision", "tenant:acme")
+			Expect(os.WriteFile(filepath.Join(dir, "taken.bak"), nil, 0o600)).To(Succeed())
+		}, "backup", "tenant:acme", "taken.bak"),
+		Entry("a backup into the fleet root", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "fleet/acme.bak"),
+		Entry("a backup into a bucket folder of the fleet root", "invalid", func() { ok("provision", "tenant:acme") },
+			"backup", "tenant:acme", "fleet/198/acme.bak"),
+		Entry("a backup of a misplaced store", "misplaced", func() {
+			acme := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:acme")[0]["path"].(string)))
+			beta := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:beta")[0]["path"].(string)))
+			data, err := os.ReadFile(acme)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(beta, data, 0o600)).To(Succeed())
+		}, "backup", "tenant:beta", "beta.bak"),
 	)
+
+	It("adopts a single store not made by a fleet with import --adopt, and refuses it without", func() {
+		single := newStore()
+		single.ok("", "kind", "apply", kindsFile())
+		single.ok(`{"msg":"kept"}`+"\n", "append", "--stream", "e1", "--kind", "events")
+		live, err := filepath.Glob(filepath.Join(single.dir, "v1", "*"))
+		Expect(err).NotTo(HaveOccurred())
+		live = slicesDelete(live, func(p string) bool { return strings.HasSuffix(p, "-wal") || strings.HasSuffix(p, "-shm") })
+		Expect(live).To(HaveLen(1))
+		srcBefore, err := os.ReadFile(live[0])
+		Expect(err).NotTo(HaveOccurred())
+
+		r := fleetRun("import", "tenant:acme", live[0])
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid_source: "))
+		Expect(r.stderr).To(ContainSubstring("records no fleet key"))
+
+		out := ok("import", "tenant:acme", live[0], "--adopt")
+		Expect(out).To(ConsistOf(HaveKeyWithValue("key", "tenant:acme")))
+		Expect(ok("list", "--open")).To(ConsistOf(HaveKeyWithValue("key", "tenant:acme")))
+		got := runQuery(dir, nil, `{"msg":"added"}`+"\n", "fleet", "append", "tenant:acme", "--root", root, "--stream", "e1", "--kind", "events")
+		Expect(got.code).To(Equal(0), got.stderr)
+		Expect(decodeLines(got.stdout)).To(ConsistOf(HaveKeyWithValue("from", num("2"))), "the adopted store's rows are kept")
+		srcAfter, err := os.ReadFile(live[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(srcAfter).To(Equal(srcBefore), "the source is unchanged")
+
+		// A store of another key is never given this one.
+		r = fleetRun("import", "tenant:beta", filepath.Join(root, filepath.FromSlash(out[0]["path"].(string))), "--adopt")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid_source: "))
+		Expect(r.stderr).To(ContainSubstring("records key tenant:acme"))
+	})
+
+	It("pages through the stores by key with list --limit and --after", func() {
+		ids := []string{"e", "a", "d", "c", "b"}
+		for _, id := range ids {
+			ok("provision", "tenant:"+id)
+		}
+		var got []string
+		after, pages := "", 0
+		for ; pages < 10; pages++ {
+			args := []string{"list", "--limit", "2"}
+			if after != "" {
+				args = append(args, "--after", after)
+			}
+			lines := ok(args...)
+			after = ""
+			for _, l := range lines {
+				if next, isNext := l["next"]; isNext {
+					Expect(l).To(HaveLen(1))
+					after = next.(string)
+					continue
+				}
+				Expect(l).To(HaveKey("path"))
+				got = append(got, l["key"].(string))
+			}
+			if after == "" {
+				break
+			}
+		}
+		Expect(got).To(Equal([]string{"tenant:a", "tenant:b", "tenant:c", "tenant:d", "tenant:e"}))
+		Expect(pages).To(Equal(2), "pages of 2, 2 and 1")
+
+		r := fleetRun("list", "--limit", "0")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid: "))
+		r = fleetRun("list", "--open", "--limit", "2")
+		Expect(r.code).To(Equal(2), r.stderr)
+	})
 
 	It("works on a slot fleet with its own keys and template", func() {
 		r := runQuery(dir, nil, "", "fleet", "provision", "slot:42", "--root", root, "--mode", "slot")
@@ -97,12 +194,12 @@ var _ = Describe("query fleet", func() {
 
 	It("lists every store with --open and exits 1 with unreadable when one cannot be read", func() {
 		ok("provision", "tenant:acme")
-		path := ok("provision", "tenant:beta")[0]["path"].(string)
+		path := filepath.Join(root, ok("provision", "tenant:beta")[0]["path"].(string))
 		Expect(os.WriteFile(path, []byte(strings.Repeat("x", 8192)), 0o600)).To(Succeed())
 		r := fleetRun("list", "--open")
 		Expect(r.code).To(Equal(1))
 		Expect(decodeLines(r.stdout)).To(HaveLen(2))
-		Expect(r.stderr).To(ContainSubstring("query: unreadable: "))
+		Expect(r.stderr).To(ContainSubstring("query: unreadable: 1 of 2 stores cannot be read: tenant:beta\n"), "the message does not repeat its code")
 	})
 
 	It("refuses a root that does not exist, creating nothing", func() {
@@ -135,5 +232,16 @@ func treeOf(dir string) []string {
 		}
 		return nil
 	})
+	return out
+}
+
+// slicesDelete returns s without the elements del says yes to.
+func slicesDelete(s []string, del func(string) bool) []string {
+	var out []string
+	for _, v := range s {
+		if !del(v) {
+			out = append(out, v)
+		}
+	}
 	return out
 }

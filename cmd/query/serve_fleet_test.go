@@ -207,7 +207,8 @@ var _ = Describe("query serve --fleet", func() {
 			Entry("a tenant id too long", "/api/v1/tenants/"+strings.Repeat("a", 129)+"/streams", 400, "invalid", "longer"),
 			Entry("an unknown stream of a tenant", "/api/v1/tenants/acme/streams/nope", 404, "not_found", "nope"),
 			Entry("a bad after of a tenant", "/api/v1/tenants/acme/streams/e1/rows?after=x", 400, "invalid", "after"),
-			Entry("an unknown route of a tenant", "/api/v1/tenants/acme/things", 404, "not_found", "no route"),
+			Entry("an unknown route of a tenant, named with its tenant prefix", "/api/v1/tenants/acme/things", 404, "not_found", "no route for GET /api/v1/tenants/acme/things"),
+			Entry("a tenant with no route after it", "/api/v1/tenants/acme", 404, "not_found", "no route for GET /api/v1/tenants/acme"),
 			Entry("a bad page size", "/api/v1/tenants?limit=0", 400, "invalid", "limit"),
 			Entry("a bad page start", "/api/v1/tenants?after=Acme", 400, "invalid", "key"),
 			Entry("an unknown path", "/api/v2/things", 404, "not_found", "no route"),
@@ -237,6 +238,43 @@ var _ = Describe("query serve --fleet", func() {
 			session.Terminate()
 			Eventually(lines).WithTimeout(20 * time.Second).Should(BeClosed())
 			Eventually(session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		})
+
+		It("ends a follow of a store deleted by query fleet delete, and serves the store provisioned again, never the deleted one", func() {
+			resp, err := http.Get(base + "/api/v1/tenants/acme/streams/e1/follow")
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			lines := make(chan string, 10)
+			ended := make(chan error, 1)
+			go func() {
+				defer GinkgoRecover()
+				defer close(lines)
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+				ended <- sc.Err()
+			}()
+			Eventually(lines).WithTimeout(20 * time.Second).Should(Receive(Equal(`{"_seq":2,"msg":"acme-2"}`)))
+
+			r := runQuery(dir, nil, "", "fleet", "delete", "tenant:acme", "--force", "--root", root)
+			Expect(r.code).To(Equal(0), r.stderr)
+			provision("acme")
+			r = runQuery(dir, nil, `{"msg":"new"}`+"\n", "fleet", "append", "tenant:acme", "--root", root, "--stream", "e1", "--kind", "events")
+			Expect(r.code).To(Equal(0), r.stderr)
+
+			status, _, body := get(base + "/api/v1/tenants/acme/streams/e1/rows")
+			Expect(status).To(Equal(http.StatusOK), body)
+			Expect(body).To(Equal(`{"_seq":1,"msg":"new"}`+"\n"), "the new store's rows, not the deleted one's")
+
+			// The follow of the deleted store ended, cleanly, with no row
+			// of the new store; serve holds nothing of the deleted file.
+			Eventually(lines).WithTimeout(20 * time.Second).Should(BeClosed())
+			Expect(ended).To(Receive(BeNil()))
+			Eventually(func() []string {
+				return deletedFilesHeld(session.Command.Process.Pid, root)
+			}).WithTimeout(20 * time.Second).Should(BeEmpty())
 		})
 	})
 
@@ -310,3 +348,18 @@ var _ = Describe("query serve --fleet", func() {
 		Entry("a bad --addr", "serve", "--fleet", "fleet", "--addr", "nowhere"),
 	)
 })
+
+// deletedFilesHeld lists the files under root that process pid holds
+// open although they were deleted (Linux: /proc/PID/fd).
+func deletedFilesHeld(pid int, root string) []string {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	var held []string
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(target, root) && strings.HasSuffix(target, " (deleted)") {
+			held = append(held, target)
+		}
+	}
+	return held
+}

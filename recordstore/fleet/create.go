@@ -38,7 +38,7 @@ func (f *Fleet) Provision(ctx context.Context, k Key) error {
 		return err
 	}
 	if f.isDeleting(k) {
-		return fmt.Errorf("%w: %s", ErrDeleting, k)
+		return errorf(ErrDeleting, "%s", k)
 	}
 	return f.create(ctx, k, abs, func(ctx context.Context, tmp string) error {
 		return f.build(ctx, k, tmp)
@@ -61,7 +61,7 @@ func (f *Fleet) create(ctx context.Context, k Key, abs string, fill func(ctx con
 // createStaged is create's work: stage, fsync, publish, clean up.
 func (f *Fleet) createStaged(ctx context.Context, k Key, abs string, fill func(ctx context.Context, tmp string) error) (err error) {
 	if _, err := os.Lstat(abs); err == nil {
-		return fmt.Errorf("%w: %s has a store", ErrExists, k)
+		return errorf(ErrExists, "%s has a store", k)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("stat %s: %w", abs, err)
 	}
@@ -105,7 +105,7 @@ func (f *Fleet) createStaged(ctx context.Context, k Key, abs string, fill func(c
 // (so that the new name survives a crash).
 func publish(tmp, abs string, k Key) error {
 	if err := os.Link(tmp, abs); errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: %s has a store", ErrExists, k)
+		return errorf(ErrExists, "%s has a store", k)
 	} else if err != nil {
 		return fmt.Errorf("publish the store of %s: %w", k, err)
 	}

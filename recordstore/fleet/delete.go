@@ -24,6 +24,14 @@ import (
 // its flock) Delete refuses with ErrInUse and removes nothing. A key with
 // no store is recordstore.ErrNotFound.
 //
+// Delete is atomic with respect to opens in other processes: it holds the
+// root lock exclusive from its check that the store is there to the last
+// removal, and an open holds it shared from its identity read until its
+// store is open (see rootlock.go). An open that comes after finds no
+// store; one that came before has the store open, and its first write
+// fails with recordstore.ErrNotFound (owner.Store.Gone) instead of
+// writing, or recreating, a file.
+//
 // On error after the lock was taken some of the files may be gone; the
 // store file is removed first, so the key then has no store (a later
 // Delete finishes the sidecars).
@@ -47,6 +55,11 @@ func (f *Fleet) Delete(ctx context.Context, k Key) error {
 	if err := f.drain(ctx, k); err != nil {
 		return err
 	}
+	unlock, err := f.lockRoot(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
 		return recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)
 	} else if err != nil {

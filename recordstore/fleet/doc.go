@@ -22,6 +22,10 @@
 // root: the first to open a store owns it, the others read it and write
 // through its spool. In one process, the first Acquire of a key opens its
 // store and concurrent ones share that open; an LRU closes idle stores.
+// An open and a Delete in two processes never interleave: each holds an
+// flock on the root folder (shared by an open until its store is open,
+// exclusive by a delete while it removes one; see rootlock.go), so a
+// deleted store is never brought back by an open that checked it before.
 //
 // Crash safety: a store is created in a staging folder and published with
 // a link that never replaces a file, then the folder is fsynced: after a

@@ -3,6 +3,13 @@
 
 package fleet
 
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
+)
+
 // codedError is a fleet sentinel: its text, and the code
 // recordstore.Code reports for any error that wraps it.
 type codedError struct{ code, text string }
@@ -54,3 +61,18 @@ var ErrUnsafeDest = sentinel("unsafe_dest", "unsafe destination")
 // ErrUnreadable is returned by List with ListOptions.Open when a store
 // cannot be read (code "unreadable"); the list names each one.
 var ErrUnreadable = sentinel("unreadable", "unreadable store")
+
+// errorf returns an error of the fleet sentinel s (its code, and
+// errors.Is(err, s)) whose message is the formatted text alone:
+// recordstore.Message gives the text without the sentinel's word, so the
+// CLI prints "exists: tenant:acme has a store", not "exists: exists: ...",
+// and Error() reads "<code>: <text>". A %w operand stays in the chain.
+func errorf(s error, format string, args ...any) error {
+	cause := fmt.Errorf(format, args...)
+	wrapped := s
+	_, many := cause.(interface{ Unwrap() []error })
+	if many || errors.Unwrap(cause) != nil {
+		wrapped = fmt.Errorf("%w: %w", s, cause)
+	}
+	return &recordstore.Error{Code: recordstore.Code(s), Msg: cause.Error(), Err: wrapped}
+}

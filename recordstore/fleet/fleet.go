@@ -127,6 +127,9 @@ type Fleet struct {
 	entries  map[Key]*entry
 	lru      *list.List
 	deleting map[Key]bool
+	// goneOpen are the stores forgotten as gone (see forgetGone) and not
+	// closed yet, by key: a new open of the key waits for their close.
+	goneOpen map[Key]*entry
 	closed   bool
 	// stamps are the files of the stores this process checked and closed
 	// since (see stamp.go).
@@ -180,6 +183,7 @@ func Open(root string, opts Options) (*Fleet, error) {
 		entries:  map[Key]*entry{},
 		lru:      list.New(),
 		deleting: map[Key]bool{},
+		goneOpen: map[Key]*entry{},
 		stamps:   map[Key]stamp{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())

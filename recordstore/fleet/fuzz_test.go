@@ -41,7 +41,7 @@ func FuzzTenantID(f *testing.F) {
 }
 
 func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{"{bucket}/{tenant}.db", "{bucket}/slot-{slot}.db", "../{tenant}.db", "{tenant}", "a//{slot}.db", "{x}.db", "{tenant.db"} {
+	for _, s := range []string{"{bucket}/{tenant}.db", "{bucket}/slot-{slot}.db", "../{tenant}.db", "{tenant}", "a//{slot}.db", "{x}.db", "{tenant.db", "{tenant}.db.lock", "{bucket}/slot-{slot}.db.spool", "{tenant}.owner.JSON"} {
 		f.Add(s, "acme", 42, true)
 	}
 	f.Fuzz(func(t *testing.T, text, id string, slot int, tenant bool) {
@@ -71,9 +71,12 @@ func FuzzTemplate(f *testing.F) {
 		if path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "..") || strings.Contains(p, "\\") {
 			t.Fatalf("template %q places %s at %q", text, k, p)
 		}
-		for _, side := range []string{"-wal", "-shm", "-journal", ".lock", ".owner.json", ".spool"} {
+		for _, side := range []string{"-wal", "-shm", "-journal", ".lock", ".owner.json", ".spool", ".sock"} {
 			if _, ok := tpl.Match(p + side); ok {
 				t.Fatalf("template %q reads sidecar %q as a store", text, p+side)
+			}
+			if strings.HasSuffix(strings.ToLower(p), side) {
+				t.Fatalf("template %q places %s at %q, named as another store's engine file", text, k, p)
 			}
 		}
 		if back, ok := tpl.Match(p); !ok || back != k {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -190,6 +191,65 @@ var _ = Describe("A store deleted by another process while this one reads it", f
 			l.Release()
 		}
 		Expect(err).To(MatchError(fleet.ErrMisplaced))
+	})
+
+	It("has an Acquire, while a lease still holds the deleted store, wait for it and open the store provisioned again, never the deleted one", func() {
+		root := newRoot()
+		f := openFleet(root, oneReader)
+		k := tenant("acme")
+		l := readDeferred(f, k)
+
+		inOtherProcess("reprovision", root, k)
+
+		got := make(chan []recordstore.Meta, 1)
+		go func() {
+			defer GinkgoRecover()
+			defer close(got)
+			l2, err := f.Acquire(ctx, k)
+			Expect(err).NotTo(HaveOccurred())
+			defer l2.Release()
+			streams, err := l2.Store().Backend().Streams(ctx, "")
+			Expect(err).NotTo(HaveOccurred())
+			got <- streams
+		}()
+		// The Acquire finds the store deleted and tells the lease's holder.
+		Eventually(l.Gone()).WithTimeout(30 * time.Second).Should(BeClosed())
+		Expect(leaseNotes(l)).To(Equal([]string{"before"}), "the holder still reads the file it opened")
+		Expect(got).NotTo(Receive(), "the Acquire waits for the deleted store's close")
+		l.Release()
+		Eventually(got).WithTimeout(30*time.Second).Should(Receive(BeEmpty()), "the new store, empty")
+	})
+
+	It("has a Sweep find a leased store deleted, tell its lease (Gone), and close it with its last Release", func() {
+		root := newRoot()
+		f := openFleet(root, oneReader)
+		k := tenant("acme")
+		l := readDeferred(f, k)
+		Expect(l.Gone()).NotTo(BeClosed())
+		f.Sweep(ctx)
+		Expect(l.Gone()).NotTo(BeClosed(), "a store still there is not gone")
+
+		inOtherProcess("delete", root, k)
+
+		f.Sweep(ctx)
+		Expect(l.Gone()).To(BeClosed())
+		Expect(f.IsOpen(k)).To(BeFalse(), "forgotten")
+		closes := f.Stats().Closes
+		l.Release()
+		Expect(f.Stats().Closes).To(Equal(closes+1), "closed with its last lease")
+		_, err := f.Acquire(ctx, k)
+		Expect(err).To(MatchError(recordstore.ErrNotFound))
+	})
+
+	It("has a Sweep close at once a store deleted while open and not leased here", func() {
+		root := newRoot()
+		f := openFleet(root, oneReader)
+		k := tenant("acme")
+		readDeferred(f, k).Release()
+		inOtherProcess("delete", root, k)
+		Expect(f.Sweep(ctx)).To(Equal(1))
+		Expect(f.Stats().Open).To(BeZero())
+		Expect(listFiles(root)).To(BeEmpty())
 	})
 
 	It("creates a fresh store at the next Acquire in a fleet that creates on demand", func() {

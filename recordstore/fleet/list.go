@@ -74,7 +74,7 @@ func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	}
 	sort.Slice(l.Stores, func(i, j int) bool { return l.Stores[i].Path < l.Stores[j].Path })
 	if len(unreadable) > 0 {
-		return l, fmt.Errorf("%w: %d of %d stores: %s", ErrUnreadable, len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
+		return l, errorf(ErrUnreadable, "%d of %d stores cannot be read: %s", len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
 	}
 	return l, nil
 }

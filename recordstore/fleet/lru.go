@@ -75,11 +75,15 @@ func (f *Fleet) sweeper(ctx context.Context) {
 	}
 }
 
-// Sweep closes, now, the stores unused for IdleClose, then, while more than
-// MaxOpen stores are open, the least recently used ones that hold no lease
-// and were not used within MinResidency. It returns how many it closed.
-// A store being opened is never closed.
+// Sweep first looks for open stores deleted by another process (one stat
+// of each store's file): each is forgotten (see forgetGone; its leases'
+// Lease.Gone is closed, and it is closed with its last lease), now when
+// no lease holds it. Then it closes the stores unused for IdleClose, then,
+// while more than MaxOpen stores are open, the least recently used ones
+// that hold no lease and were not used within MinResidency. It returns how
+// many it closed. A store being opened is never closed.
 func (f *Fleet) Sweep(ctx context.Context) int {
+	gone := f.sweepGone()
 	now := f.opts.Now()
 	f.mu.Lock()
 	var idle, evict []*entry
@@ -109,7 +113,38 @@ func (f *Fleet) Sweep(ctx context.Context) int {
 		f.closeEntry(e)
 		f.stats.evictions.Add(1)
 	}
-	return len(idle) + len(evict)
+	return gone + len(idle) + len(evict)
+}
+
+// sweepGone forgets the open stores whose file was deleted by another
+// process, and closes those no lease holds. It returns how many it closed.
+func (f *Fleet) sweepGone() int {
+	f.mu.Lock()
+	var open []*entry
+	for el := f.lru.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*entry); !e.draining && e.store != nil {
+			open = append(open, e)
+		}
+	}
+	f.mu.Unlock()
+	closed := 0
+	for _, e := range open {
+		if !storeGone(e.store) {
+			continue
+		}
+		f.forgetGone(e)
+		f.mu.Lock()
+		last := e.gone && e.leases == 0 && !e.draining
+		if last {
+			f.drainLocked(e)
+		}
+		f.mu.Unlock()
+		if last {
+			f.closeEntry(e)
+			closed++
+		}
+	}
+	return closed
 }
 
 // drainLocked marks e draining: new openers wait for drained.
@@ -140,6 +175,12 @@ func (f *Fleet) closeEntry(e *entry) {
 	if e.elem != nil {
 		f.lru.Remove(e.elem)
 		e.elem = nil
+	}
+	if f.goneOpen[e.key] == e {
+		delete(f.goneOpen, e.key)
+	}
+	if e.shut != nil {
+		close(e.shut)
 	}
 	close(e.drained)
 	f.mu.Unlock()

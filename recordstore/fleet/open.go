@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -32,6 +33,15 @@ type entry struct {
 	drained  chan struct{} // closed once the store is closed and forgotten
 	idle     chan struct{} // while draining with leases: closed when they reach 0
 	gone     bool          // forgotten as gone (see forgetGone): the last Release closes it
+	// goneCh is closed when the entry is forgotten as gone (Lease.Gone);
+	// shut, made then, is closed once its store is closed.
+	goneCh chan struct{}
+	shut   chan struct{}
+}
+
+// newEntry is a new entry of k, opening, with one lease.
+func newEntry(k Key, abs string) *entry {
+	return &entry{key: k, path: abs, ready: make(chan struct{}), leases: 1, goneCh: make(chan struct{})}
 }
 
 // Lease pins an open store: it is not closed (by MaxOpen, IdleClose,
@@ -48,6 +58,15 @@ func (l *Lease) Store() *Store { return l.e.store }
 
 // Key is the leased store's key.
 func (l *Lease) Key() Key { return l.e.key }
+
+// Gone is closed once the fleet finds the leased store deleted by another
+// process (or deleted and made again): at an Acquire of its key, at a
+// write through it, or at a Sweep (the sweeper checks every open store's
+// file with one stat). A holder that streams from the store (a follow)
+// should end then and Release: the store's file is gone, and the key's
+// next open, which waits for the forgotten store to be closed, opens what
+// is on disk now.
+func (l *Lease) Gone() <-chan struct{} { return l.e.goneCh }
 
 // Release unpins the store; later calls do nothing. A store whose write
 // found it deleted by another process (owner.Store.Gone) is forgotten
@@ -76,7 +95,18 @@ func (f *Fleet) Acquire(ctx context.Context, k Key) (*Lease, error) {
 		}
 		e := f.entries[k]
 		if e == nil {
-			e = &entry{key: k, path: abs, ready: make(chan struct{}), leases: 1}
+			if old := f.goneOpen[k]; old != nil {
+				// The deleted store is still open here (leased): the
+				// engine would hand its open back for the path. Wait
+				// for its close (its holders were told: Lease.Gone).
+				shut := old.shut
+				f.mu.Unlock()
+				if err := waitFor(ctx, shut); err != nil {
+					return nil, fmt.Errorf("wait for the close of the deleted store of %s: %w", k, err)
+				}
+				continue
+			}
+			e = newEntry(k, abs)
 			f.entries[k] = e
 			f.mu.Unlock()
 			if err := f.openEntry(ctx, e); err != nil {
@@ -141,8 +171,9 @@ func (f *Fleet) releaseLease(e *entry) {
 // afresh (recordstore.ErrNotFound in a tenant fleet, a new store in a
 // fleet that creates on demand), and its identity is not remembered (see
 // stamp.go). Leases held keep the old store, reading the file it opened,
-// until they are released; the last Release closes it. An entry being
-// closed already (draining) is left to that close.
+// until they are released; the last Release closes it. Meanwhile their
+// Lease.Gone is closed, and a new open of the key waits for that close.
+// An entry being closed already (draining) is left to that close.
 func (f *Fleet) forgetGone(e *entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,9 +181,12 @@ func (f *Fleet) forgetGone(e *entry) {
 		return
 	}
 	e.gone = true
+	close(e.goneCh)
+	e.shut = make(chan struct{})
 	if f.entries[e.key] == e {
 		delete(f.entries, e.key)
 	}
+	f.goneOpen[e.key] = e
 	if e.elem != nil {
 		f.lru.Remove(e.elem)
 		e.elem = nil
@@ -160,14 +194,39 @@ func (f *Fleet) forgetGone(e *entry) {
 	f.log.Info("store deleted by another process; forgotten", "key", e.key.String())
 }
 
-// Do runs fn with the store of k leased for its duration.
+// Do runs fn with the store of k leased for its duration. When fn fails
+// with an error of no code (recordstore.CodeInternal: a lock file that
+// cannot be made, a spool folder gone) and the store's file was deleted
+// meanwhile by another process, the error wraps recordstore.ErrNotFound
+// instead, saying so: the store is gone, nothing was written.
 func (f *Fleet) Do(ctx context.Context, k Key, fn func(ctx context.Context, st *Store) error) error {
 	l, err := f.Acquire(ctx, k)
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	return fn(ctx, l.Store())
+	err = fn(ctx, l.Store())
+	if err != nil && recordstore.Code(err) == recordstore.CodeInternal && storeGone(l.Store()) {
+		return recordstore.Errorf(recordstore.ErrNotFound, "the store of %s was deleted meanwhile: %w", k, err)
+	}
+	return unwritable(l.e.path, err)
+}
+
+// unwritable returns err, an error of no code (recordstore.CodeInternal)
+// met opening or writing the store file abs, as recordstore.ErrReadOnly
+// naming the store's folder when this process cannot write that folder:
+// the store cannot be opened (SQLite makes its -wal and -shm there) or
+// written (the lock, the state file, the spool) by this user. Any other
+// error is returned as it is.
+func unwritable(abs string, err error) error {
+	if err == nil || recordstore.Code(err) != recordstore.CodeInternal {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	if dirWritable(dir) {
+		return err
+	}
+	return recordstore.Errorf(recordstore.ErrReadOnly, "folder %s cannot be written by this user: a fleet store's folder must be writable to open or write its store (SQLite's -wal and -shm, the lock, the state file, the spool): %w", dir, err)
 }
 
 // usableLocked refuses an open after Close or of a key being deleted.
@@ -176,7 +235,7 @@ func (f *Fleet) usableLocked(k Key) error {
 		return fmt.Errorf("fleet %s: %w", f.root, recordstore.ErrClosed)
 	}
 	if f.deleting[k] {
-		return fmt.Errorf("%w: %s", ErrDeleting, k)
+		return errorf(ErrDeleting, "%s", k)
 	}
 	return nil
 }
@@ -190,6 +249,7 @@ func (f *Fleet) isDeleting(k Key) bool {
 // openEntry opens e's store and publishes the outcome to its sharers.
 func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
 	st, err := f.openStore(context.WithoutCancel(ctx), e.key, e.path)
+	err = unwritable(e.path, err)
 	f.mu.Lock()
 	if err != nil {
 		e.err = err
@@ -211,8 +271,15 @@ func (f *Fleet) openEntry(ctx context.Context, e *entry) error {
 // the store when missing and the fleet creates on demand; skipped when the
 // file is, unchanged, one this process checked and closed: see stamp.go),
 // then the owner election, then the fleet's kinds. On error nothing stays
-// open.
+// open. It holds the root lock shared until the store is open (see
+// rootlock.go): a delete in another process waits, and the open never
+// brings back a store deleted after its identity was checked.
 func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error) {
+	unlock, err := f.lockRoot(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if f.knownIdentity(k, abs) {
 		return f.openChecked(ctx, k, abs)
 	}
@@ -270,9 +337,9 @@ func checkIdentity(id string, k Key, abs string) error {
 	case k.String():
 		return nil
 	case "":
-		return fmt.Errorf("%w: %s records no fleet key (not made by a fleet)", ErrMisplaced, abs)
+		return errorf(ErrMisplaced, "%s records no fleet key (not made by a fleet)", abs)
 	}
-	return fmt.Errorf("%w: %s records key %s, not %s (copied or renamed by hand?)", ErrMisplaced, abs, cut(id), k)
+	return errorf(ErrMisplaced, "%s records key %s, not %s (copied or renamed by hand?)", abs, cut(id), k)
 }
 
 // reconcile declares the fleet's kinds that the store lacks or that add

@@ -41,14 +41,24 @@ type Template struct {
 // templateExt is the literal file extension every template ends in.
 var templateExt = regexp.MustCompile(`\.[A-Za-z0-9]+$`)
 
+// engineExt are the extensions of the files the engine keeps beside a
+// store P (P.lock, P.owner.json, P.sock, P.spool; SQLite's P-wal, P-shm
+// and P-journal cannot end a template: see templateExt). A template ending
+// in one would name another template's engine files as stores on the
+// same root ({tenant}.db.lock is the lock of {tenant}.db), so it is
+// refused.
+var engineExt = map[string]bool{".lock": true, ".json": true, ".sock": true, ".spool": true}
+
 // ParseTemplate checks text as a template of mode m: relative, with '/'
 // separators only ('\' refused), no empty, "." or ".." segment, no segment
 // starting with '.', each placeholder at most once and no other brace,
 // {tenant} in a tenant fleet and {slot} in a slot fleet (a slot fleet has
 // no tenant to name), and a literal file extension after the last
 // placeholder, so that SQLite's sidecars (-wal, -shm) and the store's own
-// (.lock, .spool, ...) never read as stores. A refusal wraps
-// recordstore.ErrInvalid.
+// (.lock, .spool, ...) never read as stores; that extension must not be
+// one of the engine's own (.lock, .json, .sock, .spool), or the template
+// would name another template's engine files on the same root. A refusal
+// wraps recordstore.ErrInvalid.
 func ParseTemplate(text string, m Mode) (Template, error) {
 	if m != ModeTenant && m != ModeSlot {
 		return Template{}, recordstore.Invalidf("fleet mode %q: want tenant or slot", cut(string(m)))
@@ -127,6 +137,9 @@ func ParseTemplate(text string, m Mode) (Template, error) {
 	last := text[strings.LastIndexByte(text, '}')+1:]
 	if !templateExt.MatchString(last) {
 		return bad("the file name must end in a literal extension such as .db")
+	}
+	if ext := strings.ToLower(templateExt.FindString(last)); engineExt[ext] {
+		return bad("the extension " + ext + " is one the engine puts beside a store (.lock, .owner.json, .sock, .spool, -wal, -shm, -journal): another template's files would be read as stores; use .db or another extension")
 	}
 	re, err := regexp.Compile(expr.String())
 	if err != nil {

@@ -63,6 +63,12 @@ var _ = Describe("Path templates", func() {
 		Entry("a slot fleet with {tenant}", fleet.ModeSlot, "{slot}/{tenant}.db"),
 		Entry("a control character", fleet.ModeTenant, "a\x01/{tenant}.db"),
 		Entry("an unknown mode", fleet.Mode("user"), "{tenant}.db"),
+		Entry("an engine lock file's extension", fleet.ModeTenant, "{bucket}/{tenant}.db.lock"),
+		Entry("an engine spool folder's extension", fleet.ModeTenant, "{bucket}/{tenant}.db.spool"),
+		Entry("an engine state file's extension", fleet.ModeTenant, "{bucket}/{tenant}.db.owner.json"),
+		Entry("an engine socket's extension", fleet.ModeSlot, "{bucket}/slot-{slot}.db.sock"),
+		Entry("an engine extension in capitals", fleet.ModeTenant, "{tenant}.LOCK"),
+		Entry("SQLite's -journal file", fleet.ModeTenant, "{tenant}.db-journal"),
 	)
 	DescribeTable("do not read sidecars, strays or misplaced buckets as stores",
 		func(rel string) {

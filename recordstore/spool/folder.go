@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -71,6 +72,8 @@ func loadPath(ctx context.Context, path, base string, lim Limits) (*Folder, erro
 	}
 	if fi, err := os.Lstat(path); err != nil {
 		return nil, fmt.Errorf("stat batch: %w", err)
+	} else if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, recordstore.Errorf(ErrUnsafePath, "batch %s is a symlink, refused: a batch must be a folder of the spool itself", base)
 	} else if !fi.IsDir() {
 		return nil, recordstore.Errorf(ErrUnsafePath, "batch %s is not a folder (%s)", base, fi.Mode().Type())
 	}

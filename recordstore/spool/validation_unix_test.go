@@ -40,7 +40,7 @@ var _ = Describe("validating foreign batches with odd files", func() {
 		Entry("a batch that is a symlink to a folder", func(batch string) {
 			Expect(os.Rename(batch, batch+".real")).To(Succeed())
 			Expect(os.Symlink(filepath.Base(batch)+".real", batch)).To(Succeed())
-		}, spool.ErrUnsafePath, "not a folder"),
+		}, spool.ErrUnsafePath, "is a symlink, refused"),
 		Entry("a manifest that is a FIFO", func(batch string) {
 			m := filepath.Join(batch, spool.ManifestFile)
 			Expect(os.Remove(m)).To(Succeed())

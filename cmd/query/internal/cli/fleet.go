@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
@@ -26,7 +27,9 @@ func (a *app) fleetCmd() *cobra.Command {
 (--mode tenant) or per routing slot (--mode slot) under --root, placed by
 the path template --path (default {bucket}/{tenant}.db or
 {bucket}/slot-{slot}.db). A key is written as list prints it: tenant:<id>
-or slot:<nnnnn> (tenant/<id> and slot/<n> are also taken).
+or slot:<nnnnn> (tenant/<id> and slot/<n> are also taken). A store's
+path is printed relative to the root, with '/' separators, by every verb
+(list, provision, import, delete).
 
 No verb creates the root: each stops (code not_found) when it does not
 exist. The store of --store must not lie inside the root. Each store has
@@ -93,9 +96,13 @@ func (a *app) withFleet(p *fleetArgs, args []string, key bool, fn func(ctx conte
 }
 
 func (a *app) fleetListCmd(p *fleetArgs) *cobra.Command {
-	var open bool
+	var (
+		open  bool
+		after string
+		limit int
+	)
 	cmd := &cobra.Command{
-		Use:   "list [--open]",
+		Use:   "list [--open | --after KEY --limit N]",
 		Short: "Print one JSON line per store: key, path, size",
 		Long: `Walk the root and print one JSON line per store, sorted by path:
 {"key","path","size"}. Symlinks, SQLite's and the engine's sidecars, spool
@@ -103,11 +110,32 @@ and staging folders, stray files and misplaced stores (a file recording
 another key than its path names) are skipped; each skipped file is told on
 stderr. --open also checks each store read-only (quick_check) and, after
 printing them all (an unreadable one with "error"), fails with code
-unreadable when one cannot be read. Nothing is written.`,
+unreadable when one cannot be read. Nothing is written.
+
+--limit N (1 to 10000) and --after KEY page through the stores sorted by
+key instead, as GET /api/v1/tenants of serve --fleet does: at most N
+stores after KEY (exclusive; default: from the first; --after alone
+pages by 1000), reading only the page's identities, then, when stores may
+lie after the page, one last line {"next":KEY}: the --after of the next
+page. Misplaced files are left out; they are not told on stderr.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&open, "open", false, "check each store read-only; fail when one cannot be read")
+	cmd.Flags().StringVar(&after, "after", "", "page: the stores whose key sorts after KEY")
+	cmd.Flags().IntVar(&limit, "limit", 0, "page: at most N stores (1 to 10000), then {\"next\":KEY} when more may follow")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
+		paged := c.Flags().Changed("after") || c.Flags().Changed("limit")
+		if paged && open {
+			return usagef("--open checks every store: it does not page (--after, --limit)")
+		}
+		if paged && !c.Flags().Changed("limit") {
+			limit = 1000
+		}
+		if paged {
+			return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
+				return a.listPage(ctx, f, after, limit)
+			})(c, args)
+		}
 		return a.withFleet(p, args, false, func(ctx context.Context, f *fleet.Fleet, _ fleet.Key) error {
 			l, err := f.List(ctx, fleet.ListOptions{Open: open})
 			pr := newPrinter(a.env.Stdout)
@@ -128,10 +156,44 @@ unreadable when one cannot be read. Nothing is written.`,
 	return cmd
 }
 
-// fleetDone is the output of provision, import and delete.
+// listPage prints one page of the fleet's stores by key, then {"next"}
+// when another page may follow.
+func (a *app) listPage(ctx context.Context, f *fleet.Fleet, after string, limit int) error {
+	page, err := f.ListPage(ctx, after, limit)
+	if err != nil {
+		return err
+	}
+	pr := newPrinter(a.env.Stdout)
+	for _, e := range page.Stores {
+		if err := pr.line(e); err != nil {
+			return err
+		}
+	}
+	if page.Next != "" {
+		if err := pr.line(struct {
+			Next string `json:"next"`
+		}{page.Next}); err != nil {
+			return err
+		}
+	}
+	return pr.flush()
+}
+
+// fleetDone is the output of provision, import, delete and backup.
 type fleetDone struct {
-	Key  string `json:"key"`
+	Key string `json:"key"`
+	// Path is the store's path relative to the root, '/' separators, as
+	// list prints it (backup: the destination, absolute).
 	Path string `json:"path"`
+}
+
+// storeDone is the output of a verb that made or removed the store of k.
+func (a *app) storeDone(f *fleet.Fleet, k fleet.Key) error {
+	rel, err := f.Template().Path(k)
+	if err != nil {
+		return err
+	}
+	return a.printOne(fleetDone{Key: k.String(), Path: rel})
 }
 
 func (a *app) fleetProvisionCmd(p *fleetArgs) *cobra.Command {
@@ -145,8 +207,7 @@ func (a *app) fleetProvisionCmd(p *fleetArgs) *cobra.Command {
 			if err := f.Provision(ctx, k); err != nil {
 				return err
 			}
-			path, _ := f.Path(k)
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd
@@ -157,10 +218,13 @@ func (a *app) fleetBackupCmd(p *fleetArgs) *cobra.Command {
 		Use:   "backup KEY DEST",
 		Short: "Write a consistent copy of KEY's store to the new file DEST (0600)",
 		Long: `Write a consistent copy of KEY's store to DEST with VACUUM INTO, also
-while another process writes the store. DEST must not exist (code exists;
-it is never replaced or followed), and its folder, and every folder above
-it, must belong to root or to you and not be writable by others unless
-sticky (code unsafe_dest).`,
+while another process writes the store, and print {"key","path"} (path:
+DEST, absolute). DEST is checked first: it must not be empty (code
+invalid) or exist (code exists; it is never replaced or followed), its
+folder must exist (code not_found; none is created) and lie outside the
+root (code invalid: a backup there would be a stray), and it and every
+folder above it must belong to root or to you and not be writable by
+others unless sticky (code unsafe_dest).`,
 		Args: cobra.ExactArgs(2),
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
@@ -168,29 +232,43 @@ sticky (code unsafe_dest).`,
 			if err := f.Backup(ctx, k, args[1]); err != nil {
 				return err
 			}
-			return a.printOne(fleetDone{Key: k.String(), Path: args[1]})
+			dest, err := filepath.Abs(args[1])
+			if err != nil {
+				return err
+			}
+			return a.printOne(fleetDone{Key: k.String(), Path: dest})
 		})(c, args)
 	}
 	return cmd
 }
 
 func (a *app) fleetImportCmd(p *fleetArgs) *cobra.Command {
+	var adopt bool
 	cmd := &cobra.Command{
-		Use:   "import KEY SRC",
+		Use:   "import KEY SRC [--adopt]",
 		Short: "Bring the backup SRC of KEY's store back into the fleet",
 		Long: `Copy SRC (left unchanged) into a staging folder, check it (integrity_check;
 it must record KEY; the fleet's kinds are added) and publish it as KEY's
 store without replacing anything. A source that fails a check is code
-invalid_source; a key that has a store, code exists.`,
+invalid_source; a key that has a store, code exists.
+
+--adopt also takes a store that records no fleet key — a single store
+not made by a fleet, given by its live file (<dir>/v1/<name> of
+query --store <dir>/<name>) — and records KEY in the copy. A source
+recording another key is still invalid_source.`,
 		Args: cobra.ExactArgs(2),
 	}
+	cmd.Flags().BoolVar(&adopt, "adopt", false, "give a store that records no fleet key the identity of KEY (in the copy)")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
-			if err := f.Import(ctx, k, args[1]); err != nil {
+			imp := f.Import
+			if adopt {
+				imp = f.Adopt
+			}
+			if err := imp(ctx, k, args[1]); err != nil {
 				return err
 			}
-			path, _ := f.Path(k)
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd
@@ -213,14 +291,10 @@ store it fails with code in_use and removes nothing.`,
 			return usagef("delete destroys data: add --force")
 		}
 		return a.withFleet(p, args, true, func(ctx context.Context, f *fleet.Fleet, k fleet.Key) error {
-			path, err := f.Path(k)
-			if err != nil {
-				return err
-			}
 			if err := f.Delete(ctx, k); err != nil {
 				return err
 			}
-			return a.printOne(fleetDone{Key: k.String(), Path: path})
+			return a.storeDone(f, k)
 		})(c, args)
 	}
 	return cmd

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -46,9 +47,12 @@ func fleetRoutePatterns() []string {
 // fleetAPI serves the fleet: GET /healthz, GET /api/v1/tenants and each
 // store's read API under /api/v1/tenants/{key}/.
 type fleetAPI struct {
-	f    *fleet.Fleet
-	log  *slog.Logger
-	done <-chan struct{}
+	f *fleet.Fleet
+	// routes holds the tenant routes' patterns only: a request none
+	// matches is answered 404 naming its own path, before any disk work.
+	routes *http.ServeMux
+	log    *slog.Logger
+	done   <-chan struct{}
 	// maxExport caps one rows response of a tenant (0: no cap).
 	maxExport int
 }
@@ -68,7 +72,12 @@ type fleetAPI struct {
 // Failures are the read API's JSON error bodies, with the fleet's codes
 // mapped by fleetHTTPStatus. Nothing here writes to a store.
 func fleetHandler(f *fleet.Fleet, log *slog.Logger, done <-chan struct{}, maxExport int) http.Handler {
-	h := &fleetAPI{f: f, log: log, done: done, maxExport: maxExport}
+	h := &fleetAPI{f: f, log: log, done: done, maxExport: maxExport, routes: http.NewServeMux()}
+	for _, p := range fleetRoutePatterns() {
+		if strings.HasPrefix(p, tenantsPrefix) {
+			h.routes.Handle(p, http.NotFoundHandler())
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeFleetJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -98,6 +107,12 @@ func (h *fleetAPI) tenant(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if _, pattern := h.routes.Handler(r); pattern == "" {
+		// Said here, with the tenant's prefix: the store's API would
+		// name the path without it.
+		h.noRoute(w, r)
+		return
+	}
 	target, err := tenantTarget(r.URL)
 	if err != nil {
 		h.fail(w, r, err)
@@ -111,13 +126,31 @@ func (h *fleetAPI) tenant(w http.ResponseWriter, r *http.Request) {
 	defer lease.Release()
 	st := lease.Store()
 	api := recordresults.Handler(st.Backend(), recordresults.HandlerOptions{
-		Logger: h.log.With("tenant", k.String()), Status: st.Status, Batches: st, Done: h.done,
-		MaxExportRows: h.maxExport,
+		Logger: h.log.With("tenant", k.String()), Status: st.Status, Batches: st,
+		Done: endWhenGone(r.Context(), h.done, lease.Gone()), MaxExportRows: h.maxExport,
 	})
 	inner := r.Clone(r.Context())
 	inner.URL = target
 	inner.RequestURI = target.RequestURI()
 	api.ServeHTTP(w, inner)
+}
+
+// endWhenGone returns a channel closed when done is (serve shuts down) or
+// gone is (the store was deleted by another process: see fleet.Lease.Gone),
+// so that a follow of a deleted store ends, as one ends at shutdown, and
+// lets its lease and the deleted file go. Its goroutine ends with ctx.
+func endWhenGone(ctx context.Context, done, gone <-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			close(out)
+		case <-gone:
+			close(out)
+		case <-ctx.Done():
+		}
+	}()
+	return out
 }
 
 // tenantTarget maps a tenant request's URL to the store's read API:
