@@ -2,7 +2,6 @@ package debugapi
 
 import (
 	"encoding/json"
-	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -90,8 +89,12 @@ func (s *server) cacheEntries(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	offset, ok := rangeParam(w, r, "offset", 0, 0, math.MaxInt64)
+	offset, ok := intParam(w, r, "offset", false, 0)
 	if !ok {
+		return
+	}
+	if offset < 0 {
+		write422(w, "offset", MsgNonNegative)
 		return
 	}
 	expiredOnly, ok := boolParam(w, r, "expired_only")

@@ -14,6 +14,8 @@ const (
 	MsgBoolean  = "Input should be a valid boolean"
 	MsgNonEmpty = "String should have at least 1 character"
 	MsgInt32    = "Input should be between -2147483648 and 2147483647"
+	// MsgNonNegative is the 422 message of a negative offset.
+	MsgNonNegative = "Input should be greater than or equal to 0"
 )
 
 // param returns the last value of a query parameter; has is false when it
