@@ -219,11 +219,9 @@ var _ = Describe("query drakkar worker", Label("integration"), func() {
 		Expect(list.Own).To(ContainElement(HaveField("Kind", "live")))
 
 		By("tracing the early event through c's sealed history")
-		var tr struct {
-			Events []map[string]any `json:"events"`
-		}
+		var tr []map[string]any
 		c.getJSON("/api/v1/debug/trace?partition=7&offset=1001&history=1", &tr)
-		Expect(tr.Events).To(ContainElement(And(HaveKeyWithValue("task_id", "early"), HaveKeyWithValue("worker_name", "c"))))
+		Expect(tr).To(ContainElement(And(HaveKeyWithValue("task_id", "early"), HaveKeyWithValue("worker_name", "c"))))
 
 		By("merging two sealed files and opening the download in sqlite3")
 		body, err := json.Marshal(map[string]any{"filenames": paths[:2]})

@@ -38,6 +38,81 @@ type server struct {
 	now   func() time.Time
 	stats *ownStats
 	metas *metaCache
+	// openapi is the JSON form of the embedded OpenAPI document.
+	openapi []byte
+}
+
+// Route is one route New serves, as its OpenAPI document lists it.
+type Route struct {
+	// Method is the HTTP method ("GET", "POST").
+	Method string
+	// Path is the path template with OpenAPI parameters ("{key}"); a
+	// parameter that is the last segment takes the rest of the path,
+	// slashes included.
+	Path string
+	// Public routes need no token (probes, the peer cache exchange).
+	Public bool
+	// AnyMethod routes are mounted for every method (the handler answers
+	// the others itself).
+	AnyMethod bool
+	// Handler serves the route.
+	Handler http.Handler
+}
+
+// pattern is rt's http.ServeMux pattern: a last-segment parameter becomes
+// a {name...} wildcard.
+func (rt Route) pattern() string {
+	p := rt.Path
+	if strings.HasSuffix(p, "}") {
+		p = p[:len(p)-1] + "...}"
+	}
+	if rt.AnyMethod {
+		return p
+	}
+	return rt.Method + " " + p
+}
+
+// routes is every route New serves, in the order of the route table of
+// docs/drakkar.md.
+func (s *server) routes() []Route {
+	f := func(method, path string, h http.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Handler: h}
+	}
+	return []Route{
+		{Method: "GET", Path: "/healthz", Public: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		})},
+		{Method: "GET", Path: "/readyz", Public: true, Handler: http.HandlerFunc(s.readyz)},
+		f("GET", "/metrics", s.metrics),
+		f("GET", "/api/v1/identity", s.identity),
+		f("GET", "/api/v1/openapi.json", s.openAPI),
+		f("GET", "/api/v1/workers", s.workers),
+		f("GET", "/api/v1/events", s.events),
+		f("GET", "/api/v1/debug/databases", s.databases),
+		f("GET", "/api/v1/debug/download/{path}", s.download),
+		f("GET", "/api/v1/debug/download-live", s.downloadLive),
+		f("POST", "/api/v1/debug/merge", s.merge),
+		f("GET", "/api/v1/debug/archives", s.archives),
+		f("GET", "/api/v1/debug/archives/{name}", s.archive),
+		f("GET", "/api/v1/debug/trace", s.trace),
+		f("GET", "/api/v1/debug/trace-by-label", s.traceByLabel),
+		f("GET", "/api/v1/debug/label-keys", s.labelKeys),
+		f("GET", "/api/v1/debug/metrics", s.metricsJSON),
+		f("GET", "/api/v1/debug/cache/entries", s.cacheEntries),
+		f("GET", "/api/v1/debug/cache/entry/{key}", s.cacheEntry),
+		f("GET", "/api/v1/debug/cache/stats", s.cacheStats),
+		{Method: "GET", Path: cache.ChangesPath, Public: true, AnyMethod: true, Handler: s.exchange()},
+	}
+}
+
+// Routes returns the routes of h, a handler New returned, in the form its
+// OpenAPI document lists them; nil for another handler.
+func Routes(h http.Handler) []Route {
+	a, ok := h.(*apiHandler)
+	if !ok {
+		return nil
+	}
+	return a.s.routes()
 }
 
 // New returns the worker's HTTP API: every route of the package doc, auth
@@ -62,31 +137,24 @@ func New(opts Options) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	doc, err := openAPIJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	s.openapi = doc
 	authed := http.NewServeMux()
-	authed.HandleFunc("GET /metrics", s.metrics)
-	authed.HandleFunc("GET /api/v1/debug/databases", s.databases)
-	authed.HandleFunc("GET /api/v1/debug/download/{path...}", s.download)
-	authed.HandleFunc("GET /api/v1/debug/download-live", s.downloadLive)
-	authed.HandleFunc("POST /api/v1/debug/merge", s.merge)
-	authed.HandleFunc("GET /api/v1/debug/archives", s.archives)
-	authed.HandleFunc("GET /api/v1/debug/trace", s.trace)
-	authed.HandleFunc("GET /api/v1/debug/trace-by-label", s.traceByLabel)
-	authed.HandleFunc("GET /api/v1/debug/label-keys", s.labelKeys)
-	authed.HandleFunc("GET /api/v1/events", s.events)
-	authed.HandleFunc("GET /api/v1/workers", s.workers)
-	authed.HandleFunc("GET /api/v1/debug/cache/entries", s.cacheEntries)
-	authed.HandleFunc("GET /api/v1/debug/cache/entry/{key...}", s.cacheEntry)
-	authed.HandleFunc("GET /api/v1/debug/cache/stats", s.cacheStats)
+	root := http.NewServeMux()
+	for _, rt := range s.routes() {
+		switch {
+		case rt.Public:
+			root.Handle(rt.pattern(), rt.Handler)
+		default:
+			authed.Handle(rt.pattern(), rt.Handler)
+		}
+	}
 	authed.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeDetail(w, http.StatusNotFound, TextNotFound)
 	})
-
-	root := http.NewServeMux()
-	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	root.HandleFunc("GET /readyz", s.readyz)
-	root.Handle(cache.ChangesPath, s.exchange())
 	root.Handle("/", s.auth(authed))
 	return &apiHandler{Handler: cleanPaths(root), s: s}, nil
 }
@@ -98,14 +166,19 @@ type apiHandler struct {
 	s *server
 }
 
-// cleanPaths answers 404 to a path that is not clean ("..", ".", "//",
+// cleanPaths answers 400 to a download path carrying a quote, a
+// semicolon or a control character, and 404 to a path that is not clean ("..", ".", "//",
 // a NUL or a backslash) instead of letting the mux redirect it: a
 // download path is then never rewritten into another one.
 func cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
+		if strings.HasPrefix(p, downloadPrefix) && unsafeChars(p) {
+			writeError(w, http.StatusBadRequest, TextInvalidFilename)
+			return
+		}
 		if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsAny(p, "\x00\\") {
-			if strings.HasPrefix(p, "/api/v1/debug/download") {
+			if strings.HasPrefix(p, "/api/v1/debug/download") || strings.HasPrefix(p, "/api/v1/debug/archives/") {
 				writeError(w, http.StatusNotFound, TextFileNotFound)
 			} else {
 				writeDetail(w, http.StatusNotFound, TextNotFound)

@@ -18,10 +18,10 @@ import (
 	"github.com/fb46ecde/records/drakkar/registry"
 )
 
-// field returns one field of every event of a trace-like answer.
+// field returns one field of every event row of an array answer.
 func field(body any, key string) []any {
 	var out []any
-	for _, e := range body.(map[string]any)["events"].([]any) {
+	for _, e := range body.([]any) {
 		out = append(out, e.(map[string]any)[key])
 	}
 	return out
@@ -51,7 +51,8 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		Expect(a.Status).To(Equal(200))
 		Expect(field(a.JSON(), "task_id")).To(Equal([]any{"live"}))
 		Expect(field(a.JSON(), "worker_name")).To(Equal([]any{"w1"}))
-		Expect(a.JSON().(map[string]any)["files_searched"]).To(BeNumerically("==", 1))
+		Expect(a.Header.Get("X-Drakkar-Trace-Files-Searched")).To(Equal("1"))
+		Expect(a.Header.Get("X-Drakkar-Trace-Truncated")).To(Equal("false"))
 	})
 
 	It("with history=1 searches the own cluster's sealed files: the event, the tasks listing it and the annotations", func() {
@@ -60,7 +61,9 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		Expect(field(a.JSON(), "task_id")).To(ConsistOf("old", "batch", "batch"))
 		Expect(field(a.JSON(), "event")).To(ConsistOf("task_started", "task_started", "annotation"))
 		Expect(field(a.JSON(), "worker_name")).To(ConsistOf("w2", "w3", "w3"))
-		row := a.JSON().(map[string]any)["events"].([]any)[0].(map[string]any)
+		Expect(a.Header.Get("X-Drakkar-Trace-Files-Searched")).To(Equal("2"))
+		Expect(a.Header.Get("X-Drakkar-Trace-Truncated")).To(Equal("false"))
+		row := a.JSON().([]any)[0].(map[string]any)
 		for _, c := range recorder.EventColumns {
 			Expect(row).To(HaveKey(c))
 		}
@@ -71,8 +74,10 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		c := apiConfig(storage, shared, "w1")
 		c.TraceHistoryMaxFiles = 1
 		a := get(newAPI(debugapi.Options{Config: c, Recorder: rec}), "/api/v1/debug/trace?partition=3&offset=42&history=1")
-		Expect(a.JSON().(map[string]any)["files_searched"]).To(BeNumerically("==", 1))
-		Expect(a.JSON().(map[string]any)["truncated"]).To(BeTrue())
+		Expect(a.Status).To(Equal(200))
+		Expect(a.JSON()).To(HaveLen(len(field(a.JSON(), "id"))), "the body stays an array of rows")
+		Expect(a.Header.Get("X-Drakkar-Trace-Files-Searched")).To(Equal("1"))
+		Expect(a.Header.Get("X-Drakkar-Trace-Truncated")).To(Equal("true"))
 	})
 
 	It("stops after ui.trace.history_max_seconds on the injected clock", func() {
@@ -81,8 +86,9 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		now := time.Unix(1000, 0)
 		tick := func() time.Time { now = now.Add(600 * time.Millisecond); return now }
 		a := get(newAPI(debugapi.Options{Config: c, Recorder: rec, Now: tick}), "/api/v1/debug/trace?partition=3&offset=42&history=1")
-		Expect(a.JSON().(map[string]any)["files_searched"]).To(BeNumerically("==", 1))
-		Expect(a.JSON().(map[string]any)["truncated"]).To(BeTrue())
+		Expect(a.Status).To(Equal(200))
+		Expect(a.Header.Get("X-Drakkar-Trace-Files-Searched")).To(Equal("1"))
+		Expect(a.Header.Get("X-Drakkar-Trace-Truncated")).To(Equal("true"))
 	})
 
 	DescribeTable("answers 422 to a bad query",
@@ -94,8 +100,20 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		Entry("no partition", "?offset=1", `{"detail":[{"loc":["query","partition"],"msg":"Field required"}]}`),
 		Entry("no offset", "?partition=1", `{"detail":[{"loc":["query","offset"],"msg":"Field required"}]}`),
 		Entry("offset not an integer", "?partition=1&offset=x", `{"detail":[{"loc":["query","offset"],"msg":"Input should be a valid integer"}]}`),
-		Entry("history not a boolean", "?partition=1&offset=1&history=yes", `{"detail":[{"loc":["query","history"],"msg":"Input should be a valid boolean"}]}`),
+		Entry("history not a boolean", "?partition=1&offset=1&history=maybe", `{"detail":[{"loc":["query","history"],"msg":"Input should be a valid boolean"}]}`),
+		Entry("partition above int32", "?partition=2147483648&offset=1", `{"detail":[{"loc":["query","partition"],"msg":"Input should be between -2147483648 and 2147483647"}]}`),
+		Entry("partition below int32", "?partition=-2147483649&offset=1", `{"detail":[{"loc":["query","partition"],"msg":"Input should be between -2147483648 and 2147483647"}]}`),
 	)
+
+	It("takes the contract's boolean spellings for history", func() {
+		for _, v := range []string{"yes", "on", "t", "TRUE"} {
+			a := get(h, "/api/v1/debug/trace?partition=3&offset=42&history="+v)
+			Expect(a.Status).To(Equal(200), v)
+			Expect(field(a.JSON(), "task_id")).To(ConsistOf("old", "batch", "batch"), v)
+		}
+		a := get(h, "/api/v1/debug/trace?partition=3&offset=42&history=off")
+		Expect(field(a.JSON(), "task_id")).To(Equal([]any{"live"}))
+	})
 
 	It("traces by label on the live file and lists the label keys sorted", func() {
 		a := get(h, "/api/v1/debug/trace-by-label?key=tenant&value=acme")
@@ -107,13 +125,26 @@ var _ = Describe("GET /api/v1/debug/trace", func() {
 		Expect(string(a.Body)).To(Equal(`{"detail":[{"loc":["query","value"],"msg":"Field required"}]}`))
 		a = get(h, "/api/v1/debug/label-keys")
 		Expect(a.Status).To(Equal(200))
-		Expect(string(a.Body)).To(Equal(`{"keys":["tenant","zone"]}`))
+		Expect(string(a.Body)).To(Equal(`["tenant","zone"]`))
 	})
+
+	DescribeTable("answers 422 to an empty label key or value",
+		func(q, want string) {
+			a := get(h, "/api/v1/debug/trace-by-label"+q)
+			Expect(a.Status).To(Equal(422))
+			Expect(string(a.Body)).To(Equal(want))
+		},
+		Entry("empty key", "?key=&value=acme", `{"detail":[{"loc":["query","key"],"msg":"String should have at least 1 character"}]}`),
+		Entry("empty value", "?key=tenant&value=", `{"detail":[{"loc":["query","value"],"msg":"String should have at least 1 character"}]}`),
+	)
 
 	It("answers nothing found in memory-only mode", func() {
 		m := newAPI(debugapi.Options{Config: apiConfig("", "", "w1")})
-		Expect(string(get(m, "/api/v1/debug/trace?partition=3&offset=42").Body)).To(Equal(`{"events":[],"files_searched":0,"truncated":false}`))
-		Expect(string(get(m, "/api/v1/debug/label-keys").Body)).To(Equal(`{"keys":[]}`))
+		a := get(m, "/api/v1/debug/trace?partition=3&offset=42")
+		Expect(string(a.Body)).To(Equal(`[]`))
+		Expect(a.Header.Get("X-Drakkar-Trace-Files-Searched")).To(Equal("0"))
+		Expect(string(get(m, "/api/v1/debug/trace-by-label?key=a&value=b").Body)).To(Equal(`[]`))
+		Expect(string(get(m, "/api/v1/debug/label-keys").Body)).To(Equal(`[]`))
 		Expect(string(get(m, "/api/v1/events").Body)).To(Equal(`[]`))
 	})
 })
@@ -148,6 +179,7 @@ var _ = Describe("GET /api/v1/events", func() {
 		},
 		Entry("all", "", []any{6.0, 5.0, 4.0, 3.0, 2.0, 1.0}),
 		Entry("limit", "?limit=2", []any{6.0, 5.0}),
+		Entry("limit 0", "?limit=0", []any(nil)),
 		Entry("after_id", "?after_id=4", []any{6.0, 5.0}),
 		Entry("partitions", "?partitions=1", []any{4.0, 2.0}),
 		Entry("partitions list", "?partitions=0,1&event_types=task_started&limit=3", []any{5.0, 4.0, 3.0}),
@@ -161,8 +193,8 @@ var _ = Describe("GET /api/v1/events", func() {
 			Expect(a.Status).To(Equal(422))
 			Expect(string(a.Body)).To(Equal(want))
 		},
-		Entry("limit 0", "?limit=0", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 1 and 10000"}]}`),
-		Entry("limit too big", "?limit=10001", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 1 and 10000"}]}`),
+		Entry("limit negative", "?limit=-1", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 0 and 10000"}]}`),
+		Entry("limit too big", "?limit=10001", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 0 and 10000"}]}`),
 		Entry("limit text", "?limit=ten", `{"detail":[{"loc":["query","limit"],"msg":"Input should be a valid integer"}]}`),
 		Entry("after_id text", "?after_id=x", `{"detail":[{"loc":["query","after_id"],"msg":"Input should be a valid integer"}]}`),
 		Entry("partitions text", "?partitions=1,a", `{"detail":[{"loc":["query","partitions"],"msg":"Invalid comma-separated list of integers"}]}`),
@@ -223,32 +255,95 @@ var _ = Describe("the cache browser", func() {
 		}
 	})
 
-	It("lists entries, shows one, counts them, and mounts the exchange", func() {
+	var h http.Handler
+	var c *cache.Cache
+	now := time.UnixMilli(1_700_000_000_000)
+
+	BeforeEach(func() {
 		storage, _ := tempDirs()
 		cfg := cache.DefaultConfig()
 		cfg.Enabled, cfg.StorageDir, cfg.WorkerName, cfg.ClusterName = true, storage, "w1", cluster
-		now := time.UnixMilli(1_700_000_000_000)
-		c, err := cache.Open(ctx, cfg, cache.Options{NoLoops: true, Now: func() time.Time { return now }})
+		var err error
+		c, err = cache.Open(ctx, cfg, cache.Options{NoLoops: true, Now: func() time.Time { return now }})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = c.Close(context.Background()) })
 		Expect(c.Set(ctx, "b", `{"v":2}`, cache.ScopeCluster, 0)).To(Succeed())
 		Expect(c.Set(ctx, "a/x", `1`, cache.ScopeLocal, 0)).To(Succeed())
+		Expect(c.Set(ctx, "c:1", `"text"`, cache.ScopeGlobal, time.Second)).To(Succeed())
 		Expect(c.Flush(ctx)).To(Succeed())
-		h := newAPI(debugapi.Options{Config: apiConfig(storage, "", "w1"), Cache: c})
+		later := now.Add(time.Minute)
+		h = newAPI(debugapi.Options{Config: apiConfig(storage, "", "w1"), Cache: c, Now: func() time.Time { return later }})
+	})
 
+	It("pages the entries by key with their total, limit and offset", func() {
 		a := get(h, "/api/v1/debug/cache/entries")
 		Expect(a.Status).To(Equal(200))
 		Expect(string(a.Body)).To(Equal(`{"entries":[` +
 			`{"key":"a/x","scope":"local","value":"1","size_bytes":1,"created_at_ms":1700000000000,"updated_at_ms":1700000000000,"expires_at_ms":null,"origin_worker_id":"w1"},` +
-			`{"key":"b","scope":"cluster","value":"{\"v\":2}","size_bytes":7,"created_at_ms":1700000000000,"updated_at_ms":1700000000000,"expires_at_ms":null,"origin_worker_id":"w1"}]}`))
+			`{"key":"b","scope":"cluster","value":"{\"v\":2}","size_bytes":7,"created_at_ms":1700000000000,"updated_at_ms":1700000000000,"expires_at_ms":null,"origin_worker_id":"w1"},` +
+			`{"key":"c:1","scope":"global","value":"\"text\"","size_bytes":6,"created_at_ms":1700000000000,"updated_at_ms":1700000000000,"expires_at_ms":1700000001000,"origin_worker_id":"w1"}],` +
+			`"total":3,"limit":200,"offset":0}`))
+	})
+
+	keys := func(a answer) []any {
+		var out []any
+		for _, e := range a.JSON().(map[string]any)["entries"].([]any) {
+			out = append(out, e.(map[string]any)["key"])
+		}
+		return out
+	}
+
+	DescribeTable("applies limit, offset, scope, search and expired_only",
+		func(q string, want []any, total int) {
+			a := get(h, "/api/v1/debug/cache/entries"+q)
+			Expect(a.Status).To(Equal(200), string(a.Body))
+			Expect(keys(a)).To(Equal(want))
+			Expect(a.JSON().(map[string]any)["total"]).To(BeNumerically("==", total))
+		},
+		Entry("limit 0: no entries, the total", "?limit=0", []any(nil), 3),
+		Entry("limit", "?limit=2", []any{"a/x", "b"}, 3),
+		Entry("offset", "?limit=1&offset=1", []any{"b"}, 3),
+		Entry("offset past the end", "?offset=5", []any(nil), 3),
+		Entry("scope", "?scope=cluster", []any{"b"}, 1),
+		Entry("search in the key", "?search=/", []any{"a/x"}, 1),
+		Entry("expired_only true", "?expired_only=true", []any{"c:1"}, 1),
+		Entry("expired_only 1", "?expired_only=1", []any{"c:1"}, 1),
+		Entry("expired_only no", "?expired_only=no", []any{"a/x", "b", "c:1"}, 3),
+		Entry("limit 1000", "?limit=1000", []any{"a/x", "b", "c:1"}, 3),
+	)
+
+	DescribeTable("answers 422 to a bad paging or filter parameter",
+		func(q, want string) {
+			a := get(h, "/api/v1/debug/cache/entries"+q)
+			Expect(a.Status).To(Equal(422))
+			Expect(string(a.Body)).To(Equal(want))
+		},
+		Entry("limit above 1000", "?limit=1001", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 0 and 1000"}]}`),
+		Entry("limit negative", "?limit=-1", `{"detail":[{"loc":["query","limit"],"msg":"Input should be between 0 and 1000"}]}`),
+		Entry("limit not an integer", "?limit=1.5", `{"detail":[{"loc":["query","limit"],"msg":"Input should be a valid integer"}]}`),
+		Entry("offset negative", "?offset=-1", `{"detail":[{"loc":["query","offset"],"msg":"Input should be greater than or equal to 0"}]}`),
+		Entry("expired_only maybe", "?expired_only=maybe", `{"detail":[{"loc":["query","expired_only"],"msg":"Input should be a valid boolean"}]}`),
+	)
+
+	It("shows one entry with its value decoded and its raw text", func() {
+		a := get(h, "/api/v1/debug/cache/entry/b")
+		Expect(a.Status).To(Equal(200))
+		Expect(string(a.Body)).To(Equal(`{"key":"b","scope":"cluster","value":{"v":2},"raw_value":"{\"v\":2}","size_bytes":7,` +
+			`"created_at_ms":1700000000000,"updated_at_ms":1700000000000,"expires_at_ms":null,"origin_worker_id":"w1"}`))
 		a = get(h, "/api/v1/debug/cache/entry/a/x")
 		Expect(a.Status).To(Equal(200))
-		Expect(a.JSON().(map[string]any)["value"]).To(Equal("1"))
+		Expect(a.JSON()).To(And(HaveKeyWithValue("value", 1.0), HaveKeyWithValue("raw_value", "1")))
 		a = get(h, "/api/v1/debug/cache/entry/none")
 		Expect(a.Status).To(Equal(404))
 		Expect(string(a.Body)).To(Equal(`{"detail":"Cache entry not found"}`))
-		a = get(h, "/api/v1/debug/cache/stats")
-		Expect(string(a.Body)).To(Equal(`{"entries":2,"size_bytes":8,"by_scope":{"cluster":1,"local":1},"dirty":0,"worker":"w1","cluster":"search hot"}`))
+	})
+
+	It("counts the memory layer (the flushed entries it keeps and a dirty one) and the file, and mounts the exchange", func() {
+		Expect(c.Set(ctx, "d", `"dirty"`, cache.ScopeLocal, 0)).To(Succeed())
+		a := get(h, "/api/v1/debug/cache/stats")
+		Expect(a.Status).To(Equal(200))
+		Expect(string(a.Body)).To(Equal(`{"entries_in_memory":4,"bytes_in_memory":21,"entries_in_db":3,"bytes_in_db":14,` +
+			`"by_scope":{"cluster":1,"global":1,"local":1},"dirty":1,"worker":"w1","cluster":"search hot"}`))
 		a = get(h, "/api/v1/peer/cache/changes?scopes=cluster")
 		Expect(a.Status).To(Equal(200), string(a.Body))
 		Expect(a.JSON().(map[string]any)["rows"]).To(HaveLen(1))

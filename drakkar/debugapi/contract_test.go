@@ -248,8 +248,35 @@ var _ = Describe("GET /api/v1/debug/download/{path} and /archives", func() {
 		Expect(list[1].(map[string]any)["cluster"]).To(Equal("other"))
 	})
 
+	It("serves an archive by its file name from the history folder of the cluster it names", func() {
+		for _, rel := range []string{arch, "history/other/" + dbfiles.ArchiveName("other", mustTime("2026-10-11T00:00:00Z"), mustTime("2026-10-12T00:00:00Z"))} {
+			a := get(h, "/api/v1/debug/archives/"+filepath.Base(rel))
+			Expect(a.Status).To(Equal(200), rel)
+			want, err := os.ReadFile(filepath.Join(shared, rel))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(a.Body).To(Equal(want))
+			Expect(a.Header.Get("Content-Type")).To(Equal("application/gzip"))
+			Expect(a.Header.Get("Content-Disposition")).To(Equal(`attachment; filename="` + filepath.Base(rel) + `"`))
+			Expect(a.Header.Get("Cache-Control")).To(Equal("no-store, private"))
+		}
+	})
+
+	DescribeTable("answers 404 {error} to an archive name that is not one or names no file",
+		func(name string) {
+			a := get(h, "/api/v1/debug/archives/"+name)
+			Expect(a.Status).To(Equal(404), string(a.Body))
+			Expect(string(a.Body)).To(Equal(`{"error":"File not found"}`))
+		},
+		Entry("a missing window", "search_hot-2026-10-14_00-00__2026-10-15_00-00.db.gz"),
+		Entry("a sealed file's name", "w2-2026-01-01__00_00_00.db"),
+		Entry("not a name", "x"),
+		Entry("an unsanitized cluster", "search%20hot-2026-10-12_00-00__2026-10-13_00-00.db.gz"),
+		Entry("a traversal", "..%2F..%2Ftop.db.gz"),
+	)
+
 	It("answers no file in memory-only mode", func() {
 		m := newAPI(debugapi.Options{Config: apiConfig("", shared, "w1")})
+		Expect(get(m, "/api/v1/debug/archives/"+filepath.Base(arch)).Status).To(Equal(404))
 		Expect(get(m, "/api/v1/debug/download/"+sealed).Status).To(Equal(404))
 		Expect(string(get(m, "/api/v1/debug/archives").Body)).To(Equal(`{"archives":[]}`))
 	})

@@ -1,8 +1,12 @@
 // Package debugapi is a Drakkar worker's HTTP API: health and readiness,
 // Prometheus metrics, and the debug routes of spec
 // drakkar-local-databases.md ("The Databases page", "Downloading archives",
-// download-live, merge, trace) plus the events list, the workers list (from
-// the registry), the cache browser and the cache exchange route.
+// download-live, merge, trace) plus the identity card, the events list, the
+// workers list (from the registry), the metric families as JSON, the cache
+// browser, the cache exchange route and this API's own OpenAPI document
+// (openapi.yaml, served at /api/v1/openapi.json). Outside the spec's
+// shapes the routes follow the public Drakkar API contract v1; its routes
+// of a Kafka pipeline are not served (404). Routes lists every route.
 //
 // New builds one http.Handler. With Config.AuthToken set, every route but
 // /healthz, /readyz and the peer cache exchange needs `Authorization: Bearer
@@ -11,7 +15,8 @@
 //
 // Error bodies: {"detail": ...} for 401, 404, 500 and 503; 422
 // {"detail":[{"loc":[...],"msg":"..."}]} for bad query parameters; the
-// legacy {"error": ...} for merge, download, download-live and archives.
+// legacy {"error": ...} for merge, download, download-live and archives
+// (400 for a quote, semicolon or control character in a path or name).
 //
 // Files are served only from shared.dir and only in the shapes the spec
 // lists; every path segment is checked, the file is opened with O_NOFOLLOW

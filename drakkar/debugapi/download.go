@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 )
 
 // downloadPrefix is the download route's path prefix.
@@ -12,6 +14,23 @@ const downloadPrefix = "/api/v1/debug/download/"
 
 // TextFileNotFound is the download route's 404 text.
 const TextFileNotFound = "File not found"
+
+// TextInvalidFilename is the 400 text of a download path or merge name
+// that carries a quote, a semicolon or a control character.
+const TextInvalidFilename = "Invalid filename"
+
+// unsafeChars reports whether p carries a character no file name of the
+// allowed shapes has and that the public contract's filename hardening
+// refuses with 400: a double or single quote, a semicolon, or a control
+// character (below 0x20, or DEL).
+func unsafeChars(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\'' || c == ';' {
+			return true
+		}
+	}
+	return false
+}
 
 // rawDownloadPath returns the path after the route's prefix as the request
 // wrote it, refusing any percent-encoded slash, backslash, dot or NUL
@@ -38,6 +57,12 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, TextFileNotFound)
 		return
 	}
+	s.serveFile(w, r, rel)
+}
+
+// serveFile sends rel (relative to shared.dir) as an attachment when it
+// is one of the allowed shapes and opens as a regular file; else 404.
+func (s *server) serveFile(w http.ResponseWriter, r *http.Request, rel string) {
 	kind, err := classify(rel)
 	if err != nil {
 		writeError(w, http.StatusNotFound, TextFileNotFound)
@@ -72,6 +97,19 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.CopyN(w, f, fi.Size()); err != nil {
 		s.log.Warn("debugapi_download_failed", "path", rel, "err", err)
 	}
+}
+
+// archive serves GET /api/v1/debug/archives/{name}: the archive of that
+// name in the history folder of the cluster its name carries. A name that
+// is not an archive name, or no such regular file, answers 404.
+func (s *server) archive(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	cl, _, _, ok := dbfiles.ParseArchiveName(name)
+	if !ok || !safeSegment(name) {
+		writeError(w, http.StatusNotFound, TextFileNotFound)
+		return
+	}
+	s.serveFile(w, r, dbfiles.HistoryFolder+"/"+cl+"/"+name)
 }
 
 // archives serves GET /api/v1/debug/archives.

@@ -32,12 +32,8 @@ func csvParam(w http.ResponseWriter, r *http.Request, name string) ([]string, bo
 
 // events serves GET /api/v1/events: the live file's rows, newest first.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
-	limit, ok := intParam(w, r, "limit", false, DefaultEventsLimit)
+	limit, ok := rangeParam(w, r, "limit", DefaultEventsLimit, 0, MaxEventsLimit)
 	if !ok {
-		return
-	}
-	if limit < 1 || limit > MaxEventsLimit {
-		write422(w, "limit", "Input should be between 1 and 10000")
 		return
 	}
 	after, ok := intParam(w, r, "after_id", false, 0)
@@ -83,6 +79,8 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	if db != nil {
 		defer db.Close()
+	}
+	if db != nil && limit > 0 {
 		rows, err := queryRows(r.Context(), db, "", `SELECT `+eventSelect+` FROM events WHERE `+
 			strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT `+strconv.FormatInt(limit, 10), args...)
 		if err != nil {

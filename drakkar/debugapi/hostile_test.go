@@ -56,7 +56,6 @@ var _ = Describe("hostile requests", func() {
 		Entry("encoded dots", "history/%2e%2e/%2e%2e/top.db"),
 		Entry("encoded dots, upper case", "history/%2E%2E/%2E%2E/top.db"),
 		Entry("double-encoded", "history/%252e%252e/top.db"),
-		Entry("a NUL", "history/search_hot/x%00.db"),
 		Entry("backslashes", `history\..\..\top.db`),
 		Entry("encoded backslashes", "history%5c..%5c..%5ctop.db"),
 		Entry("an absolute path", "/etc/passwd"),
@@ -73,6 +72,21 @@ var _ = Describe("hostile requests", func() {
 		Entry("an own file in storage.dir", "w1-2026-01-01__00_00_00.db"),
 		Entry("a very long path", "history/search_hot/"+strings.Repeat("a", 5000)+".db"),
 		Entry("a very long segment", "history/"+strings.Repeat("b", 300)+"/x.db"),
+	)
+
+	DescribeTable("download answers 400 {error} to a quote, a semicolon or a control character, and serves nothing",
+		func(target string) {
+			a := get(h, "/api/v1/debug/download/"+target)
+			Expect(a.Status).To(Equal(400), string(a.Body))
+			Expect(string(a.Body)).To(Equal(`{"error":"Invalid filename"}`))
+		},
+		Entry("a double quote", "history/search_hot/x%22.db"),
+		Entry("a single quote", "history/search_hot/x'.db"),
+		Entry("a semicolon", "history/search_hot/x;y.db"),
+		Entry("a NUL", "history/search_hot/x%00.db"),
+		Entry("a newline", "history/search_hot/x%0a.db"),
+		Entry("a DEL", "history/search_hot/x%7f.db"),
+		Entry("a quote in a traversal", "history/../%22/top.db"),
 	)
 
 	It("does not follow a file swapped for a symlink between the check and the open", func() {
@@ -119,6 +133,10 @@ var _ = Describe("hostile requests", func() {
 		Entry("a symlinked folder", `"history/linkdir/secret.db"`, 404),
 		Entry("a FIFO", `"history/search_hot/fifo.db"`, 404),
 		Entry("not a string", `42`, 400),
+		Entry("a double quote", `"history/search_hot/x\".db"`, 400),
+		Entry("a single quote", `"history/search_hot/x'.db"`, 400),
+		Entry("a semicolon", `"history/search_hot/x;y.db"`, 400),
+		Entry("a tab", `"history/search_hot/x\t.db"`, 400),
 	)
 
 	It("answers 404 {detail} to unclean paths outside download instead of redirecting", func() {

@@ -63,7 +63,7 @@ func (s *server) merge(w http.ResponseWriter, r *http.Request) {
 	seen := map[string]bool{}
 	for _, fn := range req.Filenames {
 		kind, err := classify(fn)
-		if err != nil || kind == KindArchive || seen[fn] {
+		if err != nil || kind == KindArchive || seen[fn] || unsafeChars(fn) {
 			writeError(w, http.StatusBadRequest, "Invalid filename: "+fn)
 			return
 		}

@@ -15,10 +15,13 @@ import (
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 )
 
-// The 422 messages.
+// The trace route's headers: how many files the search read, and
+// whether ui.trace.history_max_files or history_max_seconds stopped it
+// before the last file ("true") or not ("false"). The body stays the
+// array of rows either way.
 const (
-	MsgRequired = "Field required"
-	MsgInteger  = "Input should be a valid integer"
+	HeaderTraceFilesSearched = "X-Drakkar-Trace-Files-Searched"
+	HeaderTraceTruncated     = "X-Drakkar-Trace-Truncated"
 )
 
 // traceWhere matches the event at (partition ?1, offset ?2), the tasks
@@ -40,36 +43,11 @@ type traceFile struct {
 	immutable bool
 }
 
-// intParam reads a query parameter as an int64: ok false after writing 422.
-func intParam(w http.ResponseWriter, r *http.Request, name string, required bool, def int64) (int64, bool) {
-	v, has := r.URL.Query()[name]
-	if !has || len(v) == 0 || v[len(v)-1] == "" {
-		if required {
-			write422(w, name, MsgRequired)
-			return 0, false
-		}
-		return def, true
-	}
-	n, err := strconv.ParseInt(v[len(v)-1], 10, 64)
-	if err != nil {
-		write422(w, name, MsgInteger)
-		return 0, false
-	}
-	return n, true
-}
-
-// traceAnswer is the body of the trace routes.
-type traceAnswer struct {
-	Events        []map[string]any `json:"events"`
-	FilesSearched int              `json:"files_searched"`
-	// Truncated is true when history_max_files or history_max_seconds
-	// stopped the search before the last file.
-	Truncated bool `json:"truncated"`
-}
-
-// trace serves GET /api/v1/debug/trace?partition=&offset=[&history=1].
+// trace serves GET /api/v1/debug/trace?partition=&offset=[&history=1]: a
+// JSON array of event rows; the headers HeaderTraceFilesSearched and
+// HeaderTraceTruncated say how far the search went.
 func (s *server) trace(w http.ResponseWriter, r *http.Request) {
-	part, ok := intParam(w, r, "partition", true, 0)
+	part, ok := int32Param(w, r, "partition")
 	if !ok {
 		return
 	}
@@ -77,37 +55,39 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hist := r.URL.Query().Get("history")
-	if hist != "" && hist != "0" && hist != "1" && hist != "true" && hist != "false" {
-		write422(w, "history", "Input should be a valid boolean")
+	hist, ok := boolParam(w, r, "history")
+	if !ok {
 		return
 	}
 	var files []traceFile
-	if hist == "1" || hist == "true" {
+	if hist {
 		files = s.historyFiles()
 	} else {
 		files = s.ownTraceFiles()
 	}
-	ans := traceAnswer{Events: []map[string]any{}}
+	events := []map[string]any{}
+	searched, truncated := 0, false
 	deadline := s.now().Add(s.opts.Config.TraceHistoryMaxSeconds)
 	var found [][]map[string]any
 	for i, f := range files {
 		if f.immutable && (i >= s.opts.Config.TraceHistoryMaxFiles || !s.now().Before(deadline)) {
-			ans.Truncated = true
+			truncated = true
 			break
 		}
 		rows, err := s.searchFile(r.Context(), f, `SELECT `+eventSelect+` FROM events WHERE `+traceWhere+` ORDER BY id`, part, off, strconv.FormatInt(off, 10))
 		if err != nil {
 			s.log.Warn("debugapi_trace_file_failed", "file", f.path, "err", err)
 		}
-		ans.FilesSearched++
+		searched++
 		found = append(found, rows)
 	}
 	// Files were searched newest first; the answer lists them oldest first.
 	for i := len(found) - 1; i >= 0; i-- {
-		ans.Events = append(ans.Events, found[i]...)
+		events = append(events, found[i]...)
 	}
-	writeJSON(w, http.StatusOK, ans)
+	w.Header().Set(HeaderTraceFilesSearched, strconv.Itoa(searched))
+	w.Header().Set(HeaderTraceTruncated, strconv.FormatBool(truncated))
+	writeJSON(w, http.StatusOK, events)
 }
 
 // searchFile runs query on one file.
@@ -194,14 +174,15 @@ func (s *server) liveDB() (*sql.DB, error) {
 // traceByLabel serves GET /api/v1/debug/trace-by-label?key=&value= over
 // the live file.
 func (s *server) traceByLabel(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	for _, p := range []string{"key", "value"} {
-		if _, has := q[p]; !has {
-			write422(w, p, MsgRequired)
-			return
-		}
+	key, ok := textParam(w, r, "key")
+	if !ok {
+		return
 	}
-	ans := traceAnswer{Events: []map[string]any{}}
+	value, ok := textParam(w, r, "value")
+	if !ok {
+		return
+	}
+	events := []map[string]any{}
 	db, err := s.liveDB()
 	if err != nil {
 		s.internal(w, "trace-by-label", err)
@@ -212,15 +193,14 @@ func (s *server) traceByLabel(w http.ResponseWriter, r *http.Request) {
 		rows, err := queryRows(r.Context(), db, s.opts.Config.WorkerName,
 			`SELECT `+eventSelect+` FROM events WHERE labels IS NOT NULL AND json_valid(labels) AND EXISTS (
 			   SELECT 1 FROM json_each(labels) j WHERE j.key = ? AND CAST(j.value AS TEXT) = ?) ORDER BY id`,
-			q.Get("key"), q.Get("value"))
+			key, value)
 		if err != nil {
 			s.internal(w, "trace-by-label", err)
 			return
 		}
-		ans.Events = append(ans.Events, rows...)
-		ans.FilesSearched = 1
+		events = append(events, rows...)
 	}
-	writeJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, events)
 }
 
 // labelKeys serves GET /api/v1/debug/label-keys: the sorted distinct label
@@ -254,5 +234,5 @@ func (s *server) labelKeys(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+	writeJSON(w, http.StatusOK, keys)
 }
