@@ -252,17 +252,5 @@ func ledgerFileGet(ctx context.Context, path, id string) (recordstore.BatchResul
 	if has, err := connHasLedger(ctx, conn); err != nil || !has {
 		return recordstore.BatchResult{}, false, err
 	}
-	var (
-		outcome, results, at string
-		epoch                int64
-	)
-	err = conn.QueryRowContext(ctx, sqlLedgerGet, id).Scan(&outcome, &epoch, &results, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return recordstore.BatchResult{}, false, nil
-	}
-	if err != nil {
-		return recordstore.BatchResult{}, false, fmt.Errorf("read ledger: %w", err)
-	}
-	res, err := decodeLedger(id, outcome, epoch, results, at)
-	return res, err == nil, err
+	return ledgerGet(conn.QueryRowContext(ctx, sqlLedgerGet, id), id)
 }
