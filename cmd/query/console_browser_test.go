@@ -302,7 +302,11 @@ var _ = Describe("the web console in a headless Chromium", Label("integration", 
 		Expect(os.WriteFile(failedFile, good, 0o600)).To(Succeed())
 		b.run(chromedp.Click(chromedp.CSS(`button.retry[data-batch="` + name + `"]`)))
 		Eventually(func() []string { return s.entries(spool.StateFailed) }).WithTimeout(liveness).Should(BeEmpty())
-		Eventually(func() string { return s.ok("", "meta", "--stream", "s1") }).WithTimeout(liveness).Should(ContainSubstring(`"stream":"s1"`))
+		Eventually(func(g Gomega) {
+			r := s.run("", "meta", "--stream", "s1") // not_found until the owner applies the batch
+			g.Expect(r.code).To(Equal(0), r.stderr)
+			g.Expect(r.stdout).To(ContainSubstring(`"stream":"s1"`))
+		}).WithTimeout(liveness).Should(Succeed())
 		b.run(chromedp.Navigate(wbase + "/console/#/"))
 		b.ready("#/")
 		Expect(b.texts("#streams tbody tr td:first-child")).To(ContainElement("s1"))

@@ -246,8 +246,13 @@ var _ = Describe("a store owned by query serve", func() {
 			m := pendingRE.FindStringSubmatch(r.stderr)
 			Expect(m).NotTo(BeNil(), "stderr %q", r.stderr)
 
-			Eventually(func() []map[string]any { return s.lines("", "scan", "--stream", "s9") }).WithTimeout(liveness).
-				Should(Equal([]map[string]any{{"_seq": num("1"), "n": num("1")}, {"_seq": num("2"), "n": num("2")}}))
+			// Until the resumed owner applies the first batch, the stream
+			// does not exist yet: a scan then fails not_found, and is tried again.
+			Eventually(func(g Gomega) {
+				r := s.run("", "scan", "--stream", "s9")
+				g.Expect(r.code).To(Equal(0), r.stderr)
+				g.Expect(decodeLines(r.stdout)).To(Equal([]map[string]any{{"_seq": num("1"), "n": num("1")}, {"_seq": num("2"), "n": num("2")}}))
+			}).WithTimeout(liveness).Should(Succeed())
 			Eventually(func() []string { return s.entries(spool.StateIncoming) }).WithTimeout(liveness).Should(BeEmpty())
 			Expect(s.entries(spool.StateTrash)).To(ContainElement(HaveSuffix(m[1])), "the batch named in the error held the rows")
 			Expect(s.ok("", "kind", "list")).To(ContainSubstring(`"k9"`))
