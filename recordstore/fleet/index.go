@@ -280,20 +280,22 @@ func (f *Fleet) saveIndex(ctx context.Context, ix *indexRun) {
 	if ix == nil || ctx.Err() != nil {
 		return
 	}
+	kept := 0 // old entries of paths the walk found
+	for rel := range ix.found {
+		if _, ok := ix.old[rel]; ok {
+			kept++
+		}
+	}
+	if len(ix.fresh) == 0 && kept == len(ix.old) {
+		return // nothing read, nothing gone
+	}
 	next := make(map[string]indexEntry, len(ix.found))
-	changed := len(ix.fresh) > 0
 	for rel := range ix.found {
 		if e, ok := ix.fresh[rel]; ok {
 			next[rel] = e
 		} else if e, ok := ix.old[rel]; ok {
 			next[rel] = e
 		}
-	}
-	if len(next) != len(ix.old) {
-		changed = true
-	}
-	if !changed {
-		return
 	}
 	if err := fsutil.WriteFile(ix.path, encodeIndex(next), 0o600); err != nil {
 		f.log.Info("fleet index not written: the next list reads the identities again", "path", ix.path, "err", err)
