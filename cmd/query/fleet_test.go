@@ -60,6 +60,43 @@ var _ = Describe("query fleet", func() {
 		Expect(ok("list")).To(HaveLen(2))
 	})
 
+	It("lists from its identity index, and tells a store file replaced at its path by another's", func() {
+		acme := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:acme")[0]["path"].(string)))
+		beta := filepath.Join(root, filepath.FromSlash(ok("provision", "tenant:beta")[0]["path"].(string)))
+		first := fleetRun("list")
+		Expect(first.code).To(Equal(0), first.stderr)
+		index := filepath.Join(root, ".fleet-index")
+		fi, err := os.Lstat(index)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
+		again := fleetRun("list")
+		Expect(again.code).To(Equal(0), again.stderr)
+		Expect(again.stdout).To(Equal(first.stdout))
+		Expect(again.stderr).To(BeEmpty(), "the index is no stray")
+
+		// beta's file, renamed over acme's (same size), its mtime set to acme's
+		old, err := os.Lstat(acme)
+		Expect(err).NotTo(HaveOccurred())
+		data, err := os.ReadFile(beta)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(int64(len(data))).To(Equal(old.Size()))
+		Expect(os.WriteFile(acme+".new", data, 0o600)).To(Succeed())
+		Expect(os.Chtimes(acme+".new", old.ModTime(), old.ModTime())).To(Succeed())
+		Expect(os.Rename(acme+".new", acme)).To(Succeed())
+		r := fleetRun("list")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(decodeLines(r.stdout)).To(ConsistOf(HaveKeyWithValue("key", "tenant:beta")))
+		Expect(r.stderr).To(ContainSubstring("misplaced: records tenant:beta"))
+
+		Expect(os.WriteFile(index, []byte("not an index"), 0o600)).To(Succeed())
+		r = fleetRun("stats")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(decodeLines(r.stdout)[0]).To(HaveKeyWithValue("stores", num("1")))
+		Expect(r.stderr).To(ContainSubstring("fleet index ignored"))
+		r = fleetRun("stats")
+		Expect(r.stderr).To(BeEmpty(), "rebuilt by the stats before")
+	})
+
 	DescribeTable("fails with one line and exit 1, changing nothing",
 		func(code string, setup func(), args ...string) {
 			if setup != nil {

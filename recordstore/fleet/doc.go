@@ -13,9 +13,13 @@
 //	<root>/<bucket>/<tenant>.db.owner.json  the owner's state
 //	<root>/<bucket>/<tenant>.db.spool/      the store's spool
 //	<root>/<bucket>/.staging-*/             a create or import in progress
+//	<root>/.fleet-index                     List's identity cache (index.go)
 //
 // Every store records its key in the table fleet_identity when it is
 // created; a file that records another key is refused (ErrMisplaced).
+// List and ListPage remember the identities they read in the root's
+// identity index, keyed by each file's stat, and open only the files it
+// does not know unchanged; nothing that opens or writes a store reads it.
 //
 // Concurrency: a Fleet is safe for concurrent use. Each store has its own
 // owner election (recordstore/owner), so several processes can open one

@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 	if verb := os.Getenv(childEnv); verb != "" {
 		os.Exit(runChild(verb, os.Args[len(os.Args)-2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeListRoot()
+	os.Exit(code)
 }
 
 // noteKind is the kind every store of the specs' fleets gets.

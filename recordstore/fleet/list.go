@@ -49,7 +49,16 @@ var storeSidecars = []string{"-wal", "-shm", "-journal", ".lock", ".owner.json",
 // misplaced, a file the template does not name as stray; sidecars, spool
 // folders and staging folders are passed over silently. A store whose
 // identity cannot be read is listed with Err set; only with
-// ListOptions.Open does that fail the list. Nothing is created or changed.
+// ListOptions.Open does that fail the list.
+//
+// A file's identity is taken from the root's identity index (IndexName,
+// see index.go) when the file's stat (device, inode, size, mtime, ctime)
+// is what it was when the index recorded it; any other file is opened
+// read-only and its identity read. With ListOptions.Open every file is
+// opened (for quick_check). No store is created or changed; the index file
+// is replaced (through fsutil, 0600) when an identity was read or a store
+// is gone, and when that write fails (a root this process may not write)
+// the list is still returned and the failure logged.
 func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	var l Listing
 	var unreadable []string
@@ -58,11 +67,13 @@ func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	if err != nil {
 		return l, err
 	}
+	ix := f.loadIndex()
 	for _, c := range found {
 		if err := ctx.Err(); err != nil {
 			return l, fmt.Errorf("list %s: %w", f.root, err)
 		}
-		e, reason := f.inspect(ctx, c.key, c.abs, c.rel, opts.Open)
+		ix.saw(c.rel)
+		e, reason := f.inspect(ctx, c.key, c.abs, c.rel, opts.Open, ix)
 		if reason != "" {
 			l.Skipped = append(l.Skipped, Skipped{Path: c.rel, Reason: reason})
 			continue
@@ -72,6 +83,7 @@ func (f *Fleet) List(ctx context.Context, opts ListOptions) (Listing, error) {
 		}
 		l.Stores = append(l.Stores, e)
 	}
+	f.saveIndex(ctx, ix)
 	sort.Slice(l.Stores, func(i, j int) bool { return l.Stores[i].Path < l.Stores[j].Path })
 	if len(unreadable) > 0 {
 		return l, errorf(ErrUnreadable, "%d of %d stores cannot be read: %s", len(unreadable), len(l.Stores), strings.Join(unreadable, ", "))
@@ -144,25 +156,34 @@ func isSidecar(t Template, rel string) bool {
 }
 
 // inspect reads the identity of the store file at p (and, with check, runs
-// quick_check): an Entry, or why the file is skipped.
-func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool) (Entry, string) {
-	if f.hooks.inspected != nil {
-		f.hooks.inspected(rel)
-	}
+// quick_check): an Entry, or why the file is skipped. Without check, the
+// identity comes from ix when the file's stamp matches its entry there;
+// an identity read from the file goes into ix when the file's stamp was
+// the same before and after the read.
+func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool, ix *indexRun) (Entry, string) {
 	e := Entry{Key: k.String(), Path: rel}
-	if fi, err := statSize(p); err == nil {
-		e.Size = fi
+	st, stamped := stampOf(p)
+	if stamped {
+		e.Size = st.size
+	} else if size, err := statSize(p); err == nil {
+		e.Size = size
 	}
-	db, err := openRaw(p, true)
-	if err != nil {
-		e.Err = err.Error()
-		return e, ""
+	id, cached := "", false
+	if stamped && !check {
+		id, cached = ix.lookup(rel, st)
 	}
-	defer db.Close()
-	id, err := identityOf(ctx, db, p)
-	if err != nil {
-		e.Err = err.Error()
-		return e, ""
+	if !cached {
+		var complaint string
+		var err error
+		id, complaint, err = f.readFile(ctx, p, rel, check)
+		if err != nil {
+			e.Err = err.Error()
+			return e, ""
+		}
+		if now, ok := stampOf(p); stamped && ok && now == st {
+			ix.put(rel, st, id)
+		}
+		e.Err = complaint
 	}
 	if id != k.String() {
 		if id == "" {
@@ -170,16 +191,34 @@ func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool) (
 		}
 		return e, "misplaced: records " + cut(id)
 	}
+	return e, ""
+}
+
+// readFile opens the store file at p read-only and reads the identity it
+// records; with check it also runs quick_check, whose complaint (or
+// failure) it returns as complaint.
+func (f *Fleet) readFile(ctx context.Context, p, rel string, check bool) (id, complaint string, err error) {
+	if f.hooks.inspected != nil {
+		f.hooks.inspected(rel)
+	}
+	db, err := openRaw(p, true)
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	if id, err = identityOf(ctx, db, p); err != nil {
+		return "", "", err
+	}
 	if check {
-		complaint, err := integrity(ctx, db, true)
+		c, err := integrity(ctx, db, true)
 		switch {
 		case err != nil:
-			e.Err = err.Error()
-		case complaint != "":
-			e.Err = "quick_check: " + complaint
+			complaint = err.Error()
+		case c != "":
+			complaint = "quick_check: " + c
 		}
 	}
-	return e, ""
+	return id, complaint, nil
 }
 
 // DiskStats are the totals of the stores under the root.
@@ -190,7 +229,9 @@ type DiskStats struct {
 	Skipped int   `json:"skipped"` // files List skipped (strays, misplaced, symlinks)
 }
 
-// DiskStats lists the root (as List does, without opening) and sums it.
+// DiskStats lists the root (as List does without ListOptions.Open: an
+// identity is read only from a file the index does not know unchanged)
+// and sums it.
 func (f *Fleet) DiskStats(ctx context.Context) (DiskStats, error) {
 	l, err := f.List(ctx, ListOptions{})
 	if err != nil {

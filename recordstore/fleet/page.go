@@ -29,10 +29,13 @@ type Page struct {
 // folders as List does — names only, no file opened — and reads the
 // identity of the files of the page alone (and of any misplaced file it
 // passes over to fill the page, which it leaves out as List skips it), so
-// a page costs a walk of the tree plus limit identity reads, not one read
-// per store. A store whose identity cannot be read is in the page with
-// Err set. A bad limit or cursor is refused with recordstore.ErrInvalid
-// before any disk work. Nothing is created or changed.
+// a page costs a walk of the tree plus at most limit identity reads, not
+// one read per store; a file the root's identity index knows unchanged is
+// not opened at all, and the identities read are added to the index (see
+// List, index.go). A store whose identity cannot be read is in the page
+// with Err set. A bad limit or cursor is refused with
+// recordstore.ErrInvalid before any disk work. No store is created or
+// changed.
 func (f *Fleet) ListPage(ctx context.Context, after string, limit int) (Page, error) {
 	if limit < 1 || limit > MaxPage {
 		return Page{}, recordstore.Invalidf("page size %d: want 1 to %d", limit, MaxPage)
@@ -49,7 +52,9 @@ func (f *Fleet) ListPage(ctx context.Context, after string, limit int) (Page, er
 		key string
 	}
 	var found []named
+	ix := f.loadIndex()
 	err := f.walk(ctx, func(c candidate) {
+		ix.saw(c.rel)
 		if s := c.key.String(); s > after {
 			found = append(found, named{c, s})
 		}
@@ -65,11 +70,12 @@ func (f *Fleet) ListPage(ctx context.Context, after string, limit int) (Page, er
 			return Page{}, err
 		}
 		c := found[i]
-		e, reason := f.inspect(ctx, c.candidate.key, c.abs, c.rel, false)
+		e, reason := f.inspect(ctx, c.candidate.key, c.abs, c.rel, false, ix)
 		if reason == "" {
 			page.Stores = append(page.Stores, e)
 		}
 	}
+	f.saveIndex(ctx, ix)
 	if i < len(found) && len(page.Stores) > 0 {
 		page.Next = page.Stores[len(page.Stores)-1].Key
 	}

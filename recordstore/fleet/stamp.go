@@ -4,17 +4,17 @@
 // file at the path. A rename over the path changes the file's inode; a
 // write into it (cp over it, a restore) changes its change time (ctime),
 // which no process can set back. So the fleet remembers, when it closes a
-// store whose identity it checked, the file's device, inode, size and
+// store whose identity it checked, the file's device, inode, size, mtime and
 // ctime, and the next open of that key reads the identity again only when
 // one of them changed. A store this process created is remembered so too.
 
 package fleet
 
-// stamp identifies one state of a file: device, inode, size and change
-// time (nanoseconds).
+// stamp identifies one state of a file: device, inode, size, modification
+// and change time (nanoseconds).
 type stamp struct {
-	dev, ino    uint64
-	size, ctime int64
+	dev, ino           uint64
+	size, mtime, ctime int64
 }
 
 // maxStamps bounds the remembered stamps (about 50 bytes each); past it

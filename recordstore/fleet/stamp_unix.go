@@ -10,5 +10,5 @@ func stampOf(p string) (stamp, bool) {
 	if err := unix.Lstat(p, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return stamp{}, false
 	}
-	return stamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, ctime: st.Ctim.Nano()}, true // Dev and Ino differ in type by platform
+	return stamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true // Dev and Ino differ in type by platform
 }

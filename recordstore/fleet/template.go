@@ -161,8 +161,13 @@ func (t Template) Path(k Key) (string, error) {
 	if err := t.check(k); err != nil {
 		return "", err
 	}
-	r := strings.NewReplacer(phTenant, k.Tenant, phSlot, pad(k.Slot, 5), phBucket, pad(k.Bucket(), 3))
-	return r.Replace(t.text), nil
+	// One ReplaceAll a placeholder: no value holds a '{' (a tenant id is
+	// [a-z0-9_-], the others digits), so none can make a placeholder. A
+	// strings.Replacer built a call cost a list of 10,000 stores a fifth
+	// of its time (Match calls Path for each file).
+	p := strings.ReplaceAll(t.text, phTenant, k.Tenant)
+	p = strings.ReplaceAll(p, phSlot, pad(k.Slot, 5))
+	return strings.ReplaceAll(p, phBucket, pad(k.Bucket(), 3)), nil
 }
 
 // check refuses a key whose mode, range or hash does not match this

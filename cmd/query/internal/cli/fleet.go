@@ -108,14 +108,19 @@ func (a *app) fleetListCmd(p *fleetArgs) *cobra.Command {
 {"key","path","size"}. Symlinks, SQLite's and the engine's sidecars, spool
 and staging folders, stray files and misplaced stores (a file recording
 another key than its path names) are skipped; each skipped file is told on
-stderr. --open also checks each store read-only (quick_check) and, after
-printing them all (an unreadable one with "error"), fails with code
-unreadable when one cannot be read. Nothing is written.
+stderr. A store's identity (the key its file records) is read only from
+a file the root's index (.fleet-index) does not know unchanged — same
+device, inode, size, mtime and ctime as when it was last read — so a
+list of an unchanged fleet opens no store; the index is then rewritten.
+--open also checks each store read-only (quick_check), opening every
+one, and, after printing them all (an unreadable one with "error"),
+fails with code unreadable when one cannot be read. No store is written.
 
 --limit N (1 to 10000) and --after KEY page through the stores sorted by
 key instead, as GET /api/v1/tenants of serve --fleet does: at most N
 stores after KEY (exclusive; default: from the first; --after alone
-pages by 1000), reading only the page's identities, then, when stores may
+pages by 1000), reading only the page's identities (none the index
+knows unchanged), then, when stores may
 lie after the page, one last line {"next":KEY}: the --after of the next
 page. Misplaced files are left out; they are not told on stderr.`,
 		Args: cobra.NoArgs,
@@ -303,7 +308,7 @@ store it fails with code in_use and removes nothing.`,
 func (a *app) fleetStatsCmd(p *fleetArgs) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Print the number of stores, their bytes and buckets",
+		Short: "Print the number of stores, their bytes and buckets (found as list finds them)",
 		Args:  cobra.NoArgs,
 	}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
