@@ -32,7 +32,26 @@ func (a *app) drakkarCmd() *cobra.Command {
 	}
 	cmd.AddCommand(append([]*cobra.Command{a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(),
 		a.drakkarArchiveCmd(), a.drakkarMergeCmd(), a.drakkarWorkerCmd()}, a.drakkarCacheCmds()...)...)
+	hideStoreFlags(cmd)
 	return cmd
+}
+
+// storeFlags are the root's flags about the records store, which no
+// drakkar subcommand reads.
+var storeFlags = []string{"store", "read-only"}
+
+// hideStoreFlags leaves the store flags out of the help of cmd and its
+// subcommands (they are still accepted, and ignored).
+func hideStoreFlags(cmd *cobra.Command) {
+	def := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		for _, name := range storeFlags {
+			if f := c.Root().PersistentFlags().Lookup(name); f != nil {
+				f.Hidden = true
+			}
+		}
+		def(c, args)
+	})
 }
 
 // recordArgs are the flags of drakkar record.
@@ -47,10 +66,12 @@ type recorded struct {
 	recorder.Written
 	Worker string `json:"worker"`
 	// File is the live file the events went to when this process owned
-	// the worker's recorder (it is sealed and moved on exit), else "".
+	// the worker's recorder (it is sealed and moved on exit), else "";
+	// an absolute path.
 	File string `json:"file"`
-	// Sealed is where that file went: its path in the history folder, or
-	// "" when it stayed in storage.dir (no time left, or a failed move).
+	// Sealed is where that file went: its absolute path in the history
+	// folder, or "" when it stayed in storage.dir (no time left, or a
+	// failed move).
 	Sealed string `json:"sealed,omitempty"`
 }
 
@@ -163,7 +184,7 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	w, werr := rec.Write(wctx, events)
 	wcancel()
 	// This process may have taken the recorder over while it waited.
-	out.File = rec.LiveFile()
+	out.File = absPath(rec.LiveFile())
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.drain)
 	defer cancel()
 	cerr := rec.Close(cctx)
@@ -174,7 +195,7 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	if out.File != "" {
 		dest := filepath.Join(cfg.HistoryDir(), filepath.Base(out.File))
 		if _, err := os.Stat(dest); err == nil {
-			out.Sealed = dest
+			out.Sealed = absPath(dest)
 		}
 	}
 	if cerr != nil {
@@ -183,6 +204,18 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 		return fmt.Errorf("close the recorder: %w", cerr)
 	}
 	return a.printOne(out)
+}
+
+// absPath is p made absolute ("" stays ""; p as given when the working
+// folder cannot be read).
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // readEvents reads and checks every NDJSON event of src before anything is
