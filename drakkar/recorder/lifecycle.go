@@ -126,8 +126,14 @@ func (r *Recorder) sealOne(ctx context.Context, path string, leftover bool) {
 	r.bl.add(path, leftover, &meta)
 }
 
+// sealFailed notes a failed seal, move or quarantine of path in the
+// backlog and logs it. drakkar_recorder_seal_failures_total counts files:
+// a file's first failure only, not each retry (one failing file is tried
+// several times a tick: after the rotation, on the tick, when woken).
 func (r *Recorder) sealFailed(path, stage string, err error) {
-	r.met.sealFailures.Inc()
+	if r.bl.fail(path, stage, err, r.opts.Now()) {
+		r.met.sealFailures.Inc()
+	}
 	r.log.Warn("recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
 }
 

@@ -491,6 +491,36 @@ var _ = Describe("the flight recorder", func() {
 		}
 	})
 
+	It("counts each file it cannot move once, however often it is retried, and says why it stays", func() {
+		cfg := testConfig(storage, shared)
+		cfg.RotationInterval = 100 * time.Millisecond
+		hist := filepath.Join(shared, "history", "search_hot")
+		fs := &refusingFS{FS: fsutil.OS{}, under: hist}
+		fs.refuse.Store(true)
+		reg := prometheus.NewRegistry()
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{Registerer: reg, Mover: &recorder.Mover{FS: fs}})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = rec.Write(ctx, taskEvents("x", 2))
+		Expect(err).NotTo(HaveOccurred())
+		// Several ticks, each trying every file of the backlog again.
+		Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeNumerically(">=", 4))
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		Expect(rec.Close(cctx)).To(Succeed())
+		backlog := rec.Backlog()
+		Expect(len(backlog)).To(BeNumerically(">=", 5), "the live file joined it on Close")
+		Expect(gauge(reg, "drakkar_recorder_seal_failures_total")).To(Equal(float64(len(backlog))))
+		var retried bool
+		for _, f := range backlog {
+			Expect(f.Reason).To(Equal("publish"), f.Path)
+			Expect(f.Sealed).To(BeTrue())
+			Expect(f.Error).To(ContainSubstring("permission denied"))
+			Expect(f.FailedAt).NotTo(BeNil())
+			retried = retried || f.Failures > 1
+		}
+		Expect(retried).To(BeTrue(), "the oldest files were tried more than once")
+	})
+
 	It("keeps files it cannot move in its backlog, counted, and moves them once the history folder takes writes again", func() {
 		cfg := testConfig(storage, shared)
 		cfg.RotationInterval = 200 * time.Millisecond
