@@ -171,11 +171,22 @@ type pass struct {
 // nothing touched), or for a failure outside a window (the lock cannot be
 // created, the folder cannot be listed); a window's failure is in
 // Report.Failed, not an error.
+//
+// Every pass that got past its options is kept as the folder's last
+// outcome (LastOutcome).
 func Pass(ctx context.Context, cfg Config, opts Options) (Report, error) {
 	p, err := newPass(cfg, opts)
 	if err != nil {
 		return Report{}, err
 	}
+	rep, err := p.run(ctx)
+	keepOutcome(p.dir, rep, err)
+	return rep, err
+}
+
+// run is Pass after the options were checked.
+func (p *pass) run(ctx context.Context) (Report, error) {
+	cfg := p.cfg
 	if !cfg.Enabled {
 		return *p.rep, nil
 	}

@@ -223,9 +223,9 @@ var _ = Describe("Pass", func() {
 		Expect(rep.Pruned).To(Equal([]string{"merged-a.db"}))
 		Expect(names(hist)).To(ConsistOf(keptA, foreign))
 		Expect(names(merged)).To(ConsistOf("merged-b.db"))
-		Expect(rep.ArchiveFiles).To(Equal(2), "counted before the pass: c1's archives only")
-		Expect(metricValue(reg, "drakkar_recorder_archive_files")).To(Equal(2.0))
-		Expect(metricValue(reg, "drakkar_recorder_archive_bytes")).To(Equal(4.0))
+		Expect(rep.ArchiveFiles).To(Equal(1), "counted after the pass: c1's archives only, the expired one gone")
+		Expect(metricValue(reg, "drakkar_recorder_archive_files")).To(Equal(1.0))
+		Expect(metricValue(reg, "drakkar_recorder_archive_bytes")).To(Equal(2.0))
 		Expect(logs.String()).To(ContainSubstring("recorder_merged_pruned"))
 
 		cfg.Retention, cfg.MergedRetention = 0, 0

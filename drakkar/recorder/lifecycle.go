@@ -35,6 +35,7 @@ func (r *Recorder) loop() {
 	defer state.Stop()
 	rotate := time.NewTicker(r.cfg.RotationInterval)
 	defer rotate.Stop()
+	r.status.setNextRotation(time.Now().Add(r.cfg.RotationInterval))
 	second := time.NewTimer(r.opts.LeftoverDelay)
 	defer second.Stop()
 	if r.Owner() {
@@ -55,7 +56,8 @@ func (r *Recorder) loop() {
 					r.log.Warn("recorder_state_failed", "error", err)
 				}
 			}
-		case <-rotate.C:
+		case t := <-rotate.C:
+			r.status.setNextRotation(t.Add(r.cfg.RotationInterval))
 			if owned {
 				if err := r.Rotate(r.ctx); err != nil {
 					r.log.Warn("recorder_background_job_failed", "job", "rotation", "error", err)
@@ -131,9 +133,11 @@ func (r *Recorder) sealOne(ctx context.Context, path string, leftover bool) {
 // a file's first failure only, not each retry (one failing file is tried
 // several times a tick: after the rotation, on the tick, when woken).
 func (r *Recorder) sealFailed(path, stage string, err error) {
-	if r.bl.fail(path, stage, err, r.opts.Now()) {
+	at := r.opts.Now()
+	if r.bl.fail(path, stage, err, at) {
 		r.met.sealFailures.Inc()
 	}
+	r.status.setSeal(SealOutcome{Path: path, Stage: stage, Error: err.Error(), At: at.UTC()})
 	r.log.Warn("recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
 }
 
@@ -193,6 +197,7 @@ func (r *Recorder) publishBacklog(ctx context.Context) {
 			continue
 		}
 		r.bl.remove(it.path)
+		r.status.setSeal(SealOutcome{Path: it.path, Destination: pub.Dest, OK: true, At: r.opts.Now().UTC()})
 		event := "recorder_sealed"
 		if it.leftover {
 			event = "recorder_leftover_sealed"

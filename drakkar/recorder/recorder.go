@@ -104,6 +104,8 @@ type Recorder struct {
 	lastStart time.Time
 
 	bl *backlog
+	// status holds the last seal outcome and the next rotation time.
+	status statusState
 	// rotated wakes the background job after a rotation tick, for
 	// Options.AfterRotate (buffered 1: ticks missed while it runs merge).
 	rotated chan struct{}
