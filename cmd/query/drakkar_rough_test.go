@@ -110,3 +110,54 @@ var _ = Describe("query drakkar output and help", func() {
 		Expect(os.ReadFile(lock)).To(Equal([]byte(body)))
 	})
 })
+
+var _ = Describe("query drakkar status", func() {
+	It("prints a running worker's backlog, last seal, archive folder, peers and next rotation", func() {
+		dir := GinkgoT().TempDir()
+		shared := filepath.Join(dir, "shared")
+		Expect(os.MkdirAll(shared, 0o700)).To(Succeed())
+		config := filepath.Join(dir, "worker.yaml")
+		Expect(os.WriteFile(config, []byte(workerYAML(shared, false)), 0o600)).To(Succeed())
+		w := startWorker(dir, shared, "w1", "c1", config)
+		w.record(`{"event":"task_started","task_id":"a"}` + "\n")
+
+		type status struct {
+			Worker   string
+			Recorder struct {
+				Owner        bool
+				Backlog      []map[string]any
+				LastSeal     *struct{ OK bool } `json:"last_seal"`
+				NextRotation *time.Time         `json:"next_rotation"`
+			}
+			Archive struct{ Folder string }
+			Peers   []any
+		}
+		var st status
+		// Rotation every 3.6 s: the first file is sealed and moved soon.
+		Eventually(func() bool {
+			r := runQuery(dir, nil, "", "drakkar", "status", "--url", w.url, "--token", fleetToken)
+			Expect(r.code).To(Equal(0), r.stderr)
+			Expect(strings.Count(r.stdout, "\n")).To(Equal(1))
+			st = status{}
+			Expect(json.Unmarshal([]byte(r.stdout), &st)).To(Succeed())
+			return st.Recorder.LastSeal != nil
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		Expect(st.Worker).To(Equal("w1"))
+		Expect(st.Recorder.Owner).To(BeTrue())
+		Expect(st.Recorder.LastSeal.OK).To(BeTrue())
+		Expect(st.Recorder.NextRotation).NotTo(BeNil())
+		Expect(st.Archive.Folder).To(Equal(filepath.Join(shared, "history", "c1")))
+		Expect(st.Peers).NotTo(BeNil())
+
+		r := runQuery(dir, nil, "", "drakkar", "status", "--url", w.url, "--token", "wrong")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: invalid: worker at " + w.url + " answered 401"))
+		Expect(r.stdout).To(BeEmpty())
+	})
+
+	It("refuses a URL that is not http", func() {
+		r := runQuery(GinkgoT().TempDir(), nil, "", "drakkar", "status", "--url", "ftp://x")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(Equal("query: invalid: --url \"ftp://x\": want http://HOST:PORT\n"))
+	})
+})

@@ -31,7 +31,7 @@ func (a *app) drakkarCmd() *cobra.Command {
 		RunE:  needSubcommand,
 	}
 	cmd.AddCommand(append([]*cobra.Command{a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(),
-		a.drakkarArchiveCmd(), a.drakkarMergeCmd(), a.drakkarWorkerCmd()}, a.drakkarCacheCmds()...)...)
+		a.drakkarArchiveCmd(), a.drakkarMergeCmd(), a.drakkarWorkerCmd(), a.drakkarStatusCmd()}, a.drakkarCacheCmds()...)...)
 	hideStoreFlags(cmd)
 	return cmd
 }
