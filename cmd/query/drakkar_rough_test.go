@@ -161,3 +161,30 @@ var _ = Describe("query drakkar status", func() {
 		Expect(r.stderr).To(Equal("query: invalid: --url \"ftp://x\": want http://HOST:PORT\n"))
 	})
 })
+
+var _ = Describe("query drakkar typed errors", func() {
+	long := strings.Repeat("w", 300)
+	DescribeTable("a missing file or folder, or a name too long, fails with its code and touches nothing",
+		func(want string, args ...string) {
+			dir := GinkgoT().TempDir()
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, "DIR", dir)
+			}
+			r := runQuery(dir, nil, "", append([]string{"drakkar"}, args...)...)
+			Expect(r.code).To(Equal(1))
+			Expect(r.stdout).To(BeEmpty())
+			Expect(r.stderr).To(Equal(strings.ReplaceAll(want, "DIR", dir) + "\n"))
+			ents, err := os.ReadDir(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ents).To(BeEmpty())
+		},
+		Entry("meta of a missing meta file", "query: not_found: no meta file DIR/none.db.meta.json", "meta", "DIR/none.db.meta.json"),
+		Entry("meta of a missing sealed file", "query: not_found: no meta file DIR/none.db.meta.json", "meta", "DIR/none.db"),
+		Entry("peers without a registry folder", "query: not_found: no registry folder DIR/fleet/workers: no worker has started with this shared folder",
+			"peers", "--shared", "DIR"),
+		Entry("cache get with a name too long", "query: invalid: recorder config: worker.name: must be at most 200 bytes, got 300",
+			"cache", "get", "--storage", "DIR", "--name", long, "k"),
+		Entry("cache set with a name too long", "query: invalid: recorder config: worker.name: must be at most 200 bytes, got 300",
+			"cache", "set", "--storage", "DIR", "--name", long, "k", "1"),
+	)
+})

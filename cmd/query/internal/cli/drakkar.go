@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -283,7 +284,8 @@ func (a *app) drakkarMetaCmd() *cobra.Command {
 		Short: "Print the meta object of a sealed recorder file",
 		Long: `Print the meta object of a sealed recorder file: FILE is the meta file
 (<name>.db.meta.json) or the sealed file beside it. The object is checked
-(schema 1, every key of its type) and printed in its canonical bytes.`,
+(schema 1, every key of its type) and printed in its canonical bytes. A
+meta file that does not exist fails with code not_found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			path := args[0]
@@ -291,6 +293,9 @@ func (a *app) drakkarMetaCmd() *cobra.Command {
 				path = filepath.Join(filepath.Dir(path), dbfiles.MetaFileName(filepath.Base(path)))
 			}
 			m, err := dbfiles.ReadMeta(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return recordstore.Errorf(recordstore.ErrNotFound, "no meta file %s", path)
+			}
 			if err != nil {
 				return err
 			}
