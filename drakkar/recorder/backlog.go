@@ -49,8 +49,9 @@ func (b *backlog) add(path string, leftover bool, meta *dbfiles.Meta) {
 }
 
 // fail notes a failed try of path at stage and reports whether it is the
-// file's first (a file not in the backlog is added first).
-func (b *backlog) fail(path, stage string, err error, at time.Time) bool {
+// file's first (a file not in the backlog is added first) and whether it
+// failed as the try before (same stage, same error text).
+func (b *backlog) fail(path, stage string, err error, at time.Time) (first, same bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	it, ok := b.by[path]
@@ -58,10 +59,11 @@ func (b *backlog) fail(path, stage string, err error, at time.Time) bool {
 		b.order = append(b.order, path)
 		it.path = path
 	}
+	same = it.failures > 0 && it.stage == stage && it.err == err.Error()
 	it.stage, it.err, it.failedAt = stage, err.Error(), at
 	it.failures++
 	b.by[path] = it
-	return it.failures == 1
+	return it.failures == 1, same
 }
 
 func (b *backlog) remove(path string) {

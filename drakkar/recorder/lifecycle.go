@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -132,13 +133,20 @@ func (r *Recorder) sealOne(ctx context.Context, path string, leftover bool) {
 // backlog and logs it. drakkar_recorder_seal_failures_total counts files:
 // a file's first failure only, not each retry (one failing file is tried
 // several times a tick: after the rotation, on the tick, when woken).
+// recorder_seal_failed is a warning the first time and whenever the
+// failure changes, then debug while the same failure repeats.
 func (r *Recorder) sealFailed(path, stage string, err error) {
 	at := r.opts.Now()
-	if r.bl.fail(path, stage, err, at) {
+	first, same := r.bl.fail(path, stage, err, at)
+	if first {
 		r.met.sealFailures.Inc()
 	}
 	r.status.setSeal(SealOutcome{Path: path, Stage: stage, Error: err.Error(), At: at.UTC()})
-	r.log.Warn("recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
+	level := slog.LevelWarn
+	if same {
+		level = slog.LevelDebug
+	}
+	r.log.Log(context.Background(), level, "recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
 }
 
 // mover is the background job: it publishes the files of the backlog one

@@ -1,6 +1,7 @@
 package recorder_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -498,7 +499,9 @@ var _ = Describe("the flight recorder", func() {
 		fs := &refusingFS{FS: fsutil.OS{}, under: hist}
 		fs.refuse.Store(true)
 		reg := prometheus.NewRegistry()
-		rec, err := recorder.Open(ctx, cfg, recorder.Options{Registerer: reg, Mover: &recorder.Mover{FS: fs}})
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{Registerer: reg, Mover: &recorder.Mover{FS: fs}, Logger: log})
 		Expect(err).NotTo(HaveOccurred())
 		_, err = rec.Write(ctx, taskEvents("x", 2))
 		Expect(err).NotTo(HaveOccurred())
@@ -519,6 +522,18 @@ var _ = Describe("the flight recorder", func() {
 			retried = retried || f.Failures > 1
 		}
 		Expect(retried).To(BeTrue(), "the oldest files were tried more than once")
+		var warned, debug int
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"recorder_seal_failed"`) {
+				if strings.Contains(line, `"level":"WARN"`) {
+					warned++
+				} else {
+					debug++
+				}
+			}
+		}
+		Expect(warned).To(Equal(len(backlog)), "one warning per file while its failure stays the same")
+		Expect(debug).To(BeNumerically(">", 0))
 	})
 
 	It("keeps files it cannot move in its backlog, counted, and moves them once the history folder takes writes again", func() {
