@@ -115,11 +115,11 @@ func (l *lock) takeOver(seen fs.FileInfo) (bool, error) {
 		return false, nil
 	}
 	prev, _ := dbfiles.DecodeLock(moved)
-	l.log.Warn("recorder_archive_lock_taken_over", "folder", l.dir, "token", l.body.Token,
+	l.log.Warn("recorder_archive_lock_taken_over", "token", l.body.Token,
 		"previous_token", prev.Token, "previous_worker", prev.Worker, "previous_mtime", fi.ModTime().UTC())
 	l.emit(Event{Kind: EventTakenOver, Name: prev.Token})
 	if err := os.Remove(aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		l.log.Warn("recorder_archive_failed", "folder", l.dir, "error", err)
+		l.log.Warn("recorder_archive_failed", "error", err)
 	}
 	return l.create()
 }
@@ -128,7 +128,7 @@ func (l *lock) takeOver(seen fs.FileInfo) (bool, error) {
 func (l *lock) putBack(aside string, body []byte) {
 	other, _ := dbfiles.DecodeLock(body)
 	if err := os.Link(aside, l.path); err != nil {
-		l.log.Error("recorder_archive_lock_put_back_failed", "folder", l.dir, "token", l.body.Token,
+		l.log.Error("recorder_archive_lock_put_back_failed", "token", l.body.Token,
 			"moved_token", other.Token, "error", err)
 		l.emit(Event{Kind: EventPutBackFailed, Name: other.Token})
 	} else {
@@ -153,7 +153,7 @@ func (l *lock) holds() bool {
 		}
 	}
 	l.fenced = true
-	l.log.Error("recorder_archive_fenced", "folder", l.dir, "token", l.body.Token)
+	l.log.Error("recorder_archive_fenced", "token", l.body.Token)
 	l.emit(Event{Kind: EventFenced})
 	return false
 }
@@ -181,7 +181,7 @@ func (l *lock) refresh(ctx context.Context, every time.Duration) {
 			}
 			if body, err := dbfiles.DecodeLock(b); err == nil && body.Token == l.body.Token {
 				if err := touchNow(l.path); err != nil {
-					l.log.Warn("recorder_archive_lock_refresh_failed", "folder", l.dir, "error", err)
+					l.log.Warn("recorder_archive_lock_refresh_failed", "error", err)
 				}
 			}
 		}
@@ -195,7 +195,7 @@ func (l *lock) release() bool {
 		return false
 	}
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		l.log.Warn("recorder_archive_failed", "folder", l.dir, "stage", "release", "error", err)
+		l.log.Warn("recorder_archive_failed", "stage", "release", "error", err)
 	}
 	_ = fsutil.SyncDir(l.dir)
 	return true

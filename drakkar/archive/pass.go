@@ -91,10 +91,28 @@ type Report struct {
 	Pruned []string `json:"pruned"`
 	// Failed lists the windows that failed, with why.
 	Failed []Failed `json:"failed"`
-	// ArchiveFiles and ArchiveBytes are the archives found before the
-	// lock was tried (the metrics' values).
+	// ArchiveFiles and ArchiveBytes are the archives in the folder (the
+	// metrics' values): counted again when a pass that held the lock
+	// ends, so they include what it published and expired; counted before
+	// the lock was tried when it did not take it.
 	ArchiveFiles int   `json:"archive_files"`
 	ArchiveBytes int64 `json:"archive_bytes"`
+	// Holder is the pass that held a fresh lock when this one did not
+	// take it; nil otherwise (or when its lock could not be read).
+	Holder *Holder `json:"holder,omitempty"`
+	// NextDue is when the next window becomes due, as the pass saw it
+	// after the due ones: the earliest not-yet-due window that holds a
+	// sealed file, else the window of "now". Nil when the pass did not
+	// list the windows (no lock, archiving off, no history folder).
+	NextDue *time.Time `json:"next_due,omitempty"`
+}
+
+// Holder is the lock body of another pass, as a report shows it.
+type Holder struct {
+	Worker     string    `json:"worker"`
+	Instance   string    `json:"instance"`
+	Token      string    `json:"token"`
+	AcquiredAt time.Time `json:"acquired_at"`
 }
 
 // Err returns nil when every due window the pass tried was published, else
@@ -153,11 +171,22 @@ type pass struct {
 // nothing touched), or for a failure outside a window (the lock cannot be
 // created, the folder cannot be listed); a window's failure is in
 // Report.Failed, not an error.
+//
+// Every pass that got past its options is kept as the folder's last
+// outcome (LastOutcome).
 func Pass(ctx context.Context, cfg Config, opts Options) (Report, error) {
 	p, err := newPass(cfg, opts)
 	if err != nil {
 		return Report{}, err
 	}
+	rep, err := p.run(ctx)
+	keepOutcome(p.dir, rep, err)
+	return rep, err
+}
+
+// run is Pass after the options were checked.
+func (p *pass) run(ctx context.Context) (Report, error) {
+	cfg := p.cfg
 	if !cfg.Enabled {
 		return *p.rep, nil
 	}
@@ -170,6 +199,9 @@ func Pass(ctx context.Context, cfg Config, opts Options) (Report, error) {
 	p.refreshMetrics()
 	defer p.removeClock()
 	ok, err := p.lk.acquire(ctx)
+	if err == nil && !ok {
+		p.rep.Holder = p.readHolder()
+	}
 	if err != nil || !ok {
 		return *p.rep, err
 	}
@@ -186,7 +218,22 @@ func Pass(ctx context.Context, cfg Config, opts Options) (Report, error) {
 		p.met.Failures.Inc()
 	}
 	p.emit(Event{Kind: EventReleased, Fenced: p.rep.Fenced, At: releasing})
+	p.refreshMetrics()
 	return *p.rep, err
+}
+
+// readHolder reads the lock another pass holds; nil when it is gone or
+// unreadable.
+func (p *pass) readHolder() *Holder {
+	b, err := os.ReadFile(p.lk.path)
+	if err != nil {
+		return nil
+	}
+	body, err := dbfiles.DecodeLock(b)
+	if err != nil {
+		return nil
+	}
+	return &Holder{Worker: body.Worker, Instance: body.Instance, Token: body.Token, AcquiredAt: body.AcquiredAt}
 }
 
 // newPass checks the arguments and fills the defaults.
@@ -288,6 +335,7 @@ func (p *pass) dueWindows() ([]dueWindow, error) {
 		return nil, fmt.Errorf("list history folder: %w", err)
 	}
 	byFrom := map[int64]*dueWindow{}
+	next := WindowOf(p.now, p.cfg.Window).To.Add(p.cfg.DueAfter)
 	for _, e := range ents {
 		start, ok := FileStart(e.Name())
 		if !ok || !e.Type().IsRegular() {
@@ -295,6 +343,9 @@ func (p *pass) dueWindows() ([]dueWindow, error) {
 		}
 		w := WindowOf(start, p.cfg.Window)
 		if !w.Due(p.now, p.cfg.DueAfter) {
+			if at := w.To.Add(p.cfg.DueAfter); at.Before(next) {
+				next = at
+			}
 			continue
 		}
 		dw := byFrom[w.From.Unix()]
@@ -310,6 +361,8 @@ func (p *pass) dueWindows() ([]dueWindow, error) {
 		out = append(out, *dw)
 	}
 	slices.SortFunc(out, func(a, b dueWindow) int { return a.From.Compare(b.From) })
+	next = next.UTC()
+	p.rep.NextDue = &next
 	return out, nil
 }
 

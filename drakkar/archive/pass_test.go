@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -222,9 +223,9 @@ var _ = Describe("Pass", func() {
 		Expect(rep.Pruned).To(Equal([]string{"merged-a.db"}))
 		Expect(names(hist)).To(ConsistOf(keptA, foreign))
 		Expect(names(merged)).To(ConsistOf("merged-b.db"))
-		Expect(rep.ArchiveFiles).To(Equal(2), "counted before the pass: c1's archives only")
-		Expect(metricValue(reg, "drakkar_recorder_archive_files")).To(Equal(2.0))
-		Expect(metricValue(reg, "drakkar_recorder_archive_bytes")).To(Equal(4.0))
+		Expect(rep.ArchiveFiles).To(Equal(1), "counted after the pass: c1's archives only, the expired one gone")
+		Expect(metricValue(reg, "drakkar_recorder_archive_files")).To(Equal(1.0))
+		Expect(metricValue(reg, "drakkar_recorder_archive_bytes")).To(Equal(2.0))
 		Expect(logs.String()).To(ContainSubstring("recorder_merged_pruned"))
 
 		cfg.Retention, cfg.MergedRetention = 0, 0
@@ -244,6 +245,58 @@ var _ = Describe("Pass", func() {
 		Expect(rep.Published).To(BeEmpty())
 		Expect(metricValue(reg, "drakkar_recorder_archive_bytes")).To(Equal(5.0))
 		Expect(os.ReadFile(lockPath)).To(ContainSubstring("bbbbbbbbbbbbbbbb"))
+	})
+
+	It("names the holder of the fresh lock it did not take", func() {
+		lockPath := filepath.Join(hist, ".archive.lock")
+		Expect(os.WriteFile(lockPath, []byte(`{"acquired_at":"2026-10-13T10:29:00.000000Z","instance":"aaaaaaaaaaaaaaaa","token":"bbbbbbbbbbbbbbbb","worker":"w2"}`), 0o600)).To(Succeed())
+		Expect(os.Chtimes(lockPath, now.Add(-time.Second), now.Add(-time.Second))).To(Succeed())
+		rep := pass(opts())
+		Expect(rep.Locked).To(BeFalse())
+		Expect(rep.Holder).To(Equal(&archive.Holder{Worker: "w2", Instance: "aaaaaaaaaaaaaaaa", Token: "bbbbbbbbbbbbbbbb",
+			AcquiredAt: at(10, 29)}))
+		Expect(rep.NextDue).To(BeNil(), "it did not look at the windows")
+	})
+
+	It("says when the next window is due when nothing is due yet", func() {
+		buildSealed(hist, sealedName("w1", at(9, 20)), 2)
+		rep := pass(opts())
+		Expect(rep.Locked).To(BeTrue())
+		Expect(rep.Published).To(BeEmpty())
+		Expect(rep.Holder).To(BeNil())
+		Expect(rep.NextDue).NotTo(BeNil())
+		Expect(*rep.NextDue).To(Equal(at(11, 0)), "09:00-10:00 is due an hour after it ends")
+	})
+
+	It("says when the window of now is due when the folder holds no sealed file", func() {
+		rep := pass(opts())
+		Expect(rep.NextDue).NotTo(BeNil())
+		Expect(*rep.NextDue).To(Equal(at(12, 0)))
+	})
+
+	It("reports the archive counts as the pass leaves the folder, not as it found it", func() {
+		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
+		rep := pass(opts())
+		Expect(rep.Published).To(HaveLen(1))
+		Expect(rep.ArchiveFiles).To(Equal(1))
+		Expect(rep.ArchiveBytes).To(Equal(rep.Published[0].SizeBytes))
+		Expect(metricValue(reg, "drakkar_recorder_archive_files")).To(Equal(1.0))
+	})
+
+	It("logs the folder once in each lock event", func() {
+		buildSealed(hist, sealedName("w1", at(8, 0)), 4)
+		lockPath := filepath.Join(hist, ".archive.lock")
+		Expect(os.WriteFile(lockPath, []byte(`{"acquired_at":"2026-10-13T08:00:00.000000Z","instance":"aaaaaaaaaaaaaaaa","token":"bbbbbbbbbbbbbbbb","worker":"w2"}`), 0o600)).To(Succeed())
+		Expect(os.Chtimes(lockPath, now.Add(-time.Minute), now.Add(-time.Minute))).To(Succeed())
+		pass(opts())
+		var seen int
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			if strings.Contains(line, "recorder_archive_lock_taken_over") {
+				seen++
+				Expect(strings.Count(line, `"folder":`)).To(Equal(1), line)
+			}
+		}
+		Expect(seen).To(Equal(1))
 	})
 
 	It("takes over a lock older than lock_stale_seconds and deletes its own lock at the end", func() {

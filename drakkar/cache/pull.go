@@ -36,6 +36,7 @@ type puller struct {
 	client HTTPDoer
 	mu     sync.Mutex
 	cursor map[string]peerCursor // by peer worker; guarded by mu
+	last   map[string]peerLast   // by peer worker; guarded by mu
 }
 
 // peerCursor is where the pull of one peer stands. It holds only for the
@@ -50,7 +51,7 @@ func newPuller(c *Cache) *puller {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &puller{c: c, client: client, cursor: map[string]peerCursor{}}
+	return &puller{c: c, client: client, cursor: map[string]peerCursor{}, last: map[string]peerLast{}}
 }
 
 // PeerResult is what one peer's pull did.
@@ -107,6 +108,7 @@ func (c *Cache) scopesFor(p registry.Peer) []Scope {
 func (pl *puller) peer(ctx context.Context, p registry.Peer) PeerResult {
 	c := pl.c
 	res := PeerResult{Worker: p.Worker}
+	defer func() { pl.note(p, res) }()
 	scopes := c.scopesFor(p)
 	// A peer that restarted (a new instance) is pulled from the start: it
 	// may have lost rows a cursor passed, and stamped new ones below it.

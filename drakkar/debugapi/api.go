@@ -101,6 +101,7 @@ func (s *server) routes() []Route {
 		f("GET", "/api/v1/debug/cache/entries", s.cacheEntries),
 		f("GET", "/api/v1/debug/cache/entry/{key}", s.cacheEntry),
 		f("GET", "/api/v1/debug/cache/stats", s.cacheStats),
+		f("GET", StatusPath, s.status),
 		{Method: "GET", Path: cache.ChangesPath, Public: true, AnyMethod: true, Handler: s.exchange()},
 	}
 }

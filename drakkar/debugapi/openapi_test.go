@@ -237,6 +237,13 @@ var _ = Describe("the worker's API against its OpenAPI document", Ordered, func(
 				}},
 			{op: "GET /api/v1/debug/cache/entry/{key}", target: "/api/v1/debug/cache/entry/none", status: 404},
 			{op: "GET /api/v1/debug/cache/stats", target: "/api/v1/debug/cache/stats", status: 200, valid: true},
+			{op: "GET /api/v1/debug/status", target: "/api/v1/debug/status", status: 200, valid: true, check: func(b any, _ http.Header) {
+				Expect(b).To(HaveKeyWithValue("worker", "w1"))
+				Expect(b).To(HaveKeyWithValue("recorder", HaveKeyWithValue("backlog", BeEmpty())))
+				Expect(b).To(HaveKeyWithValue("recorder", HaveKeyWithValue("next_rotation", Not(BeNil()))))
+				Expect(b).To(HaveKeyWithValue("archive", HaveKeyWithValue("folder", filepath.Join(shared, "history", "search_hot"))))
+				Expect(b).To(HaveKeyWithValue("peers", BeEmpty()))
+			}},
 			{op: "GET /api/v1/peer/cache/changes", target: "/api/v1/peer/cache/changes?scopes=cluster", status: 200, valid: true},
 			{op: "GET /api/v1/peer/cache/changes", target: "/api/v1/peer/cache/changes", status: 400},
 			{op: "GET /api/v1/peer/cache/changes", target: "/api/v1/peer/cache/changes?scopes=cluster&limit=0", status: 400},

@@ -5,15 +5,22 @@ package recorder
 
 import (
 	"sync"
+	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 )
 
 // backlogItem is one file of the backlog; meta is set once it is sealed.
+// The last failure (stage, err, failedAt) and the count of failed tries
+// stay with the item until it leaves the backlog.
 type backlogItem struct {
 	path     string
 	leftover bool
 	meta     *dbfiles.Meta
+	stage    string
+	err      string
+	failedAt time.Time
+	failures int
 }
 
 // backlog is safe for concurrent use. wakeC wakes the background job.
@@ -32,11 +39,31 @@ func newBacklog() *backlog {
 func (b *backlog) add(path string, leftover bool, meta *dbfiles.Meta) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.by[path]; !ok {
+	it, ok := b.by[path]
+	if !ok {
 		b.order = append(b.order, path)
 	}
-	b.by[path] = backlogItem{path: path, leftover: leftover, meta: meta}
+	it.path, it.leftover, it.meta = path, leftover, meta
+	b.by[path] = it
 	b.wakeLocked()
+}
+
+// fail notes a failed try of path at stage and reports whether it is the
+// file's first (a file not in the backlog is added first) and whether it
+// failed as the try before (same stage, same error text).
+func (b *backlog) fail(path, stage string, err error, at time.Time) (first, same bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	it, ok := b.by[path]
+	if !ok {
+		b.order = append(b.order, path)
+		it.path = path
+	}
+	same = it.failures > 0 && it.stage == stage && it.err == err.Error()
+	it.stage, it.err, it.failedAt = stage, err.Error(), at
+	it.failures++
+	b.by[path] = it
+	return it.failures == 1, same
 }
 
 func (b *backlog) remove(path string) {

@@ -77,6 +77,9 @@ func runChild(mode string) int {
 			panic("the worker's goroutine dies")
 		}()
 		<-done
+		// done is closed while the panic unwinds, before it ends the
+		// process: wait for it here rather than return (exit 0) first.
+		select {}
 	case "latency":
 		ev := taskEvents("lat", 1)
 		for i := 0; i < n; i++ {

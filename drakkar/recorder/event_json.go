@@ -74,7 +74,7 @@ func decodeObject(line []byte) (map[string]json.RawMessage, error) {
 	d.UseNumber()
 	var fields map[string]json.RawMessage
 	if err := d.Decode(&fields); err != nil || fields == nil {
-		return nil, recordstore.Errorf(ErrEvent, "not a JSON object")
+		return nil, recordstore.Errorf(ErrEvent, "%s", jsonProblem(err))
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return nil, recordstore.Errorf(ErrEvent, "more than one JSON value")
@@ -83,6 +83,21 @@ func decodeObject(line []byte) (map[string]json.RawMessage, error) {
 		return nil, recordstore.Errorf(ErrEvent, "%s", err.Error())
 	}
 	return fields, nil
+}
+
+// jsonProblem says why a line did not decode as one JSON object: it ends
+// inside a value (truncated), it is no JSON at all (with the offset of the
+// first bad byte), or it is valid JSON of another type (err nil: null).
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "truncated JSON: the line ends inside a value"
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON at byte %d: %s", syn.Offset, syn.Error())
+	default:
+		return "not a JSON object"
+	}
 }
 
 // checkEscapes refuses the \u escapes of line, valid JSON, that are no

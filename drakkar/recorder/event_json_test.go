@@ -58,7 +58,9 @@ var _ = Describe("ParseEventJSON", func() {
 			Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue())
 			Expect(err.Error()).To(ContainSubstring(want))
 		},
-		Entry("not JSON", `{"event":`, "not a JSON object"),
+		Entry("a truncated line", `{"event":`, "truncated JSON: the line ends inside a value"),
+		Entry("a line cut inside a string", `{"event":"task_sta`, "truncated JSON"),
+		Entry("not JSON", `{event}`, "not valid JSON at byte 2: invalid character 'e'"),
 		Entry("an array", `["event"]`, "not a JSON object"),
 		Entry("null", `null`, "not a JSON object"),
 		Entry("two objects", `{"event":"x"} {}`, "more than one JSON value"),

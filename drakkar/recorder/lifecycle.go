@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,6 +36,7 @@ func (r *Recorder) loop() {
 	defer state.Stop()
 	rotate := time.NewTicker(r.cfg.RotationInterval)
 	defer rotate.Stop()
+	r.status.setNextRotation(time.Now().Add(r.cfg.RotationInterval))
 	second := time.NewTimer(r.opts.LeftoverDelay)
 	defer second.Stop()
 	if r.Owner() {
@@ -55,7 +57,8 @@ func (r *Recorder) loop() {
 					r.log.Warn("recorder_state_failed", "error", err)
 				}
 			}
-		case <-rotate.C:
+		case t := <-rotate.C:
+			r.status.setNextRotation(t.Add(r.cfg.RotationInterval))
 			if owned {
 				if err := r.Rotate(r.ctx); err != nil {
 					r.log.Warn("recorder_background_job_failed", "job", "rotation", "error", err)
@@ -126,9 +129,24 @@ func (r *Recorder) sealOne(ctx context.Context, path string, leftover bool) {
 	r.bl.add(path, leftover, &meta)
 }
 
+// sealFailed notes a failed seal, move or quarantine of path in the
+// backlog and logs it. drakkar_recorder_seal_failures_total counts files:
+// a file's first failure only, not each retry (one failing file is tried
+// several times a tick: after the rotation, on the tick, when woken).
+// recorder_seal_failed is a warning the first time and whenever the
+// failure changes, then debug while the same failure repeats.
 func (r *Recorder) sealFailed(path, stage string, err error) {
-	r.met.sealFailures.Inc()
-	r.log.Warn("recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
+	at := r.opts.Now()
+	first, same := r.bl.fail(path, stage, err, at)
+	if first {
+		r.met.sealFailures.Inc()
+	}
+	r.status.setSeal(SealOutcome{Path: path, Stage: stage, Error: err.Error(), At: at.UTC()})
+	level := slog.LevelWarn
+	if same {
+		level = slog.LevelDebug
+	}
+	r.log.Log(context.Background(), level, "recorder_seal_failed", "db_path", path, "stage", stage, "error", err)
 }
 
 // mover is the background job: it publishes the files of the backlog one
@@ -187,6 +205,7 @@ func (r *Recorder) publishBacklog(ctx context.Context) {
 			continue
 		}
 		r.bl.remove(it.path)
+		r.status.setSeal(SealOutcome{Path: it.path, Destination: pub.Dest, OK: true, At: r.opts.Now().UTC()})
 		event := "recorder_sealed"
 		if it.leftover {
 			event = "recorder_leftover_sealed"

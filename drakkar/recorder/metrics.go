@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer, r *Recorder) *metrics {
 	m := &metrics{
 		sealFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "drakkar_recorder_seal_failures_total",
-			Help: "Recorder files whose sealing or move failed; they stay in the backlog and are retried.",
+			Help: "Recorder files whose sealing or move failed (each file once, however often it is retried); they stay in the backlog and are retried.",
 		}),
 		flushFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "drakkar_recorder_flush_failures_total",

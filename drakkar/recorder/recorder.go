@@ -104,6 +104,8 @@ type Recorder struct {
 	lastStart time.Time
 
 	bl *backlog
+	// status holds the last seal outcome and the next rotation time.
+	status statusState
 	// rotated wakes the background job after a rotation tick, for
 	// Options.AfterRotate (buffered 1: ticks missed while it runs merge).
 	rotated chan struct{}
@@ -410,6 +412,49 @@ func (r *Recorder) Owner() bool {
 
 // st is the worker's store; nil in memory-only mode.
 func (r *Recorder) st() *owner.Store[Target] { return r.store.Load() }
+
+// BacklogFile is one file of the backlog and why it is there, as the
+// worker's status shows it.
+type BacklogFile struct {
+	// Path is the file in storage.dir.
+	Path string `json:"path"`
+	// Leftover says it was found in storage.dir (an earlier process's
+	// file) rather than rotated or closed by this one.
+	Leftover bool `json:"leftover"`
+	// Sealed says the file is sealed and waits for its move only.
+	Sealed bool `json:"sealed"`
+	// Reason is why it is in the backlog: "pending" (not tried yet, or
+	// waiting for the next try of the background job), or the stage
+	// whose last try failed: "seal", "publish" (the move into the history
+	// folder) or "quarantine".
+	Reason string `json:"reason"`
+	// Error is the last failure's error; "" when none.
+	Error string `json:"error,omitempty"`
+	// FailedAt is when the last failure happened; nil when none.
+	FailedAt *time.Time `json:"failed_at,omitempty"`
+	// Failures counts the failed tries.
+	Failures int `json:"failures"`
+}
+
+// Backlog lists the backlog (see OwnClosedFiles) with why each file is
+// there, oldest first.
+func (r *Recorder) Backlog() []BacklogFile {
+	if r.bl == nil {
+		return []BacklogFile{}
+	}
+	items := r.bl.items()
+	out := make([]BacklogFile, 0, len(items))
+	for _, it := range items {
+		f := BacklogFile{Path: it.path, Leftover: it.leftover, Sealed: it.meta != nil, Reason: "pending",
+			Error: it.err, Failures: it.failures}
+		if it.failures > 0 {
+			at := it.failedAt.UTC()
+			f.Reason, f.FailedAt = it.stage, &at
+		}
+		out = append(out, f)
+	}
+	return out
+}
 
 // OwnClosedFiles lists the paths of this worker's closed own files still in
 // storage.dir (the backlog: rotated, sealed or not yet, not yet moved to the

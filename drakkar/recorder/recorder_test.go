@@ -1,6 +1,7 @@
 package recorder_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -489,6 +490,50 @@ var _ = Describe("the flight recorder", func() {
 		for _, e := range ents {
 			Expect(e.Name()).NotTo(HaveSuffix(".incoming"))
 		}
+	})
+
+	It("counts each file it cannot move once, however often it is retried, and says why it stays", func() {
+		cfg := testConfig(storage, shared)
+		cfg.RotationInterval = 100 * time.Millisecond
+		hist := filepath.Join(shared, "history", "search_hot")
+		fs := &refusingFS{FS: fsutil.OS{}, under: hist}
+		fs.refuse.Store(true)
+		reg := prometheus.NewRegistry()
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		rec, err := recorder.Open(ctx, cfg, recorder.Options{Registerer: reg, Mover: &recorder.Mover{FS: fs}, Logger: log})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = rec.Write(ctx, taskEvents("x", 2))
+		Expect(err).NotTo(HaveOccurred())
+		// Several ticks, each trying every file of the backlog again.
+		Eventually(func() float64 { return gauge(reg, "drakkar_recorder_unsealed_files") }, "30s", "20ms").Should(BeNumerically(">=", 4))
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		Expect(rec.Close(cctx)).To(Succeed())
+		backlog := rec.Backlog()
+		Expect(len(backlog)).To(BeNumerically(">=", 5), "the live file joined it on Close")
+		Expect(gauge(reg, "drakkar_recorder_seal_failures_total")).To(Equal(float64(len(backlog))))
+		var retried bool
+		for _, f := range backlog {
+			Expect(f.Reason).To(Equal("publish"), f.Path)
+			Expect(f.Sealed).To(BeTrue())
+			Expect(f.Error).To(ContainSubstring("permission denied"))
+			Expect(f.FailedAt).NotTo(BeNil())
+			retried = retried || f.Failures > 1
+		}
+		Expect(retried).To(BeTrue(), "the oldest files were tried more than once")
+		var warned, debug int
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"recorder_seal_failed"`) {
+				if strings.Contains(line, `"level":"WARN"`) {
+					warned++
+				} else {
+					debug++
+				}
+			}
+		}
+		Expect(warned).To(Equal(len(backlog)), "one warning per file while its failure stays the same")
+		Expect(debug).To(BeNumerically(">", 0))
 	})
 
 	It("keeps files it cannot move in its backlog, counted, and moves them once the history folder takes writes again", func() {

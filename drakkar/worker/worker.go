@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/archive"
@@ -231,11 +233,26 @@ func (w *Worker) openRegistry(ctx context.Context) error {
 		OfflineAfter: w.cfg.Registry.OfflineAfter,
 		Features:     w.features, Now: w.now, Logger: w.log,
 	})
+	if err != nil && refusesWrites(err) {
+		// A shared.dir that takes no writes (a read-only mount, no
+		// permission) does not stop the worker: it records locally and
+		// its recorder keeps the closed files in its backlog until the
+		// history folder takes writes. It runs without a card until its
+		// next start: peers do not see it, and it pulls no peer.
+		w.log.Warn("registry_unavailable", "folder", registry.Dir(r.SharedDir, r.StorageDir), "error", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open registry: %w", err)
 	}
 	w.reg = reg
 	return nil
+}
+
+// refusesWrites reports whether err says a folder takes no writes: a
+// read-only file system or a permission refused.
+func refusesWrites(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // features are the card's features: the cache's marks once it runs.

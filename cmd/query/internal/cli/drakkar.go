@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,8 +32,27 @@ func (a *app) drakkarCmd() *cobra.Command {
 		RunE:  needSubcommand,
 	}
 	cmd.AddCommand(append([]*cobra.Command{a.drakkarRecordCmd(), a.drakkarLsCmd(), a.drakkarMetaCmd(),
-		a.drakkarArchiveCmd(), a.drakkarMergeCmd(), a.drakkarWorkerCmd()}, a.drakkarCacheCmds()...)...)
+		a.drakkarArchiveCmd(), a.drakkarMergeCmd(), a.drakkarWorkerCmd(), a.drakkarStatusCmd()}, a.drakkarCacheCmds()...)...)
+	hideStoreFlags(cmd)
 	return cmd
+}
+
+// storeFlags are the root's flags about the records store, which no
+// drakkar subcommand reads.
+var storeFlags = []string{"store", "read-only"}
+
+// hideStoreFlags leaves the store flags out of the help of cmd and its
+// subcommands (they are still accepted, and ignored).
+func hideStoreFlags(cmd *cobra.Command) {
+	def := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		for _, name := range storeFlags {
+			if f := c.Root().PersistentFlags().Lookup(name); f != nil {
+				f.Hidden = true
+			}
+		}
+		def(c, args)
+	})
 }
 
 // recordArgs are the flags of drakkar record.
@@ -47,10 +67,12 @@ type recorded struct {
 	recorder.Written
 	Worker string `json:"worker"`
 	// File is the live file the events went to when this process owned
-	// the worker's recorder (it is sealed and moved on exit), else "".
+	// the worker's recorder (it is sealed and moved on exit), else "";
+	// an absolute path.
 	File string `json:"file"`
-	// Sealed is where that file went: its path in the history folder, or
-	// "" when it stayed in storage.dir (no time left, or a failed move).
+	// Sealed is where that file went: its absolute path in the history
+	// folder, or "" when it stayed in storage.dir (no time left, or a
+	// failed move).
 	Sealed string `json:"sealed,omitempty"`
 }
 
@@ -163,7 +185,7 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	w, werr := rec.Write(wctx, events)
 	wcancel()
 	// This process may have taken the recorder over while it waited.
-	out.File = rec.LiveFile()
+	out.File = absPath(rec.LiveFile())
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.drain)
 	defer cancel()
 	cerr := rec.Close(cctx)
@@ -174,7 +196,7 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 	if out.File != "" {
 		dest := filepath.Join(cfg.HistoryDir(), filepath.Base(out.File))
 		if _, err := os.Stat(dest); err == nil {
-			out.Sealed = dest
+			out.Sealed = absPath(dest)
 		}
 	}
 	if cerr != nil {
@@ -183,6 +205,18 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 		return fmt.Errorf("close the recorder: %w", cerr)
 	}
 	return a.printOne(out)
+}
+
+// absPath is p made absolute ("" stays ""; p as given when the working
+// folder cannot be read).
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // readEvents reads and checks every NDJSON event of src before anything is
@@ -250,7 +284,8 @@ func (a *app) drakkarMetaCmd() *cobra.Command {
 		Short: "Print the meta object of a sealed recorder file",
 		Long: `Print the meta object of a sealed recorder file: FILE is the meta file
 (<name>.db.meta.json) or the sealed file beside it. The object is checked
-(schema 1, every key of its type) and printed in its canonical bytes.`,
+(schema 1, every key of its type) and printed in its canonical bytes. A
+meta file that does not exist fails with code not_found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			path := args[0]
@@ -258,6 +293,9 @@ func (a *app) drakkarMetaCmd() *cobra.Command {
 				path = filepath.Join(filepath.Dir(path), dbfiles.MetaFileName(filepath.Base(path)))
 			}
 			m, err := dbfiles.ReadMeta(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return recordstore.Errorf(recordstore.ErrNotFound, "no meta file %s", path)
+			}
 			if err != nil {
 				return err
 			}

@@ -4,13 +4,17 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fb46ecde/records/drakkar/archive"
+	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/merge"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +34,11 @@ archives and merge results. --name W is the worker named in the lock.
 retention_days, lock_stale_seconds), history.merged_retention_days and
 ui.recorder.rotation_interval_hours, fractions allowed. Prints the report
 as one JSON object: locked, fenced, published, deleted, set_aside, swept,
-expired, pruned, failed. SIGINT/SIGTERM end the pass after the window in
+expired, pruned, failed, archive_files and archive_bytes (the archives in
+the folder after the pass), holder (the worker, instance, token and
+acquired_at of the pass whose fresh lock made this one skip) and next_due
+(when the next window becomes due). When nothing was published, one line
+on stderr says why: who holds the lock, or when the next window is due. SIGINT/SIGTERM end the pass after the window in
 progress. A bad key or value, or a cluster name whose archive names
 would not fit in 255 bytes, fails with code invalid and touches nothing.
 When a due window could not be published the report is printed and the
@@ -61,6 +69,7 @@ command exits 1, naming the first such window and why.`,
 			if err := a.printOne(rep); err != nil {
 				return err
 			}
+			a.archiveHint(rep)
 			return rep.Err()
 		}),
 	}
@@ -72,6 +81,19 @@ command exits 1, naming the first such window and why.`,
 	_ = cmd.MarkFlagRequired("shared")
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
+}
+
+// archiveHint says on stderr why a pass published nothing: who holds the
+// lock, or when the next window is due.
+func (a *app) archiveHint(rep archive.Report) {
+	switch {
+	case rep.Holder != nil:
+		h := rep.Holder
+		fmt.Fprintf(a.env.Stderr, "query: skipped: worker %s (instance %s, token %s) holds %s since %s\n",
+			h.Worker, h.Instance, h.Token, filepath.Join(rep.Folder, dbfiles.ArchiveLockName), h.AcquiredAt.Format(time.RFC3339))
+	case len(rep.Published) == 0 && len(rep.Failed) == 0 && rep.NextDue != nil:
+		fmt.Fprintf(a.env.Stderr, "query: nothing due; the next window is due at %s\n", rep.NextDue.Format(time.RFC3339))
+	}
 }
 
 // mergeSource is one source of a merge result, as JSON.

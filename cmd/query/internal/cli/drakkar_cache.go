@@ -18,6 +18,7 @@ import (
 
 	"github.com/fb46ecde/records/drakkar/cache"
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/drakkar/registry"
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -34,6 +35,9 @@ type cacheArgs struct{ storage, name string }
 // no cache file in --storage: a read of a mistyped path must not make a
 // storage folder and an empty cache there.
 func (p *cacheArgs) needFile() error {
+	if err := recorder.CheckWorkerName(p.name); err != nil {
+		return err
+	}
 	path := filepath.Join(p.storage, dbfiles.CacheFileName(p.name))
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return recordstore.Errorf(recordstore.ErrNotFound, "no cache of worker %s: %s does not exist", recordstore.Quote(p.name), path)
@@ -68,6 +72,9 @@ use a read-only connection to the file.`,
 // withCache opens W's cache (loops off), runs fn and closes it, flushing
 // what fn wrote.
 func (a *app) withCache(ctx context.Context, p cacheArgs, fn func(*cache.Cache) error) error {
+	if err := recorder.CheckWorkerName(p.name); err != nil {
+		return err
+	}
 	cfg := cache.DefaultConfig()
 	cfg.Enabled, cfg.StorageDir, cfg.WorkerName = true, p.storage, p.name
 	c, err := cache.Open(ctx, cfg, cache.Options{Logger: a.logger(slog.LevelWarn), NoLoops: true})
@@ -212,6 +219,22 @@ type peerLine struct {
 	Cache      any    `json:"cache"`
 }
 
+// needRegistryDir fails with code not_found, touching nothing, when the
+// registry folder dir does not exist (no worker ever started there, or a
+// mistyped --shared).
+func needRegistryDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return recordstore.Errorf(recordstore.ErrNotFound, "no registry folder %s: no worker has started with this shared folder", dir)
+	case err != nil:
+		return fmt.Errorf("look for the registry folder: %w", err)
+	case !fi.IsDir():
+		return recordstore.Invalidf("registry folder %s is not a folder", dir)
+	}
+	return nil
+}
+
 func (a *app) drakkarPeersCmd() *cobra.Command {
 	var (
 		shared, storage string
@@ -226,13 +249,17 @@ instance, cluster, url, state, online, last_seen (the card's modification
 time), age_seconds (on the file server's clock, measured through a
 .clock.<instance> marker this command touches and removes) and cache (the
 card's marks, null when the worker does not serve the exchange). Online:
-state running and an age of at most --offline-after (30s).`,
+state running and an age of at most --offline-after (30s). A registry
+folder that does not exist fails with code not_found.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			if shared == "" && storage == "" {
 				return usagef("peers needs --shared or --storage")
 			}
 			dir := registry.Dir(shared, storage)
+			if err := needRegistryDir(dir); err != nil {
+				return err
+			}
 			inst := dbfiles.NewHex16()
 			peers, err := registry.ReadPeers(cmd.Context(), dir, inst, offline, a.logger(slog.LevelWarn))
 			_ = registry.RemoveClock(dir, inst)
