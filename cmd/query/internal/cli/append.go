@@ -3,7 +3,8 @@
 // otherwise. The input is read a line at a time and every row is checked
 // against the kind — the catalog's, or the one --schema declares — and the
 // limits of one append as it is read; only its stored values are kept, in
-// a compact recordstore.RowBuffer, for the append itself.
+// a scratch file (recordstore.RowSpill), so that the memory of an append
+// does not grow with its input, and streamed from there into the append.
 
 package cli
 
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -198,13 +200,17 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 	if sp := st.Spool(); sp != nil {
 		limits = sp.Limits()
 	}
-	var rows recordstore.RowBuffer // compact: not a map nor a Values slice per row
+	rows, err := newSpill(filepath.Dir(st.Paths().Config))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }() // a scratch file, unlinked already where the system allows
 	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
 		return suggestBatches(err)
 	}
 	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 	defer cancel()
-	res, err := st.AppendBuffer(actx, p.stream, k, &rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
+	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
 	if err != nil {
 		return suggestBatches(err)
 	}
@@ -212,6 +218,17 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 		return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
 	}
 	return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
+}
+
+// newSpill returns the scratch file append checks every row into before
+// anything is written: in dir (the store's folder), or in the temporary
+// folder when dir takes no new file (a folder this process may only read).
+func newSpill(dir string) (*recordstore.RowSpill, error) {
+	rows, err := recordstore.NewRowSpill(dir)
+	if err != nil {
+		rows, err = recordstore.NewRowSpill("")
+	}
+	return rows, err
 }
 
 // suggestBatches adds to a capacity error (an input too large for one
