@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -208,6 +209,12 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
 		return suggestBatches(err)
 	}
+	if rows.Size() >= spillCollect {
+		// What reading left (a long line's copies) is garbage now: collect
+		// it so that the append reuses that memory instead of growing the
+		// heap past it while it reads the rows back.
+		runtime.GC()
+	}
 	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 	defer cancel()
 	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
@@ -219,6 +226,10 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 	}
 	return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
 }
+
+// spillCollect is the size of checked rows from which append collects the
+// garbage of reading them before it appends them.
+const spillCollect = 16 << 20
 
 // newSpill returns the scratch file append checks every row into before
 // anything is written: in dir (the store's folder), or in the temporary

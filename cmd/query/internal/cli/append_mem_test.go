@@ -42,15 +42,23 @@ var _ = Describe("query append's memory", func() {
 	})
 })
 
-// madeRows reads as n NDJSON rows {"i":0}..., made as they are read.
+// madeRows reads as n NDJSON rows, made as they are read: line appends
+// row i (from 0) with its newline; {"i":i} when line is nil. size counts
+// the bytes read.
 type madeRows struct {
 	n, next int
+	line    func(buf []byte, i int) []byte
 	buf     []byte
+	size    int64
 }
 
 func (r *madeRows) Read(p []byte) (int, error) {
 	for len(r.buf) < len(p) && r.next < r.n {
-		r.buf = fmt.Appendf(r.buf, "{\"i\":%d}\n", r.next)
+		if r.line == nil {
+			r.buf = fmt.Appendf(r.buf, "{\"i\":%d}\n", r.next)
+		} else {
+			r.buf = r.line(r.buf, r.next)
+		}
 		r.next++
 	}
 	if len(r.buf) == 0 {
@@ -58,5 +66,6 @@ func (r *madeRows) Read(p []byte) (int, error) {
 	}
 	k := copy(p, r.buf)
 	r.buf = r.buf[:copy(r.buf, r.buf[k:])]
+	r.size += int64(k)
 	return k, nil
 }
