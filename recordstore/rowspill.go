@@ -24,7 +24,8 @@ const spillBuffer = 64 << 10
 var errSpillCorrupt = errors.New("row spill: corrupt data")
 
 // RowSpill holds rows of stored values (see Values) like RowBuffer, in
-// the same compact encoding, but in a scratch file instead of memory: the
+// the same compact encoding (each row after its length, a uvarint, and
+// every string inline), but in a scratch file instead of memory: the
 // memory it takes does not grow with the rows. The file is created in the
 // folder given to NewRowSpill, readable by its owner only (0600), and is
 // unlinked at once where the system allows it (on Unix; elsewhere by
@@ -38,7 +39,7 @@ type RowSpill struct {
 	f       *os.File
 	name    string // the file's name while it is still linked, else ""
 	w       *bufio.Writer
-	enc     []byte // one row's encoding
+	enc     []byte // one row's encoding, after room for its length
 	rows    int
 	width   int
 	size    int64 // bytes of rows handed to w
@@ -73,18 +74,22 @@ func (s *RowSpill) Add(vals Values) error {
 	if s.rows > 0 && len(vals) != s.width {
 		return Invalidf("row spill: a row of %d values after rows of %d", len(vals), s.width)
 	}
-	s.enc = s.enc[:0]
+	s.enc = append(s.enc[:0], make([]byte, binary.MaxVarintLen64)...)
 	for _, v := range vals {
 		var ok bool
 		if s.enc, ok = appendStoredValue(s.enc, v); !ok {
 			return Invalidf("row spill: %T is not a stored value", v)
 		}
 	}
-	if _, err := s.w.Write(s.enc); err != nil {
+	var l [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(l[:], uint64(len(s.enc)-binary.MaxVarintLen64))
+	row := s.enc[binary.MaxVarintLen64-n:]
+	copy(row, l[:n])
+	if _, err := s.w.Write(row); err != nil {
 		s.err = fmt.Errorf("row spill: %w", err)
 		return s.err
 	}
-	s.size += int64(len(s.enc))
+	s.size += int64(len(row))
 	s.width = len(vals)
 	s.rows++
 	return nil
@@ -162,13 +167,112 @@ func (s *rowSpillSource) Next() (Values, error) {
 	if s.read == s.n {
 		return nil, io.EOF
 	}
-	vals, err := decodeStoredRow(s.r, s.width, s.size, &s.buf)
+	vals, err := s.row()
 	if err != nil {
 		s.err = err
 		return nil, err
 	}
 	s.read++
 	return vals, nil
+}
+
+// row reads the next row: its length, then its values, from the read
+// buffer when the row fits in it.
+func (s *rowSpillSource) row() (Values, error) {
+	l, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		return nil, spillCorrupt(err)
+	}
+	if l > uint64(s.size) {
+		return nil, spillCorrupt(nil)
+	}
+	if int(l) > s.r.Size() {
+		cr := &countedReader{r: s.r}
+		vals, err := decodeStoredRow(cr, s.width, int64(l), &s.buf)
+		if err == nil && cr.n != int64(l) {
+			err = spillCorrupt(nil)
+		}
+		return vals, err
+	}
+	row, err := s.r.Peek(int(l))
+	if err != nil {
+		return nil, spillCorrupt(err)
+	}
+	vals, err := decodeStoredValues(row, s.width)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.r.Discard(int(l))
+	return vals, err
+}
+
+// decodeStoredValues decodes row, exactly the encodings of width values
+// written by appendStoredValue; anything else is errSpillCorrupt.
+func decodeStoredValues(row []byte, width int) (Values, error) {
+	vals := make(Values, width)
+	off := 0
+	for i := range vals {
+		if off >= len(row) {
+			return nil, spillCorrupt(nil)
+		}
+		tag := row[off]
+		off++
+		switch tag {
+		case tagNull:
+		case tagInt:
+			x, n := binary.Varint(row[off:])
+			if n <= 0 {
+				return nil, spillCorrupt(nil)
+			}
+			vals[i], off = x, off+n
+		case tagFloat:
+			if len(row)-off < 8 {
+				return nil, spillCorrupt(nil)
+			}
+			vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(row[off:]))
+			off += 8
+		case tagString:
+			l, n := binary.Uvarint(row[off:])
+			if n <= 0 || l > uint64(len(row)-off-n) {
+				return nil, spillCorrupt(nil)
+			}
+			off += n
+			vals[i] = string(row[off : off+int(l)])
+			off += int(l)
+		default:
+			return nil, spillCorrupt(nil)
+		}
+	}
+	if off != len(row) {
+		return nil, spillCorrupt(nil)
+	}
+	return vals, nil
+}
+
+// countedReader counts the bytes read through it.
+type countedReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countedReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+// spillReader is what decodeStoredRow reads from.
+type spillReader interface {
+	io.Reader
+	io.ByteReader
 }
 
 // appendStoredValue appends v's encoding (a tag, then its payload, see
@@ -194,10 +298,11 @@ func appendStoredValue(dst []byte, v any) ([]byte, bool) {
 const smallSpillString = 4 << 10
 
 // decodeStoredRow reads one row of width values written by
-// appendStoredValue from r; no string is longer than max bytes; buf is
-// scratch space kept between calls. Bytes that are not such a row, or end
-// before it does, are errSpillCorrupt.
-func decodeStoredRow(r *bufio.Reader, width int, max int64, buf *[]byte) (Values, error) {
+// appendStoredValue from r, for a row longer than the read buffer; no
+// string is longer than max bytes; buf is scratch space kept between
+// calls. Bytes that are not such a row, or end before it does, are
+// errSpillCorrupt.
+func decodeStoredRow(r spillReader, width int, max int64, buf *[]byte) (Values, error) {
 	vals := make(Values, width)
 	var f [8]byte
 	for i := range vals {
@@ -238,7 +343,7 @@ func decodeStoredRow(r *bufio.Reader, width int, max int64, buf *[]byte) (Values
 
 // readSpillString reads a string of l bytes from r, a short one through
 // buf.
-func readSpillString(r *bufio.Reader, l int, buf *[]byte) (string, error) {
+func readSpillString(r spillReader, l int, buf *[]byte) (string, error) {
 	if l < smallSpillString {
 		if cap(*buf) < l {
 			*buf = make([]byte, smallSpillString)

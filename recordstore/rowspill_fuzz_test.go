@@ -5,53 +5,67 @@ package recordstore
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
-// FuzzRowSpillDecode decodes arbitrary bytes as rows of width values: it
-// must not panic, must fail with errSpillCorrupt only, and every row it
-// decodes must encode and decode again to the same values.
-func FuzzRowSpillDecode(f *testing.F) {
-	seed := func(rows ...Values) []byte {
-		var b []byte
-		for _, r := range rows {
-			for _, v := range r {
-				b, _ = appendStoredValue(b, v)
-			}
+// spillRows encodes rows as RowSpill writes them: each row's length, then
+// its values.
+func spillRows(rows ...Values) []byte {
+	var out []byte
+	for _, r := range rows {
+		var enc []byte
+		for _, v := range r {
+			enc, _ = appendStoredValue(enc, v)
 		}
-		return b
+		out = append(binary.AppendUvarint(out, uint64(len(enc))), enc...)
 	}
-	f.Add(seed(Values{int64(1), "user-1", 2.5, int64(1)}, Values{nil, "", math.Inf(1), int64(-7)}), uint8(4))
-	f.Add(seed(Values{"x"}), uint8(1))
-	f.Add([]byte{tagString, 0xff, 0xff, 0xff, 0xff, 0x0f}, uint8(1))
-	f.Add([]byte{tagInt, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, uint8(1))
-	f.Add([]byte{tagFloat, 1, 2, 3}, uint8(2))
-	f.Add([]byte{9}, uint8(1))
-	f.Fuzz(func(t *testing.T, data []byte, width uint8) {
+	return out
+}
+
+// spillSource reads data as a spill source of rows of width values, with
+// a read buffer of bufSize bytes.
+func spillSource(data []byte, width, bufSize int) *rowSpillSource {
+	return &rowSpillSource{r: bufio.NewReaderSize(bytes.NewReader(data), bufSize), n: len(data) + 1, width: width, size: int64(len(data))}
+}
+
+// FuzzRowSpillDecode reads arbitrary bytes as a spill's rows of width
+// values, through a small and a large read buffer (a row longer than the
+// buffer is read another way): it must not panic, must fail with
+// errSpillCorrupt only, and every row it decodes must encode and decode
+// again to the same values.
+func FuzzRowSpillDecode(f *testing.F) {
+	f.Add(spillRows(Values{int64(1), "user-1", 2.5, int64(1)}, Values{nil, "", math.Inf(1), int64(-7)}), uint8(3), false)
+	f.Add(spillRows(Values{strings.Repeat("x", 40)}, Values{"y"}), uint8(0), true)
+	f.Add(spillRows(Values{"x"}), uint8(0), false)
+	f.Add([]byte{6, tagString, 0xff, 0xff, 0xff, 0xff, 0x0f}, uint8(0), false)
+	f.Add([]byte{12, tagInt, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, uint8(0), true)
+	f.Add([]byte{4, tagFloat, 1, 2, 3}, uint8(1), false)
+	f.Add([]byte{1, 9}, uint8(0), false)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, uint8(0), false)
+	f.Fuzz(func(t *testing.T, data []byte, width uint8, small bool) {
 		w := int(width%8) + 1
-		r := bufio.NewReader(bytes.NewReader(data))
-		var buf []byte
+		bufSize := 4096
+		if small {
+			bufSize = 16 // bufio's least: rows past it take the streaming path
+		}
+		src := spillSource(data, w, bufSize)
 		for {
-			if _, err := r.Peek(1); err != nil {
-				return // every byte read
-			}
-			vals, err := decodeStoredRow(r, w, int64(len(data)), &buf)
+			vals, err := src.Next()
 			if err != nil {
 				if !errors.Is(err, errSpillCorrupt) {
 					t.Fatalf("error %v is not errSpillCorrupt", err)
 				}
 				return
 			}
-			var enc []byte
-			for _, v := range vals {
-				var ok bool
-				if enc, ok = appendStoredValue(enc, v); !ok {
-					t.Fatalf("decoded %T, not a stored value", v)
-				}
+			if len(vals) != w {
+				t.Fatalf("a row of %d values, want %d", len(vals), w)
 			}
-			again, err := decodeStoredRow(bufio.NewReader(bytes.NewReader(enc)), w, int64(len(enc)), &buf)
+			enc := spillRows(vals)
+			again, err := spillSource(enc, w, bufSize).Next()
 			if err != nil {
 				t.Fatalf("re-encoded row %v: %v", vals, err)
 			}

@@ -28,7 +28,7 @@ var _ = Describe("RowSpill", func() {
 		Expect(err).To(Equal(io.EOF))
 		return got
 	}
-	long := strings.Repeat("long text ", 1000) // read past the short-string buffer
+	long := strings.Repeat("long text ", 10_000) // a row longer than the read buffer
 
 	newSpill := func() (*recordstore.RowSpill, string) {
 		dir := GinkgoT().TempDir()
