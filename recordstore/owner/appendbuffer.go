@@ -27,8 +27,8 @@ type SourceAppender interface {
 }
 
 // AppendBuffer appends the rows of rows — stored values of kind, as
-// kind.Normalize returns them, in a recordstore.RowBuffer or as
-// recordstore.ValueRows — to stream in one all-or-nothing append, as
+// kind.Normalize returns them, in a recordstore.RowBuffer, a
+// recordstore.RowSpill or as recordstore.ValueRows — to stream in one all-or-nothing append, as
 // Append does with caller rows, but without a map per row: the owner
 // inserts them as it reads them from rows. opts.Declare, when set, must be kind itself (the same name);
 // it is declared with the rows.
@@ -87,7 +87,7 @@ func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows rec
 	if declare != nil && declare.Name != kind.Name {
 		return recordstore.Invalidf("append to %s: the declaration is of kind %s, not %s", stream, declare.Name, kind.Name)
 	}
-	if rb, ok := rows.(*recordstore.RowBuffer); rows == nil || ok && rb == nil || rows.Len() == 0 {
+	if noRows(rows) || rows.Len() == 0 {
 		return recordstore.Invalidf("append to %s: no rows", stream)
 	}
 	m := spool.NewMeter(kind, s.spool.Limits())

@@ -106,8 +106,21 @@ func (s *Store[T]) countAppend(role Role, rows int, err *error) {
 // bufferedRows is the number of rows of b; 0 for a nil buffer (which
 // AppendBuffer refuses).
 func bufferedRows(rows recordstore.Rows) int {
-	if b, ok := rows.(*recordstore.RowBuffer); rows == nil || ok && b == nil {
+	if noRows(rows) {
 		return 0
 	}
 	return rows.Len()
+}
+
+// noRows reports rows that are nil, or a nil *RowBuffer or *RowSpill.
+func noRows(rows recordstore.Rows) bool {
+	switch r := rows.(type) {
+	case nil:
+		return true
+	case *recordstore.RowBuffer:
+		return r == nil
+	case *recordstore.RowSpill:
+		return r == nil
+	}
+	return false
 }

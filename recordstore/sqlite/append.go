@@ -64,12 +64,12 @@ func (b *Backend) Append(ctx context.Context, stream, kind string, rows []record
 func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) {
 	f, err := t.feedRows(rows)
 	if err == nil {
-		err = f.wait(len(f.vals))
+		err = f.wait(f.len())
 	}
 	if err != nil {
 		return nil, err
 	}
-	return f.vals, nil
+	return f.all(), nil
 }
 
 // keySet finds a key repeated among the rows of one append, by the

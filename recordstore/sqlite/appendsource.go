@@ -94,7 +94,7 @@ func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind r
 	}
 	feed, err := t.feedSource(src, m)
 	if err == nil {
-		err = feed.wait(len(feed.vals))
+		err = feed.wait(feed.len())
 	}
 	if err != nil {
 		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
@@ -106,7 +106,7 @@ func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind r
 	if declare {
 		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
 	}
-	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: feed.vals})
+	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: feed.all()})
 	return batch, nil
 }
 

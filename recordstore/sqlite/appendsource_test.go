@@ -74,6 +74,26 @@ var _ = Describe("appending rows from a source", func() {
 		Entry("no rows", func() recordstore.Kind { return jobs }, nil, recordstore.ErrInvalid, "no rows"),
 	)
 
+	// Rows far more than the feed holds at a time (it lets go of each row
+	// once inserted and reads ahead a bounded window): a bad row or a
+	// repeated key near the end still refuses the whole append.
+	DescribeTable("refuses a long append at a row far past its start, storing nothing",
+		func(bad func(rows []recordstore.Values), says string) {
+			rows := make([]recordstore.Values, 60_000)
+			for i := range rows {
+				rows[i] = recordstore.Values{fmt.Sprint("k", i), fmt.Sprint("v", i), int64(i), nil}
+			}
+			bad(rows)
+			_, err := w.AppendSource(ctx, "j", jobs, bufferOf(rows...).Source())
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err).To(MatchError(ContainSubstring(says)))
+			_, err = w.Meta(ctx, "j")
+			Expect(err).To(MatchError(recordstore.ErrNotFound))
+		},
+		Entry("a row without its key", func(rows []recordstore.Values) { rows[54_321][0] = nil }, "row 54322: "),
+		Entry("the first row's key again", func(rows []recordstore.Values) { rows[59_999][0] = "k0" }, "rows 1 and 60000 have the same key"),
+	)
+
 	Describe("in a read-only backend", func() {
 		var (
 			ro  *sqlite.Backend

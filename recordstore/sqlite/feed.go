@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -21,20 +23,82 @@ const feedChunk = 64
 // less than handing chunks between goroutines (measured at 100 rows).
 const feedAsyncMin = 4 * feedChunk
 
+// feedSlab is how many rows one slab of a feed's storage holds: a feed
+// keeps its rows in slabs allocated as the rows are normalized and let go
+// as they are released, not in one slice as long as the append.
+const feedSlab = 16 * feedChunk
+
+// feedWindow is how many rows the background normalizer may run ahead of
+// the rows the insert loop has released: the most normalized rows a
+// feed holds at a time, so that the memory of a large append does not
+// grow with its rows (the normalizer is faster than SQLite's inserts, and
+// without a bound would hold nearly every row). It is many insert batches
+// long, so that the inserts never wait for a row while the normalizer
+// waits for room.
+const feedWindow = 128 * feedChunk
+
 // rowFeed holds the normalized rows of one append. A feed built by
 // normalizeAsync fills in the background; the insert loop waits for the
 // rows it needs, and releases each once it is inserted. vals[:ready] are
 // final.
+//
+// The producer normalizes row i only once i < limit: limit is feedWindow
+// rows past the last row released, or the rows the consumer waits for
+// when that is more (so that a consumer that keeps every row, or settles
+// after a failure, is never left waiting for a producer that waits for
+// room).
 type rowFeed struct {
-	vals     []recordstore.Values
-	ready    int      // rows the consumer knows to be final
-	progress chan int // cumulative counts of final rows; closed when the producer stops
-	err      error    // the producer's error, read after progress is closed
+	n int // rows
+	// slabs hold the rows, feedSlab a slab from row 0: a slab is nil until
+	// the producer reaches it and again once its rows are released.
+	slabs    [][]recordstore.Values
+	whole    []recordstore.Values // the rows of a readyFeed, as given
+	ready    int                  // rows the consumer knows to be final
+	progress chan int             // cumulative counts of final rows; closed when the producer stops
+	err      error                // the producer's error, read after progress is closed
+
+	limit atomic.Int64 // the producer converts rows below it
+	mu    sync.Mutex   // guards raising limit and the producer's sleep
+	room  *sync.Cond   // signalled when limit rises
 }
 
-// readyFeed wraps rows normalized already.
+// readyFeed wraps rows normalized already (its slabs are parts of vals,
+// not copies).
 func readyFeed(vals []recordstore.Values) *rowFeed {
-	return &rowFeed{vals: vals, ready: len(vals)}
+	f := &rowFeed{n: len(vals), whole: vals, ready: len(vals)}
+	for i := 0; i < len(vals); i += feedSlab {
+		end := min(i+feedSlab, len(vals))
+		f.slabs = append(f.slabs, vals[i:end:end])
+	}
+	return f
+}
+
+// len is the number of rows of the feed.
+func (f *rowFeed) len() int { return f.n }
+
+// row returns row i, which must be final (see wait) and not released.
+func (f *rowFeed) row(i int) recordstore.Values { return f.slabs[i/feedSlab][i%feedSlab] }
+
+// put stores row i, allocating its slab when i is the slab's first row.
+func (f *rowFeed) put(i int, v recordstore.Values) {
+	k := i / feedSlab
+	if f.slabs[k] == nil {
+		f.slabs[k] = make([]recordstore.Values, min(feedSlab, f.n-k*feedSlab))
+	}
+	f.slabs[k][i%feedSlab] = v
+}
+
+// all returns every row, once all are final and none is released: the
+// rows given to readyFeed, or the slabs joined.
+func (f *rowFeed) all() []recordstore.Values {
+	if f.whole != nil || f.n == 0 {
+		return f.whole
+	}
+	vals := make([]recordstore.Values, 0, f.n)
+	for _, s := range f.slabs {
+		vals = append(vals, s...)
+	}
+	return vals
 }
 
 // feedRows normalizes rows for t: synchronously when they are few, else in
@@ -113,7 +177,9 @@ func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowF
 		}
 		return readyFeed(vals), nil
 	}
-	f := &rowFeed{vals: make([]recordstore.Values, n), progress: make(chan int, n/feedChunk+1)}
+	f := &rowFeed{n: n, slabs: make([][]recordstore.Values, (n+feedSlab-1)/feedSlab), progress: make(chan int, n/feedChunk+1)}
+	f.room = sync.NewCond(&f.mu)
+	f.limit.Store(feedWindow)
 	go f.produce(t, conv)
 	return f, nil
 }
@@ -123,9 +189,12 @@ func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowF
 // blocks.
 func (f *rowFeed) produce(t *table, conv func(i int) (recordstore.Values, error)) {
 	defer close(f.progress)
-	n := len(f.vals)
+	n := f.n
 	keys := t.newKeySet(n)
 	for i := 0; i < n; i++ {
+		if int64(i) >= f.limit.Load() {
+			f.awaitRoom(i)
+		}
 		v, err := conv(i)
 		if err != nil {
 			f.err = fmt.Errorf("row %d: %w", i+1, err)
@@ -135,16 +204,41 @@ func (f *rowFeed) produce(t *table, conv func(i int) (recordstore.Values, error)
 			f.err = err
 			return
 		}
-		f.vals[i] = v
+		f.put(i, v)
 		if k := i + 1; k%feedChunk == 0 || k == n {
 			f.progress <- k
 		}
 	}
 }
 
+// awaitRoom blocks the producer until it may convert row i.
+func (f *rowFeed) awaitRoom(i int) {
+	f.mu.Lock()
+	for int64(i) >= f.limit.Load() {
+		f.room.Wait()
+	}
+	f.mu.Unlock()
+}
+
+// raise lets the producer convert the rows below n.
+func (f *rowFeed) raise(n int) {
+	if f.room == nil || int64(n) <= f.limit.Load() {
+		return
+	}
+	f.mu.Lock()
+	if int64(n) > f.limit.Load() {
+		f.limit.Store(int64(n))
+		f.room.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
 // wait blocks until the first n rows are final, or returns the error that
 // stopped the producer first.
 func (f *rowFeed) wait(n int) error {
+	if f.ready < n {
+		f.raise(n)
+	}
 	for f.ready < n {
 		got, ok := <-f.progress
 		if !ok {
@@ -162,7 +256,21 @@ func (f *rowFeed) wait(n int) error {
 // large append holds only the rows not inserted yet (and, for a source,
 // not read yet). A released row reads as nil.
 func (f *rowFeed) release(from, to int) {
-	clear(f.vals[from:to])
+	for from < to {
+		k, j := from/feedSlab, from%feedSlab
+		slab := f.slabs[k]
+		if slab == nil { // released already
+			from = (k + 1) * feedSlab
+			continue
+		}
+		end := min(j+to-from, len(slab))
+		clear(slab[j:end])
+		if end == len(slab) {
+			f.slabs[k] = nil // every row of it inserted
+		}
+		from += end - j
+	}
+	f.raise(to + feedWindow)
 }
 
 // settle decides which error an append reports when it failed with err:
@@ -173,7 +281,7 @@ func (f *rowFeed) settle(err error) error {
 	if f.progress == nil {
 		return err
 	}
-	if ferr := f.wait(len(f.vals)); ferr != nil {
+	if ferr := f.wait(f.n); ferr != nil {
 		return ferr
 	}
 	return err

@@ -73,10 +73,10 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 	args := make([]any, 2+len(t.kind.Columns))
 	args[0] = s.no
 	direct := up != nil && conn != nil
-	for i := start; i < len(feed.vals); i++ {
-		if direct && len(feed.vals)-i >= upsertDirectMin && last != s.high+res.Appended+1 {
+	for i := start; i < feed.len(); i++ {
+		if direct && feed.len()-i >= upsertDirectMin && last != s.high+res.Appended+1 {
 			from := i
-			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == len(feed.vals) {
+			if i, last, err = t.upsertDirect(ctx, conn, s, feed, i, last, res); err != nil || i == feed.len() {
 				return err
 			}
 			// It stops early at a row whose seq is the last rowid (as is
@@ -89,7 +89,7 @@ func (t *table) insertRows(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *s
 		if err := feed.wait(i + 1); err != nil {
 			return err
 		}
-		v := feed.vals[i]
+		v := feed.row(i)
 		if i%ctxCheckEvery == ctxCheckEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -145,10 +145,10 @@ func (t *table) restoreAutoincrement(ctx context.Context, tx *sql.Tx, used int64
 // large feed goes through the driver directly (insertBulk) when conn, the
 // connection tx runs on, is known.
 func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s *streamRow, feed *rowFeed) (int, error) {
-	vals := feed.vals
+	n := feed.len()
 	width := len(t.kind.Columns)
 	done := 0
-	if conn != nil && len(vals) >= bulkMin {
+	if conn != nil && n >= bulkMin {
 		n, err := t.insertBulk(ctx, conn, s, feed)
 		if err != nil {
 			return n, err
@@ -158,7 +158,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s
 	var args []any
 	bg := context.WithoutCancel(ctx)
 	for _, b := range t.batch {
-		if len(vals)-done < b.rows {
+		if n-done < b.rows {
 			continue
 		}
 		if args == nil {
@@ -166,7 +166,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s
 			args[0] = s.no
 		}
 		st := tx.StmtContext(ctx, b.st)
-		for len(vals)-done >= b.rows {
+		for n-done >= b.rows {
 			if err := ctx.Err(); err != nil {
 				return done, err
 			}
@@ -176,7 +176,7 @@ func (t *table) insertBatches(ctx context.Context, tx *sql.Tx, conn *sql.Conn, s
 			a := args[:2+width*b.rows]
 			a[1] = s.high + int64(done) + 1
 			for r := 0; r < b.rows; r++ {
-				copy(a[2+r*width:2+(r+1)*width], vals[done+r])
+				copy(a[2+r*width:2+(r+1)*width], feed.row(done+r))
 			}
 			if _, err := st.ExecContext(bg, a...); err != nil {
 				return done, fmt.Errorf("insert rows %d-%d: %w", done, done+b.rows-1, err)
@@ -227,8 +227,8 @@ func (t *table) insertBulk(ctx context.Context, conn *sql.Conn, s *streamRow, fe
 			args[i].Ordinal = i + 1
 		}
 		args[0].Value = s.no
-		vals := feed.vals
-		for len(vals)-done >= b.rows {
+		n := feed.len()
+		for n-done >= b.rows {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -238,7 +238,7 @@ func (t *table) insertBulk(ctx context.Context, conn *sql.Conn, s *streamRow, fe
 			args[1].Value = s.high + int64(done) + 1
 			a := args[2:]
 			for r := 0; r < b.rows; r++ {
-				for c, v := range vals[done+r] {
+				for c, v := range feed.row(done + r) {
 					a[r*width+c].Value = v
 				}
 			}

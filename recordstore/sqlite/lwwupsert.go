@@ -191,7 +191,7 @@ func (t *table) upsertDirect(ctx context.Context, conn *sql.Conn, s *streamRow, 
 			args[i].Ordinal = i + 1
 		}
 		args[0].Value = s.no
-		for ; next < len(feed.vals); next++ {
+		for ; next < feed.len(); next++ {
 			if err := feed.wait(next + 1); err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func (t *table) upsertDirect(ctx context.Context, conn *sql.Conn, s *streamRow, 
 				return nil
 			}
 			args[1].Value = seq
-			for c, v := range feed.vals[next] {
+			for c, v := range feed.row(next) {
 				args[2+c].Value = v
 			}
 			r, err := ex.ExecContext(bg, args)

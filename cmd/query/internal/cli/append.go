@@ -3,7 +3,8 @@
 // otherwise. The input is read a line at a time and every row is checked
 // against the kind — the catalog's, or the one --schema declares — and the
 // limits of one append as it is read; only its stored values are kept, in
-// a compact recordstore.RowBuffer, for the append itself.
+// a scratch file (recordstore.RowSpill), so that the memory of an append
+// does not grow with its input, and streamed from there into the append.
 
 package cli
 
@@ -12,6 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -180,6 +184,7 @@ type appendTarget interface {
 // fleet's) and prints the outcome.
 func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T], in appendInput) error {
 	p := in.p
+	defer a.appendGC()()
 	k, err := appendKind(ctx, st, p.kind, in.declared)
 	if err != nil {
 		return err
@@ -198,13 +203,23 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 	if sp := st.Spool(); sp != nil {
 		limits = sp.Limits()
 	}
-	var rows recordstore.RowBuffer // compact: not a map nor a Values slice per row
+	rows, err := newSpill(filepath.Dir(st.Paths().Config))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }() // a scratch file, unlinked already where the system allows
 	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
 		return suggestBatches(err)
 	}
+	if rows.Size() >= spillCollect {
+		// What reading left (a long line's copies) is garbage now: collect
+		// it so that the append reuses that memory instead of growing the
+		// heap past it while it reads the rows back.
+		runtime.GC()
+	}
 	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 	defer cancel()
-	res, err := st.AppendBuffer(actx, p.stream, k, &rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
+	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
 	if err != nil {
 		return suggestBatches(err)
 	}
@@ -212,6 +227,47 @@ func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T],
 		return a.printOne(recordresults.PendingBatch{Batch: res.Batch, Pending: true})
 	}
 	return a.printOne(appended{AppendResult: res.AppendResult, Role: role(res.Spooled)})
+}
+
+// spillCollect is the size of checked rows from which append collects the
+// garbage of reading them before it appends them.
+const spillCollect = 16 << 20
+
+// appendGCPercent and appendMemoryLimit are the collector's settings
+// while append runs. Its live heap is a window of rows (a few MB) whatever
+// the input's size, so at the default target the collector runs every few
+// MB allocated; at twice the target it runs half as often (about 7% less
+// processor time for 1M small rows, about 5 MB more peak RSS), and the
+// soft limit keeps the heap from growing past it with the target when the
+// live heap is large (a long string value).
+const (
+	appendGCPercent   = 200
+	appendMemoryLimit = 40 << 20
+)
+
+// appendGC sets the collector for an append, unless GOGC or GOMEMLIMIT in
+// the environment sets it, and returns what puts the settings back.
+func (a *app) appendGC() (restore func()) {
+	if a.env.Getenv("GOGC") != "" || a.env.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(appendGCPercent)
+	limit := debug.SetMemoryLimit(appendMemoryLimit)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// newSpill returns the scratch file append checks every row into before
+// anything is written: in dir (the store's folder), or in the temporary
+// folder when dir takes no new file (a folder this process may only read).
+func newSpill(dir string) (*recordstore.RowSpill, error) {
+	rows, err := recordstore.NewRowSpill(dir)
+	if err != nil {
+		rows, err = recordstore.NewRowSpill("")
+	}
+	return rows, err
 }
 
 // suggestBatches adds to a capacity error (an input too large for one
