@@ -327,7 +327,7 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		second := startWorker(dir, shared, "w", "c", cfg)
 		code, body := second.call(http.MethodGet, "/readyz", "")
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
-		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["not_owner"]}`))
+		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["not_owner","duplicate_worker"]}`))
 		code, body = first.call(http.MethodGet, "/readyz", "")
 		Expect(code).To(Equal(http.StatusOK))
 		Expect(body).To(MatchJSON(`{"status":"ready"}`))
@@ -335,6 +335,45 @@ var _ = Describe("query drakkar worker's configuration", func() {
 			w.session.Signal(syscall.SIGTERM)
 			Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
 		}
+	})
+
+	It("keeps a second process with a running worker's name on one shared folder off the card: not ready, the card never flips, its stop leaves the card", func() {
+		dir := GinkgoT().TempDir()
+		shared := filepath.Join(dir, "shared")
+		cfg := writeFile(dir, "w.yaml", workerYAML(shared, false))
+		cardPath := filepath.Join(shared, "fleet", "workers", "w.json")
+		type card struct {
+			Instance string `json:"instance"`
+			URL      string `json:"url"`
+			State    string `json:"state"`
+		}
+		readCard := func() card {
+			var c card
+			b, err := os.ReadFile(cardPath)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(json.Unmarshal(b, &c)).To(Succeed())
+			return c
+		}
+		first := startWorker(filepath.Join(dir, "a"), shared, "w", "c", cfg)
+		mine := readCard()
+		Expect(mine.URL).To(Equal(first.url))
+		second := startWorker(filepath.Join(dir, "b"), shared, "w", "c", cfg)
+		Expect(second.storage).NotTo(Equal(first.storage))
+		code, body := second.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusServiceUnavailable))
+		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["duplicate_worker"]}`))
+		Expect(string(second.session.Err.Contents())).To(ContainSubstring("msg=registry_duplicate_worker"))
+		Expect(string(second.session.Err.Contents())).To(ContainSubstring("other_instance=" + mine.Instance))
+		// Heartbeats are every second: across several, the card stays the first's.
+		Consistently(readCard).WithTimeout(3500 * time.Millisecond).WithPolling(100 * time.Millisecond).Should(Equal(mine))
+		second.session.Signal(syscall.SIGTERM)
+		Eventually(second.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+		Expect(readCard()).To(Equal(mine), "the second's clean stop must not mark the first's card stopped")
+		code, _ = first.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusOK))
+		first.session.Signal(syscall.SIGTERM)
+		Eventually(first.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+		Expect(readCard()).To(Equal(card{Instance: mine.Instance, URL: first.url, State: "stopped"}))
 	})
 
 	It("refuses a drakkar record spooled to a running worker with another --cluster or --shared, naming both values", func() {

@@ -6,6 +6,7 @@ package debugapi_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -235,6 +236,32 @@ var _ = Describe("GET /api/v1/workers", func() {
 			"w1|search hot|http://w1|-|online", "w2|search hot|http://w2|current|online",
 			"w9|search hot|http://w9|-|offline", "a0|other|http://a0|-|online",
 		}))
+	})
+
+	It("lists this worker as current even when a planted card carries its instance id", func() {
+		_, shared := tempDirs()
+		dir := filepath.Join(shared, "fleet", "workers")
+		me, err := registry.Open(ctx, registry.Options{Dir: dir, Worker: "w2", Cluster: cluster, URL: "http://w2", NoLoops: true})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = me.Close(context.Background()) })
+		planted := registry.Card{Version: registry.CardVersion, Worker: "evil", Instance: me.Instance(), Cluster: cluster,
+			URL: "http://evil", StartedAt: time.Now(), PublishedAt: time.Now(), State: registry.StateRunning}
+		raw, err := planted.Encode()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(dir, "evil.json"), raw, 0o600)).To(Succeed())
+		Expect(me.Refresh(ctx)).To(Succeed())
+		c := apiConfig("", shared, "w2")
+		c.URL = "http://w2"
+		a := get(newAPI(debugapi.Options{Config: c, Registry: me}), "/api/v1/workers")
+		Expect(a.Status).To(Equal(200))
+		var current []string
+		for _, it := range a.JSON().([]any) {
+			m := it.(map[string]any)
+			if m["is_current"].(bool) {
+				current = append(current, m["worker_name"].(string)+"|"+m["url"].(string))
+			}
+		}
+		Expect(current).To(Equal([]string{"w2|http://w2"}))
 	})
 
 	It("lists the worker alone without a registry", func() {

@@ -303,15 +303,22 @@ func (w *Worker) URL() string { return w.url }
 
 // Ready lists why the worker is not ready, for /readyz: "stopping" once
 // Close began, "not_owner" when another process owns this worker name's
-// recorder (two workers configured with one name). Empty means ready.
+// recorder (two workers configured with one name and one storage.dir),
+// "duplicate_worker" when another live process of this worker name holds
+// its registry card (one name on one shared folder; see
+// registry.Registry.Duplicate). Empty means ready.
 func (w *Worker) Ready() []string {
 	if w.closing.Load() {
 		return []string{"stopping"}
 	}
+	var out []string
 	if w.cfg.Recorder.WritesFiles() && !w.rec.Owner() {
-		return []string{"not_owner"}
+		out = append(out, "not_owner")
 	}
-	return nil
+	if w.reg != nil && w.reg.Duplicate() != nil {
+		out = append(out, "duplicate_worker")
+	}
+	return out
 }
 
 // Close stops the worker cleanly, within executor.drain_timeout_seconds
