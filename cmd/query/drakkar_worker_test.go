@@ -398,6 +398,32 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
 	})
 
+	It("refuses an address off the loopback without ui.auth_token before it creates anything, and runs with --insecure-listen", func() {
+		dir := GinkgoT().TempDir()
+		storage := filepath.Join(dir, "storage")
+		refused := exec.Command(queryBin, "drakkar", "worker", "--name", "w", "--storage", storage, "--addr", "0.0.0.0:0")
+		refused.Env = withoutStoreEnv()
+		r, err := gexec.Start(refused, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { r.Kill().Wait(10 * time.Second) })
+		Eventually(r).WithTimeout(30 * time.Second).Should(gexec.Exit(1))
+		stderr := string(r.Err.Contents())
+		Expect(stderr).To(HavePrefix("query: invalid: "))
+		Expect(stderr).To(ContainSubstring("ui.addr 0.0.0.0:0"))
+		Expect(stderr).To(ContainSubstring("--insecure-listen"))
+		Expect(storage).NotTo(BeAnExistingFile())
+
+		cmd := exec.Command(queryBin, "drakkar", "worker", "--name", "w", "--storage", storage, "--addr", "0.0.0.0:0", "--insecure-listen")
+		cmd.Env = withoutStoreEnv()
+		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
+		Eventually(func() string { return string(session.Err.Contents()) }).WithTimeout(30 * time.Second).Should(ContainSubstring("msg=listening"))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("msg=debug_api_non_loopback"))
+		session.Signal(syscall.SIGTERM)
+		Eventually(session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+	})
+
 	It("ignores a removed ui.recorder key with a warning and runs", func() {
 		dir := GinkgoT().TempDir()
 		cfg := writeFile(dir, "w.yaml", "ui:\n  addr: 127.0.0.1:0\n  recorder:\n    retention_hours: 24\n")

@@ -94,7 +94,9 @@ type Worker struct {
 	closeErr    error
 }
 
-// Open starts a worker: it validates cfg, binds the debug API's address,
+// Open starts a worker: it validates cfg, binds the debug API's address
+// (refusing, with ErrConfig and before anything is created, an address
+// off the loopback without ui.auth_token unless ui.insecure_listen),
 // opens the recorder (with the archive pass after each rotation when
 // history.archive.enabled), the registry card (whose url is the debug
 // API's) and the cache with its exchange pull, registers every
@@ -140,6 +142,10 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 
 // listen binds the debug API's address and derives the card's URL.
 func (w *Worker) listen(ln net.Listener) error {
+	addr := w.cfg.UI.Addr
+	if ln != nil {
+		addr = ln.Addr().String()
+	}
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", w.cfg.UI.Addr); err != nil {
@@ -150,6 +156,13 @@ func (w *Worker) listen(ln net.Listener) error {
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		// The spec's security notes: the debug API serves recorder files
 		// and the live database; off the loopback it needs a token.
+		if w.cfg.UI.AuthToken == "" && !w.cfg.UI.InsecureListen {
+			_ = ln.Close()
+			w.ln = nil
+			return fmt.Errorf("%w: ui.addr %s (bound to %s) is not a loopback address and ui.auth_token is empty: anyone "+
+				"who reaches it could download the recorder's files; set ui.auth_token, listen on 127.0.0.1, or set "+
+				"ui.insecure_listen (--insecure-listen) if that is meant", ErrConfig, addr, tcp.String())
+		}
 		w.log.Warn("debug_api_non_loopback", "addr", tcp.String(), "auth_token_set", w.cfg.UI.AuthToken != "")
 	}
 	w.url = w.cfg.UI.URL
