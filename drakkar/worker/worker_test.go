@@ -145,10 +145,19 @@ var _ = Describe("A worker", func() {
 		Expect(resp.StatusCode).To(Equal(http.StatusForbidden), "ui.merge_enabled: false reaches the merge route")
 	})
 
-	It("warns when the debug API listens off the loopback interface", func() {
+	It("refuses to listen off the loopback without ui.auth_token, creating nothing", func() {
+		cfg := testConfig("ui.addr=0.0.0.0:0")
+		_, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).To(MatchError(worker.ErrConfig))
+		Expect(err.Error()).To(ContainSubstring("ui.insecure_listen"))
+		Expect(cfg.Recorder.StorageDir).NotTo(BeAnExistingFile())
+		Expect(cfg.Recorder.SharedDir).NotTo(BeAnExistingFile())
+	})
+
+	It("warns when the debug API listens off the loopback interface with ui.insecure_listen", func() {
 		var logs bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
-		w, err := worker.Open(ctx, testConfig("ui.addr=0.0.0.0:0"), worker.Options{Logger: log})
+		w, err := worker.Open(ctx, testConfig("ui.addr=0.0.0.0:0", "ui.insecure_listen=true"), worker.Options{Logger: log})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(w.Close, ctx)
 		Expect(logs.String()).To(MatchRegexp(`level=WARN msg=debug_api_non_loopback addr=\S+:\d+ auth_token_set=false`))
