@@ -232,8 +232,8 @@ var _ = Describe("GET /api/v1/debug/download/{path} and /archives", func() {
 		secret := filepath.Join(storage, "secret.db")
 		Expect(os.WriteFile(secret, []byte("not for download"), 0o600)).To(Succeed())
 		planted := []string{
-			"history/search_hot/secret.db",      // any *.db
-			"history/search_hot/w9.db",          // no timestamp
+			"history/search_hot/secret.db", // any *.db
+			"history/search_hot/w9.db",     // no timestamp
 			"history/search_hot/.w9-2026-10-13__08_00_00.db",
 			"history/Search Hot/w9-2026-10-13__08_00_00.db", // not a cluster folder name
 			"merged/evil.db",
