@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -363,6 +364,28 @@ var _ = Describe("the cache browser", func() {
 		a = get(h, "/api/v1/debug/cache/entry/none")
 		Expect(a.Status).To(Equal(404))
 		Expect(string(a.Body)).To(Equal(`{"detail":"Cache entry not found"}`))
+	})
+
+	It("reaches every key, those that are not clean paths too, percent-encoded", func() {
+		keys := map[string]string{
+			".": "%2E", "..": "%2E%2E", `a\b`: "a%5Cb", "a//b": "a%2F%2Fb", "a/../b": "a/%2E%2E/b",
+			"/lead": "%2Flead", "trail/": "trail%2F", "100%": "100%25", "q?x#y": "q%3Fx%23y",
+		}
+		for k := range keys {
+			Expect(c.Set(ctx, k, `"`+strings.ReplaceAll(k, `\`, `\\`)+`"`, cache.ScopeLocal, 0)).To(Succeed())
+		}
+		for k, enc := range keys {
+			a := get(h, "/api/v1/debug/cache/entry/"+enc)
+			Expect(a.Status).To(Equal(200), "%s: %s", k, a.Body)
+			Expect(a.JSON()).To(HaveKeyWithValue("key", k))
+		}
+		// Plain keys and their slashes need no encoding.
+		a := get(h, "/api/v1/debug/cache/entry/a/x")
+		Expect(a.Status).To(Equal(200))
+		// A path that is not clean as written is still refused, never redirected.
+		a = get(h, "/api/v1/debug/cache/entry/a/../b")
+		Expect(a.Status).To(Equal(404))
+		Expect(string(a.Body)).To(Equal(`{"detail":"Not Found"}`))
 	})
 
 	It("counts the memory layer (the flushed entries it keeps and a dirty one) and the file, and mounts the exchange", func() {
