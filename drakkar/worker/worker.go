@@ -81,9 +81,12 @@ type Worker struct {
 	// the card's features while Open is still running.
 	cardCache atomic.Pointer[cache.Cache]
 	reg       *registry.Registry
-	ln        net.Listener
-	srv       *http.Server
-	url       string
+	// peerReg is reg once open: the cache's pull, started before the
+	// registry, reads the peers through it.
+	peerReg atomic.Pointer[registry.Registry]
+	ln      net.Listener
+	srv     *http.Server
+	url     string
 
 	// archivePass is the archive pass run after each rotation; nil until
 	// Open knows the recorder's instance id, and when archiving is off.
@@ -98,8 +101,9 @@ type Worker struct {
 // (refusing, with ErrConfig and before anything is created, an address
 // off the loopback without ui.auth_token unless ui.insecure_listen),
 // opens the recorder (with the archive pass after each rotation when
-// history.archive.enabled), the registry card (whose url is the debug
-// API's) and the cache with its exchange pull, registers every
+// history.archive.enabled), the cache with its exchange pull, the
+// registry card (whose url is the debug API's, whose features are the
+// cache's from the first card on), registers every
 // component's metrics on one Prometheus registry, and serves the debug API.
 // On error everything opened is closed again; storage.dir, the history
 // folder, a sealed first live file and a stopped card may have been
@@ -128,10 +132,12 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 	if err := w.openRecorder(ctx, opts.Info); err != nil {
 		return nil, err
 	}
-	if err := w.openRegistry(ctx); err != nil {
+	// The cache opens first so the first card carries its features; its
+	// pull reads the registry's peers once the registry is open.
+	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
 		return nil, err
 	}
-	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
+	if err := w.openRegistry(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.serve(opts.API); err != nil {
@@ -248,8 +254,24 @@ func (w *Worker) openRegistry(ctx context.Context) error {
 		return fmt.Errorf("open registry: %w", err)
 	}
 	w.reg = reg
+	w.peerReg.Store(reg)
 	return nil
 }
+
+// peers are the registry's last snapshot of the other workers; none
+// before the registry is open. It is the cache pull's PeerLister.
+func (w *Worker) peers() []registry.Peer {
+	if r := w.peerReg.Load(); r != nil {
+		return r.Peers()
+	}
+	return nil
+}
+
+// peerLister adapts Worker.peers to cache.PeerLister.
+type peerLister struct{ w *Worker }
+
+// Peers implements cache.PeerLister.
+func (p peerLister) Peers() []registry.Peer { return p.w.peers() }
 
 // features are the card's features: the cache's marks once it runs.
 func (w *Worker) features() registry.Features {
@@ -262,8 +284,9 @@ func (w *Worker) features() registry.Features {
 // openCache opens the cache; it pulls the peers the registry lists.
 func (w *Worker) openCache(ctx context.Context, client cache.HTTPDoer) error {
 	opts := cache.Options{Logger: w.log, Registerer: w.prom, Now: w.now, HTTPClient: client}
-	if w.reg != nil {
-		opts.Peers = w.reg
+	if r := w.cfg.Recorder; r.SharedDir != "" || r.StorageDir != "" {
+		// openRegistry will open a registry (see there).
+		opts.Peers = peerLister{w}
 	}
 	c, err := cache.Open(ctx, w.cfg.Cache, opts)
 	if err != nil {
