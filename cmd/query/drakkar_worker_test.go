@@ -340,7 +340,9 @@ var _ = Describe("query drakkar worker's configuration", func() {
 	It("keeps a second process with a running worker's name on one shared folder off the card: not ready, the card never flips, its stop leaves the card", func() {
 		dir := GinkgoT().TempDir()
 		shared := filepath.Join(dir, "shared")
-		cfg := writeFile(dir, "w.yaml", workerYAML(shared, false))
+		// A long offline_after: a first worker slowed down on a loaded
+		// machine must not look stale to the second.
+		cfg := writeFile(dir, "w.yaml", strings.Replace(workerYAML(shared, false), "offline_after_seconds: 4", "offline_after_seconds: 120", 1))
 		cardPath := filepath.Join(shared, "fleet", "workers", "w.json")
 		type card struct {
 			Instance string `json:"instance"`
