@@ -327,7 +327,7 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		second := startWorker(dir, shared, "w", "c", cfg)
 		code, body := second.call(http.MethodGet, "/readyz", "")
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
-		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["not_owner"]}`))
+		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["not_owner","duplicate_worker"]}`))
 		code, body = first.call(http.MethodGet, "/readyz", "")
 		Expect(code).To(Equal(http.StatusOK))
 		Expect(body).To(MatchJSON(`{"status":"ready"}`))
@@ -335,6 +335,47 @@ var _ = Describe("query drakkar worker's configuration", func() {
 			w.session.Signal(syscall.SIGTERM)
 			Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
 		}
+	})
+
+	It("keeps a second process with a running worker's name on one shared folder off the card: not ready, the card never flips, its stop leaves the card", func() {
+		dir := GinkgoT().TempDir()
+		shared := filepath.Join(dir, "shared")
+		// A long offline_after: a first worker slowed down on a loaded
+		// machine must not look stale to the second.
+		cfg := writeFile(dir, "w.yaml", strings.Replace(workerYAML(shared, false), "offline_after_seconds: 4", "offline_after_seconds: 120", 1))
+		cardPath := filepath.Join(shared, "fleet", "workers", "w.json")
+		type card struct {
+			Instance string `json:"instance"`
+			URL      string `json:"url"`
+			State    string `json:"state"`
+		}
+		readCard := func() card {
+			var c card
+			b, err := os.ReadFile(cardPath)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(json.Unmarshal(b, &c)).To(Succeed())
+			return c
+		}
+		first := startWorker(filepath.Join(dir, "a"), shared, "w", "c", cfg)
+		mine := readCard()
+		Expect(mine.URL).To(Equal(first.url))
+		second := startWorker(filepath.Join(dir, "b"), shared, "w", "c", cfg)
+		Expect(second.storage).NotTo(Equal(first.storage))
+		code, body := second.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusServiceUnavailable))
+		Expect(body).To(MatchJSON(`{"status":"not_ready","reasons":["duplicate_worker"]}`))
+		Expect(string(second.session.Err.Contents())).To(ContainSubstring("msg=registry_duplicate_worker"))
+		Expect(string(second.session.Err.Contents())).To(ContainSubstring("other_instance=" + mine.Instance))
+		// Heartbeats are every second: across several, the card stays the first's.
+		Consistently(readCard).WithTimeout(3500 * time.Millisecond).WithPolling(100 * time.Millisecond).Should(Equal(mine))
+		second.session.Signal(syscall.SIGTERM)
+		Eventually(second.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+		Expect(readCard()).To(Equal(mine), "the second's clean stop must not mark the first's card stopped")
+		code, _ = first.call(http.MethodGet, "/readyz", "")
+		Expect(code).To(Equal(http.StatusOK))
+		first.session.Signal(syscall.SIGTERM)
+		Eventually(first.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+		Expect(readCard()).To(Equal(card{Instance: mine.Instance, URL: first.url, State: "stopped"}))
 	})
 
 	It("refuses a drakkar record spooled to a running worker with another --cluster or --shared, naming both values", func() {
@@ -357,6 +398,32 @@ var _ = Describe("query drakkar worker's configuration", func() {
 		Expect(r.stdout).To(ContainSubstring(`"spooled":true`))
 		w.session.Signal(syscall.SIGTERM)
 		Eventually(w.session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+	})
+
+	It("refuses an address off the loopback without ui.auth_token before it creates anything, and runs with --insecure-listen", func() {
+		dir := GinkgoT().TempDir()
+		storage := filepath.Join(dir, "storage")
+		refused := exec.Command(queryBin, "drakkar", "worker", "--name", "w", "--storage", storage, "--addr", "0.0.0.0:0")
+		refused.Env = withoutStoreEnv()
+		r, err := gexec.Start(refused, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { r.Kill().Wait(10 * time.Second) })
+		Eventually(r).WithTimeout(30 * time.Second).Should(gexec.Exit(1))
+		stderr := string(r.Err.Contents())
+		Expect(stderr).To(HavePrefix("query: invalid: "))
+		Expect(stderr).To(ContainSubstring("ui.addr 0.0.0.0:0"))
+		Expect(stderr).To(ContainSubstring("--insecure-listen"))
+		Expect(storage).NotTo(BeAnExistingFile())
+
+		cmd := exec.Command(queryBin, "drakkar", "worker", "--name", "w", "--storage", storage, "--addr", "0.0.0.0:0", "--insecure-listen")
+		cmd.Env = withoutStoreEnv()
+		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill().Wait(10 * time.Second) })
+		Eventually(func() string { return string(session.Err.Contents()) }).WithTimeout(30 * time.Second).Should(ContainSubstring("msg=listening"))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("msg=debug_api_non_loopback"))
+		session.Signal(syscall.SIGTERM)
+		Eventually(session).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
 	})
 
 	It("ignores a removed ui.recorder key with a warning and runs", func() {

@@ -17,6 +17,10 @@ type metrics struct {
 	peerFailures   *prometheus.CounterVec // reason: request | status | page | apply
 }
 
+// peerFailureReasons are the reason label values of
+// drakkar_cache_peer_sync_failures_total.
+var peerFailureReasons = []string{"request", "status", "page", "apply"}
+
 // newMetrics makes the metrics and registers them on reg when set (a
 // second cache on one registry keeps its collectors unregistered).
 func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
@@ -39,6 +43,11 @@ func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
 			Help: "Rows pulled from peers and applied through the LWW rule."}),
 		peerFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drakkar_cache_peer_sync_failures_total",
 			Help: "Pulls from a peer that failed, by reason: request, status, page or apply."}, []string{"reason"}),
+	}
+	// Every reason has a series from the start (0 until its first
+	// failure), so rate() and increase() see the first one.
+	for _, reason := range peerFailureReasons {
+		m.peerFailures.WithLabelValues(reason)
 	}
 	if reg == nil {
 		return m

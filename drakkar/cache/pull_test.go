@@ -178,7 +178,7 @@ var _ = Describe("The pull", func() {
 			"liar": true, "local": true, "badvalue": true, "error": true}))
 		Expect(shared(dump(w1))).To(HaveLen(1))
 		Expect(dump(w1)[0].Key).To(Equal("g"))
-		Expect(peerFailures(reg)).To(Equal(map[string]float64{"request": 1, "status": 1, "page": 5}))
+		Expect(peerFailures(reg)).To(Equal(map[string]float64{"request": 1, "status": 1, "page": 5, "apply": 0}))
 	})
 
 	It("applies the same updates in any order and chunking to the same survivors (LWW property)", func() {

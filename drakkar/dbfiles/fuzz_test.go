@@ -121,3 +121,39 @@ func FuzzParseRecorderFileName(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSealedName: a name it accepts is exactly the recorder file
+// name of its worker and start.
+func FuzzParseSealedName(f *testing.F) {
+	for _, s := range []string{"w-2026-10-13__08_00_00.db", "a-b-2026-10-13__08_00_00.db", "-2026-10-13__08_00_00.db",
+		".w-2026-10-13__08_00_00.db", "w-2026-02-30__08_00_00.db", "x.db", "w-2026-10-13__08_00_00.db.gz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		w, start, ok := dbfiles.ParseSealedName(name)
+		if !ok {
+			return
+		}
+		if w == "" || dbfiles.RecorderFileName(w, start) != name {
+			t.Fatalf("%q accepted as worker %q at %v, which names %q", name, w, start, dbfiles.RecorderFileName(w, start))
+		}
+	})
+}
+
+// FuzzParseMergedName: a name it accepts is exactly the merge result name
+// of its start and id.
+func FuzzParseMergedName(f *testing.F) {
+	for _, s := range []string{"merged-2026-10-13__08_00_00-0123456789abcdef.db", "merged-2026-10-13__08_00_00-0123456789ABCDEF.db",
+		"merged-x.db", "merged-2026-13-13__08_00_00-0123456789abcdef.db", "evil.db"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		start, hex, ok := dbfiles.ParseMergedName(name)
+		if !ok {
+			return
+		}
+		if dbfiles.MergedName(start, hex) != name {
+			t.Fatalf("%q accepted as %v %q, which names %q", name, start, hex, dbfiles.MergedName(start, hex))
+		}
+	})
+}

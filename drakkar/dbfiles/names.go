@@ -220,3 +220,46 @@ func IsHex16(s string) bool {
 	}
 	return true
 }
+
+// ParseSealedName reports whether name (a base name) is a recorder file
+// of some worker, whatever its name: a non-empty worker part, "-", a real
+// UTC timestamp in RecorderTimeLayout, and ".db", as RecorderFileName
+// writes it (the worker part is everything before the last 24
+// characters); with the worker part and the start time. A worker part that
+// starts with a dot, or holds a slash, a backslash or a control character,
+// is no worker name.
+func ParseSealedName(name string) (worker string, start time.Time, ok bool) {
+	if len(name) <= recorderSuffixLen {
+		return "", time.Time{}, false
+	}
+	worker = name[:len(name)-recorderSuffixLen]
+	if strings.HasPrefix(worker, ".") || strings.ContainsFunc(worker, func(r rune) bool {
+		return r == '/' || r == '\\' || r < 0x20 || r == 0x7f
+	}) {
+		return "", time.Time{}, false
+	}
+	start, ok = ParseRecorderFileName(worker, name)
+	if !ok {
+		return "", time.Time{}, false
+	}
+	return worker, start, true
+}
+
+// mergedNameLen is the length of every MergedName.
+const mergedNameLen = len("merged-") + len(RecorderTimeLayout) + 1 + 16 + len(DBSuffix)
+
+// ParseMergedName is the inverse of MergedName: it reports whether name
+// (a base name) is a merge result, with its start time and hex id.
+func ParseMergedName(name string) (start time.Time, hex16 string, ok bool) {
+	if len(name) != mergedNameLen || !strings.HasPrefix(name, "merged-") || !strings.HasSuffix(name, DBSuffix) {
+		return time.Time{}, "", false
+	}
+	rest := name[len("merged-") : len(name)-len(DBSuffix)]
+	n := len(RecorderTimeLayout)
+	start, okT := parseExact(RecorderTimeLayout, rest[:n])
+	hex16 = rest[n+1:]
+	if !okT || rest[n] != '-' || !IsHex16(hex16) {
+		return time.Time{}, "", false
+	}
+	return start, hex16, true
+}

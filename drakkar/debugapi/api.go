@@ -167,16 +167,30 @@ type apiHandler struct {
 	s *server
 }
 
+// cacheEntryPrefix is the cache browser's entry route's path prefix.
+const cacheEntryPrefix = "/api/v1/debug/cache/entry/"
+
 // cleanPaths answers 400 to a download path carrying a quote, a
 // semicolon or a control character, and 404 to a path that is not clean ("..", ".", "//",
 // a NUL or a backslash) instead of letting the mux redirect it: a
-// download path is then never rewritten into another one.
+// download path is then never rewritten into another one. Under
+// cacheEntryPrefix only the path as written (percent-encoded) must be
+// clean: a key decodes to any string.
 func cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if strings.HasPrefix(p, downloadPrefix) && unsafeChars(p) {
 			writeError(w, http.StatusBadRequest, TextInvalidFilename)
 			return
+		}
+		if strings.HasPrefix(p, cacheEntryPrefix) {
+			// A cache key is any string: the route takes it percent-encoded
+			// (".", "..", "a%2F%2Fb", "a%5Cb"), so only the path as
+			// written must be clean.
+			if esc := r.URL.EscapedPath(); strings.HasPrefix(esc, cacheEntryPrefix) && len(esc) > len(cacheEntryPrefix) && path.Clean(esc) == esc {
+				next.ServeHTTP(w, r)
+				return
+			}
 		}
 		if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsAny(p, "\x00\\") {
 			if strings.HasPrefix(p, "/api/v1/debug/download") || strings.HasPrefix(p, "/api/v1/debug/archives/") {

@@ -6,7 +6,9 @@ package debugapi_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -237,6 +239,32 @@ var _ = Describe("GET /api/v1/workers", func() {
 		}))
 	})
 
+	It("lists this worker as current even when a planted card carries its instance id", func() {
+		_, shared := tempDirs()
+		dir := filepath.Join(shared, "fleet", "workers")
+		me, err := registry.Open(ctx, registry.Options{Dir: dir, Worker: "w2", Cluster: cluster, URL: "http://w2", NoLoops: true})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = me.Close(context.Background()) })
+		planted := registry.Card{Version: registry.CardVersion, Worker: "evil", Instance: me.Instance(), Cluster: cluster,
+			URL: "http://evil", StartedAt: time.Now(), PublishedAt: time.Now(), State: registry.StateRunning}
+		raw, err := planted.Encode()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(dir, "evil.json"), raw, 0o600)).To(Succeed())
+		Expect(me.Refresh(ctx)).To(Succeed())
+		c := apiConfig("", shared, "w2")
+		c.URL = "http://w2"
+		a := get(newAPI(debugapi.Options{Config: c, Registry: me}), "/api/v1/workers")
+		Expect(a.Status).To(Equal(200))
+		var current []string
+		for _, it := range a.JSON().([]any) {
+			m := it.(map[string]any)
+			if m["is_current"].(bool) {
+				current = append(current, m["worker_name"].(string)+"|"+m["url"].(string))
+			}
+		}
+		Expect(current).To(Equal([]string{"w2|http://w2"}))
+	})
+
 	It("lists the worker alone without a registry", func() {
 		c := apiConfig("", "", "w1")
 		c.URL = "http://127.0.0.1:8080"
@@ -336,6 +364,28 @@ var _ = Describe("the cache browser", func() {
 		a = get(h, "/api/v1/debug/cache/entry/none")
 		Expect(a.Status).To(Equal(404))
 		Expect(string(a.Body)).To(Equal(`{"detail":"Cache entry not found"}`))
+	})
+
+	It("reaches every key, those that are not clean paths too, percent-encoded", func() {
+		keys := map[string]string{
+			".": "%2E", "..": "%2E%2E", `a\b`: "a%5Cb", "a//b": "a%2F%2Fb", "a/../b": "a/%2E%2E/b",
+			"/lead": "%2Flead", "trail/": "trail%2F", "100%": "100%25", "q?x#y": "q%3Fx%23y",
+		}
+		for k := range keys {
+			Expect(c.Set(ctx, k, `"`+strings.ReplaceAll(k, `\`, `\\`)+`"`, cache.ScopeLocal, 0)).To(Succeed())
+		}
+		for k, enc := range keys {
+			a := get(h, "/api/v1/debug/cache/entry/"+enc)
+			Expect(a.Status).To(Equal(200), "%s: %s", k, a.Body)
+			Expect(a.JSON()).To(HaveKeyWithValue("key", k))
+		}
+		// Plain keys and their slashes need no encoding.
+		a := get(h, "/api/v1/debug/cache/entry/a/x")
+		Expect(a.Status).To(Equal(200))
+		// A path that is not clean as written is still refused, never redirected.
+		a = get(h, "/api/v1/debug/cache/entry/a/../b")
+		Expect(a.Status).To(Equal(404))
+		Expect(string(a.Body)).To(Equal(`{"detail":"Not Found"}`))
 	})
 
 	It("counts the memory layer (the flushed entries it keeps and a dirty one) and the file, and mounts the exchange", func() {

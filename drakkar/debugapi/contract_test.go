@@ -208,7 +208,7 @@ var _ = Describe("GET /api/v1/debug/download/{path} and /archives", func() {
 		Expect(os.MkdirAll(filepath.Join(shared, "history", "other"), 0o700)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(shared, older), []byte("old"), 0o600)).To(Succeed())
 		Expect(os.MkdirAll(filepath.Join(shared, "merged"), 0o700)).To(Succeed())
-		Expect(os.WriteFile(filepath.Join(shared, "merged", "m.db"), []byte("merged bytes"), 0o600)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(shared, "merged", mergedName), []byte("merged bytes"), 0o600)).To(Succeed())
 		h = newAPI(debugapi.Options{Config: apiConfig(storage, shared, "w1")})
 	})
 
@@ -225,8 +225,39 @@ var _ = Describe("GET /api/v1/debug/download/{path} and /archives", func() {
 		},
 		Entry("a sealed file", func() string { return sealed }, "application/x-sqlite3"),
 		Entry("an archive", func() string { return arch }, "application/gzip"),
-		Entry("a merge result", func() string { return "merged/m.db" }, "application/x-sqlite3"),
+		Entry("a merge result", func() string { return "merged/" + mergedName }, "application/x-sqlite3"),
 	)
+
+	It("serves only names of the recorder, archive and merge grammars, and no file with a second link", func() {
+		secret := filepath.Join(storage, "secret.db")
+		Expect(os.WriteFile(secret, []byte("not for download"), 0o600)).To(Succeed())
+		planted := []string{
+			"history/search_hot/secret.db", // any *.db
+			"history/search_hot/w9.db",     // no timestamp
+			"history/search_hot/.w9-2026-10-13__08_00_00.db",
+			"history/Search Hot/w9-2026-10-13__08_00_00.db", // not a cluster folder name
+			"merged/evil.db",
+			"history/other/" + dbfiles.ArchiveName("search hot", mustTime("2026-10-11T00:00:00Z"), mustTime("2026-10-12T00:00:00Z")),
+		}
+		for _, rel := range planted {
+			p := filepath.Join(shared, filepath.FromSlash(rel))
+			Expect(os.MkdirAll(filepath.Dir(p), 0o700)).To(Succeed())
+			Expect(os.WriteFile(p, []byte("planted"), 0o600)).To(Succeed())
+		}
+		// A hard link with a good name to a file the worker may read.
+		linked := "history/search_hot/w9-2026-10-13__08_00_00.db"
+		Expect(os.Link(secret, filepath.Join(shared, filepath.FromSlash(linked)))).To(Succeed())
+		for _, rel := range append(planted, linked) {
+			a := get(h, "/api/v1/debug/download/"+strings.ReplaceAll(rel, " ", "%20"))
+			Expect(a.Status).To(Equal(404), rel)
+			Expect(string(a.Body)).To(Equal(`{"error":"File not found"}`), rel)
+		}
+		// The same name with a single link is served.
+		Expect(os.Remove(secret)).To(Succeed())
+		a := get(h, "/api/v1/debug/download/"+linked)
+		Expect(a.Status).To(Equal(200))
+		Expect(string(a.Body)).To(Equal("not for download"))
+	})
 
 	It("answers 404 {error} for a missing file", func() {
 		a := get(h, "/api/v1/debug/download/history/search_hot/nope.db")

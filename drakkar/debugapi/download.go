@@ -61,9 +61,11 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveFile sends rel (relative to shared.dir) as an attachment when it
-// is one of the allowed shapes and opens as a regular file; else 404.
+// is one of the allowed shapes with a name of its kind's grammar
+// (classifyNamed) and opens as a regular file with a single link; else
+// 404.
 func (s *server) serveFile(w http.ResponseWriter, r *http.Request, rel string) {
-	kind, err := classify(rel)
+	kind, err := classifyNamed(rel)
 	if err != nil {
 		writeError(w, http.StatusNotFound, TextFileNotFound)
 		return

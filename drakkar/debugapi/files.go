@@ -78,10 +78,39 @@ func classify(rel string) (string, error) {
 	return "", errUnsafe
 }
 
+// classifyNamed is classify for the download routes, which also hold the
+// file name to its kind's grammar: a recorder file name
+// (dbfiles.ParseSealedName) in a cluster folder (a sanitized cluster
+// name), that folder's cluster's archive name (dbfiles.ParseArchiveName),
+// or a merge result name (dbfiles.ParseMergedName). Any other name, such
+// as a *.db planted beside the sealed files, is refused.
+func classifyNamed(rel string) (string, error) {
+	kind, err := classify(rel)
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(rel, "/")
+	ok := false
+	switch kind {
+	case KindArchive:
+		cl, _, _, good := dbfiles.ParseArchiveName(parts[2])
+		ok = good && cl == parts[1]
+	case KindSealed:
+		_, _, ok = dbfiles.ParseSealedName(parts[2])
+		ok = ok && dbfiles.SanitizeCluster(parts[1]) == parts[1]
+	case KindMerged:
+		_, _, ok = dbfiles.ParseMergedName(parts[1])
+	}
+	if !ok {
+		return "", errUnsafe
+	}
+	return kind, nil
+}
+
 // openShared opens rel inside shared for reading: each folder with
 // O_DIRECTORY|O_NOFOLLOW relative to the previous one's descriptor, the
 // file with O_NOFOLLOW|O_NONBLOCK, and checks by its descriptor that it is a
-// regular file. Any failure (missing, a symlink, not a regular file) is
+// regular file with a single link. Any failure (missing, a symlink, not a regular file) is
 // os.ErrNotExist to the caller. rel must have passed classify.
 func openShared(shared, rel string) (*os.File, error) {
 	if shared == "" {
@@ -113,6 +142,12 @@ func openShared(shared, rel string) (*os.File, error) {
 	if err := unix.Fstat(dir, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		_ = unix.Close(dir)
 		return nil, fmt.Errorf("%w: %s is not a regular file", os.ErrNotExist, rel)
+	}
+	if st.Nlink > 1 {
+		// A hard link planted in a shared folder can name any file the
+		// worker may read; the worker's own files never have a second link.
+		_ = unix.Close(dir)
+		return nil, fmt.Errorf("%w: %s has %d links", os.ErrNotExist, rel, st.Nlink)
 	}
 	// Back to blocking reads for the copy.
 	if err := unix.SetNonblock(dir, false); err != nil {

@@ -20,25 +20,22 @@ type WorkerItem struct {
 	Online      bool    `json:"online"`
 }
 
-// workers serves GET /api/v1/workers from the registry's last snapshot:
-// the workers of this worker's cluster first, then the others, each group
-// by name. Without a registry it lists this worker alone.
+// workers serves GET /api/v1/workers: this worker, from its own
+// configuration (never from a card, which anyone may write), then the
+// other workers of the registry's last snapshot; the workers of this
+// worker's cluster first, then the others, each group by name.
 func (s *server) workers(w http.ResponseWriter, _ *http.Request) {
-	out := []WorkerItem{}
 	c := s.opts.Config
+	out := []WorkerItem{{WorkerName: c.WorkerName, ClusterName: c.ClusterName, URL: c.URL,
+		IsCurrent: true, LastSeenTS: dbfiles.TS(s.now()), Online: true}}
 	if reg := s.opts.Registry; reg != nil {
 		for _, p := range reg.Peers() {
+			if p.Worker == c.WorkerName {
+				continue
+			}
 			out = append(out, WorkerItem{WorkerName: p.Worker, ClusterName: p.Cluster, URL: p.URL,
-				IsCurrent: p.Instance == reg.Instance(), LastSeenTS: dbfiles.TS(p.LastSeen), Online: p.Online})
+				LastSeenTS: dbfiles.TS(p.LastSeen), Online: p.Online})
 		}
-	}
-	current := false
-	for _, it := range out {
-		current = current || it.IsCurrent
-	}
-	if !current {
-		out = append(out, WorkerItem{WorkerName: c.WorkerName, ClusterName: c.ClusterName, URL: c.URL,
-			IsCurrent: true, LastSeenTS: dbfiles.TS(s.now()), Online: true})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		ci, cj := out[i].ClusterName == c.ClusterName, out[j].ClusterName == c.ClusterName

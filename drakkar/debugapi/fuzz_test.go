@@ -13,12 +13,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fb46ecde/records/drakkar/cache"
@@ -49,6 +51,10 @@ func FuzzDownloadPath(f *testing.F) {
 		f.Fatal(err)
 	}
 	if err := os.Symlink(outside, filepath.Join(hist, "link.db")); err != nil {
+		f.Fatal(err)
+	}
+	// A hard link with a good name to the file outside.
+	if err := os.Link(outside, filepath.Join(hist, "w-2026-01-02__00_00_00.db")); err != nil {
 		f.Fatal(err)
 	}
 	c := debugapi.DefaultConfig()
@@ -154,6 +160,47 @@ func FuzzQuery(f *testing.F) {
 			default:
 				t.Fatalf("%s?%s: status %d %q", route, q, rr.Code, rr.Body.Bytes())
 			}
+		}
+	})
+}
+
+// FuzzCacheEntryKey: every key the cache stores is reachable by the entry
+// route with each byte percent-encoded, and the route never answers
+// another key.
+func FuzzCacheEntryKey(f *testing.F) {
+	for _, s := range []string{".", "..", `a\b`, "a//b", "a/../b", "/", "%", "k", "é", "a b", "?#"} {
+		f.Add(s)
+	}
+	root := f.TempDir()
+	cfg := cache.DefaultConfig()
+	cfg.Enabled, cfg.StorageDir, cfg.WorkerName, cfg.ClusterName = true, root, "w1", "c"
+	c, err := cache.Open(context.Background(), cfg, cache.Options{NoLoops: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = c.Close(context.Background()) })
+	dc := debugapi.DefaultConfig()
+	dc.WorkerName = "w1"
+	h, err := debugapi.New(debugapi.Options{Config: dc, Cache: c, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if c.Set(context.Background(), key, `1`, cache.ScopeLocal, 0) != nil {
+			return // not a key the cache takes
+		}
+		var enc strings.Builder
+		for i := 0; i < len(key); i++ {
+			fmt.Fprintf(&enc, "%%%02X", key[i])
+		}
+		req := httptest.NewRequest(http.MethodGet, "http://worker/api/v1/debug/cache/entry/"+enc.String(), nil)
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, req)
+		var body struct {
+			Key string `json:"key"`
+		}
+		if rr.Code != http.StatusOK || json.Unmarshal(rr.Body.Bytes(), &body) != nil || body.Key != key {
+			t.Fatalf("key %q: %d %q", key, rr.Code, rr.Body.Bytes())
 		}
 	})
 }

@@ -28,6 +28,9 @@ var ctx = context.Background()
 
 const cluster = "search hot"
 
+// mergedName is a merge result's name (dbfiles.MergedName's grammar).
+const mergedName = "merged-2026-10-13__08_00_00-0123456789abcdef.db"
+
 // recConfig is a recorder of worker in storage/shared that flushes only
 // when told.
 func recConfig(storage, shared, worker string) recorder.Config {

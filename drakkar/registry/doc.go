@@ -16,6 +16,13 @@
 //	 "started_at":"2026-10-13T07:59:58.123456Z","state":"running",
 //	 "url":"http://10.0.0.7:8081","version":1,"worker":"search-1"}
 //
+// One worker name has one card: a process does not publish over a fresh
+// running card of another instance of its name (Registry.Duplicate reports
+// it until that card is stopped or stale), and a stop marks only its own
+// card stopped. Ages are clamped to the file server's clock: a card
+// stamped in the future neither reads as seen after now nor stays online
+// once it is not rewritten.
+//
 // Concurrency: every method of Registry is safe for concurrent use; Peers
 // answers from the snapshot of the last refresh. What survives a crash: the
 // last published card, which goes offline by age; a clean Close publishes a

@@ -37,7 +37,7 @@ type Config struct {
 	// Cache holds cache.* and fleet.cache_exchange.*.
 	Cache cache.Config
 	// UI holds the debug API's keys: ui.addr, ui.url, ui.auth_token,
-	// ui.merge_enabled, ui.trace.*.
+	// ui.insecure_listen, ui.merge_enabled, ui.trace.*.
 	UI UIConfig
 	// Registry holds fleet.registry.*.
 	Registry RegistryConfig
@@ -63,6 +63,10 @@ type UIConfig struct {
 	// AuthToken is ui.auth_token: when set, every route but /healthz,
 	// /readyz and the peer exchange needs it.
 	AuthToken string
+	// InsecureListen is ui.insecure_listen (default false): the operator
+	// means to serve the debug API off the loopback without AuthToken.
+	// Without it, Open refuses such an address.
+	InsecureListen bool
 	// MergeEnabled is ui.merge_enabled (default true).
 	MergeEnabled bool
 	// TraceHistoryMaxFiles is ui.trace.history_max_files (default 256).

@@ -26,6 +26,7 @@ var ownKeys = []ownKey{
 	{name: "ui.addr", set: func(c *Config, v string) error { c.UI.Addr = v; return nil }, check: func(c Config) error { return checkAddr(c.UI.Addr) }},
 	{name: "ui.url", set: func(c *Config, v string) error { c.UI.URL = strings.TrimRight(v, "/"); return nil }, check: func(c Config) error { return checkURL(c.UI.URL) }},
 	{name: "ui.auth_token", set: func(c *Config, v string) error { c.UI.AuthToken = v; return nil }},
+	boolField("ui.insecure_listen", func(c *Config) *bool { return &c.UI.InsecureListen }),
 	boolField("ui.merge_enabled", func(c *Config) *bool { return &c.UI.MergeEnabled }),
 	intField("ui.trace.history_max_files", 1, func(c *Config) *int { return &c.UI.TraceHistoryMaxFiles }),
 	durField("ui.trace.history_max_seconds", time.Second, func(c *Config) *time.Duration { return &c.UI.TraceHistoryMaxTime }),

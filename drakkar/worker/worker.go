@@ -83,9 +83,12 @@ type Worker struct {
 	// the card's features while Open is still running.
 	cardCache atomic.Pointer[cache.Cache]
 	reg       *registry.Registry
-	ln        net.Listener
-	srv       *http.Server
-	url       string
+	// peerReg is reg once open: the cache's pull, started before the
+	// registry, reads the peers through it.
+	peerReg atomic.Pointer[registry.Registry]
+	ln      net.Listener
+	srv     *http.Server
+	url     string
 
 	// archivePass is the archive pass run after each rotation; nil until
 	// Open knows the recorder's instance id, and when archiving is off.
@@ -96,10 +99,13 @@ type Worker struct {
 	closeErr    error
 }
 
-// Open starts a worker: it validates cfg, binds the debug API's address,
+// Open starts a worker: it validates cfg, binds the debug API's address
+// (refusing, with ErrConfig and before anything is created, an address
+// off the loopback without ui.auth_token unless ui.insecure_listen),
 // opens the recorder (with the archive pass after each rotation when
-// history.archive.enabled), the registry card (whose url is the debug
-// API's) and the cache with its exchange pull, registers every
+// history.archive.enabled), the cache with its exchange pull, the
+// registry card (whose url is the debug API's, whose features are the
+// cache's from the first card on), registers every
 // component's metrics on one Prometheus registry, and serves the debug API.
 // On error everything opened is closed again; storage.dir, the history
 // folder, a sealed first live file and a stopped card may have been
@@ -128,10 +134,12 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 	if err := w.openRecorder(ctx, opts.Info); err != nil {
 		return nil, err
 	}
-	if err := w.openRegistry(ctx); err != nil {
+	// The cache opens first so the first card carries its features; its
+	// pull reads the registry's peers once the registry is open.
+	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
 		return nil, err
 	}
-	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
+	if err := w.openRegistry(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.serve(opts.API); err != nil {
@@ -142,6 +150,10 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 
 // listen binds the debug API's address and derives the card's URL.
 func (w *Worker) listen(ln net.Listener) error {
+	addr := w.cfg.UI.Addr
+	if ln != nil {
+		addr = ln.Addr().String()
+	}
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", w.cfg.UI.Addr); err != nil {
@@ -152,6 +164,13 @@ func (w *Worker) listen(ln net.Listener) error {
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		// The spec's security notes: the debug API serves recorder files
 		// and the live database; off the loopback it needs a token.
+		if w.cfg.UI.AuthToken == "" && !w.cfg.UI.InsecureListen {
+			_ = ln.Close()
+			w.ln = nil
+			return fmt.Errorf("%w: ui.addr %s (bound to %s) is not a loopback address and ui.auth_token is empty: anyone "+
+				"who reaches it could download the recorder's files; set ui.auth_token, listen on 127.0.0.1, or set "+
+				"ui.insecure_listen (--insecure-listen) if that is meant", ErrConfig, addr, tcp.String())
+		}
 		w.log.Warn("debug_api_non_loopback", "addr", tcp.String(), "auth_token_set", w.cfg.UI.AuthToken != "")
 	}
 	w.url = w.cfg.UI.URL
@@ -246,6 +265,7 @@ func (w *Worker) openRegistry(ctx context.Context) error {
 		return fmt.Errorf("open registry: %w", err)
 	}
 	w.reg = reg
+	w.peerReg.Store(reg)
 	return nil
 }
 
@@ -254,6 +274,21 @@ func (w *Worker) openRegistry(ctx context.Context) error {
 func refusesWrites(err error) bool {
 	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
+
+// peers are the registry's last snapshot of the other workers; none
+// before the registry is open. It is the cache pull's PeerLister.
+func (w *Worker) peers() []registry.Peer {
+	if r := w.peerReg.Load(); r != nil {
+		return r.Peers()
+	}
+	return nil
+}
+
+// peerLister adapts Worker.peers to cache.PeerLister.
+type peerLister struct{ w *Worker }
+
+// Peers implements cache.PeerLister.
+func (p peerLister) Peers() []registry.Peer { return p.w.peers() }
 
 // features are the card's features: the cache's marks once it runs.
 func (w *Worker) features() registry.Features {
@@ -266,8 +301,9 @@ func (w *Worker) features() registry.Features {
 // openCache opens the cache; it pulls the peers the registry lists.
 func (w *Worker) openCache(ctx context.Context, client cache.HTTPDoer) error {
 	opts := cache.Options{Logger: w.log, Registerer: w.prom, Now: w.now, HTTPClient: client}
-	if w.reg != nil {
-		opts.Peers = w.reg
+	if r := w.cfg.Recorder; r.SharedDir != "" || r.StorageDir != "" {
+		// openRegistry will open a registry (see there).
+		opts.Peers = peerLister{w}
 	}
 	c, err := cache.Open(ctx, w.cfg.Cache, opts)
 	if err != nil {
@@ -320,15 +356,22 @@ func (w *Worker) URL() string { return w.url }
 
 // Ready lists why the worker is not ready, for /readyz: "stopping" once
 // Close began, "not_owner" when another process owns this worker name's
-// recorder (two workers configured with one name). Empty means ready.
+// recorder (two workers configured with one name and one storage.dir),
+// "duplicate_worker" when another live process of this worker name holds
+// its registry card (one name on one shared folder; see
+// registry.Registry.Duplicate). Empty means ready.
 func (w *Worker) Ready() []string {
 	if w.closing.Load() {
 		return []string{"stopping"}
 	}
+	var out []string
 	if w.cfg.Recorder.WritesFiles() && !w.rec.Owner() {
-		return []string{"not_owner"}
+		out = append(out, "not_owner")
 	}
-	return nil
+	if w.reg != nil && w.reg.Duplicate() != nil {
+		out = append(out, "duplicate_worker")
+	}
+	return out
 }
 
 // Close stops the worker cleanly, within executor.drain_timeout_seconds

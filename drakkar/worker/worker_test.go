@@ -145,10 +145,37 @@ var _ = Describe("A worker", func() {
 		Expect(resp.StatusCode).To(Equal(http.StatusForbidden), "ui.merge_enabled: false reaches the merge route")
 	})
 
-	It("warns when the debug API listens off the loopback interface", func() {
+	It("carries the cache's features on its first card, and exports the peer sync failures at 0 before any", func() {
+		cfg := testConfig("fleet.registry.heartbeat_seconds=3600")
+		w, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(w.Close, ctx)
+		b, err := os.ReadFile(filepath.Join(cfg.Recorder.Shared(), "fleet", "workers", "w1.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(ContainSubstring(`"features":{"cache":{}}`))
+		card, err := registry.DecodeCard(b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(card.Features.Cache).NotTo(BeNil())
+		code, body := get(w.URL() + "/metrics")
+		Expect(code).To(Equal(http.StatusOK))
+		for _, reason := range []string{"request", "status", "page", "apply"} {
+			Expect(body).To(ContainSubstring(`drakkar_cache_peer_sync_failures_total{reason="` + reason + `"} 0`))
+		}
+	})
+
+	It("refuses to listen off the loopback without ui.auth_token, creating nothing", func() {
+		cfg := testConfig("ui.addr=0.0.0.0:0")
+		_, err := worker.Open(ctx, cfg, worker.Options{})
+		Expect(err).To(MatchError(worker.ErrConfig))
+		Expect(err.Error()).To(ContainSubstring("ui.insecure_listen"))
+		Expect(cfg.Recorder.StorageDir).NotTo(BeAnExistingFile())
+		Expect(cfg.Recorder.SharedDir).NotTo(BeAnExistingFile())
+	})
+
+	It("warns when the debug API listens off the loopback interface with ui.insecure_listen", func() {
 		var logs bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
-		w, err := worker.Open(ctx, testConfig("ui.addr=0.0.0.0:0"), worker.Options{Logger: log})
+		w, err := worker.Open(ctx, testConfig("ui.addr=0.0.0.0:0", "ui.insecure_listen=true"), worker.Options{Logger: log})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(w.Close, ctx)
 		Expect(logs.String()).To(MatchRegexp(`level=WARN msg=debug_api_non_loopback addr=\S+:\d+ auth_token_set=false`))

@@ -13,8 +13,9 @@ import (
 func (a *app) drakkarWorkerCmd() *cobra.Command {
 	var file, name, cluster, storage, shared, addr string
 	var set []string
+	var insecure bool
 	cmd := &cobra.Command{
-		Use:   "worker [--config FILE] [--name W] [--cluster C] [--storage DIR] [--shared DIR] [--addr HOST:PORT] [--set key=value]...",
+		Use:   "worker [--config FILE] [--name W] [--cluster C] [--storage DIR] [--shared DIR] [--addr HOST:PORT] [--insecure-listen] [--set key=value]...",
 		Short: "Run one Drakkar worker and its debug API until SIGINT/SIGTERM",
 		Long: `Run one Drakkar worker until SIGINT or SIGTERM: the flight recorder
 (rotating its live file in --storage, sealing and moving each into
@@ -30,7 +31,10 @@ then the DRAKKAR_* environment variables (the key in upper case, each '.'
 written as '__': DRAKKAR_UI__RECORDER__MAX_BUFFER), then the flags: --set
 key=value (repeatable), then --name (worker.name), --cluster (cluster.name),
 --storage (storage.dir), --shared (shared.dir), --addr (ui.addr, default
-127.0.0.1:8780; port 0 picks a free one). An unknown key inside ui.recorder
+127.0.0.1:8780; port 0 picks a free one), --insecure-listen
+(ui.insecure_listen=true). An address off the loopback (0.0.0.0, a LAN
+address) without ui.auth_token fails with code invalid before anything is
+created, unless --insecure-listen says it is meant. An unknown key inside ui.recorder
 is ignored with a warning (config_key_ignored); any other unknown key, a
 moved key or a bad value fails with code invalid, naming the key, before
 anything is created.
@@ -50,6 +54,9 @@ registry card is marked stopped; then the command exits 0.`,
 					sets = append(sets, f.key+"="+v)
 				}
 			}
+			if insecure {
+				sets = append(sets, "ui.insecure_listen=true")
+			}
 			log := a.logger(slog.LevelInfo)
 			cfg, err := worker.Load(worker.LoadOptions{File: file, Getenv: a.env.Getenv, Sets: sets, Logger: log})
 			if err != nil {
@@ -65,6 +72,7 @@ registry card is marked stopped; then the command exits 0.`,
 	f.StringVar(&storage, "storage", "", "storage.dir: the worker's own files ('' = memory-only)")
 	f.StringVar(&shared, "shared", "", "shared.dir: history, archives, merge results, registry cards ('' = storage.dir)")
 	f.StringVar(&addr, "addr", "", "ui.addr: where the debug API listens (default "+worker.DefaultAddr+")")
+	f.BoolVar(&insecure, "insecure-listen", false, "ui.insecure_listen: serve the debug API off the loopback without ui.auth_token")
 	f.StringArrayVar(&set, "set", nil, "a configuration key=value (repeatable)")
 	return cmd
 }
