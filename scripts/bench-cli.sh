@@ -138,7 +138,7 @@ for id, name, score, ok in db.execute("SELECT id, name, score, ok FROM ev ORDER 
 PY
 }
 
-ours_export() { "$BIN" --store "$WORK/store-1/records.sqlite" scan --stream s1 --format "$1" --out "$WORK/out.$1"; }
+ours_export() { "$BIN" --store "$WORK/store-1/records.sqlite" scan --stream s1 --format "$1" --out "$WORK/out.$1" --force; }
 
 # The measured steps run in a child bash under time.
 export WORK BIN
