@@ -67,7 +67,7 @@ func Snapshot(ctx context.Context, src, dst string) (err error) {
 	if err := backup(ctx, src, dst); err != nil {
 		return err
 	}
-	out, err := sql.Open("sqlite", fileURI(dst, finishQuery))
+	out, err := sql.Open("sqlite", rsqlite.FileURI(dst, finishQuery))
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func Snapshot(ctx context.Context, src, dst string) (err error) {
 // read transaction of src. dst keeps src's header, which says WAL when
 // src is in WAL mode.
 func backup(ctx context.Context, src, dst string) error {
-	db, err := sql.Open("sqlite", fileURI(src, srcQuery))
+	db, err := sql.Open("sqlite", rsqlite.FileURI(src, srcQuery))
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func backup(ctx context.Context, src, dst string) error {
 		if !ok {
 			return errors.New("the SQLite driver has no backup API")
 		}
-		bk, err := b.NewBackup(fileURI(dst, dstQuery))
+		bk, err := b.NewBackup(rsqlite.FileURI(dst, dstQuery))
 		if err != nil {
 			return err
 		}
@@ -117,9 +117,6 @@ func backup(ctx context.Context, src, dst string) error {
 		return bk.Finish()
 	})
 }
-
-// fileURI is the SQLite file: URI of path with query.
-func fileURI(path string, query url.Values) string { return rsqlite.FileURI(path, query) }
 
 // downloadLive serves GET /api/v1/debug/download-live: a snapshot of the
 // live file in an owner-only temp file in storage.dir, unlinked before the

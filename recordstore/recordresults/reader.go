@@ -183,7 +183,7 @@ func (r *Reader) pages(ctx context.Context, p *plan, limit int) iter.Seq2[[]reco
 			if len(recs) > 0 && !yield(recs, nil) {
 				return
 			}
-			if g.over() {
+			if g.ended {
 				return
 			}
 		}
@@ -226,10 +226,6 @@ func (g *pager) next(ctx context.Context) ([]recordstore.Record, error) {
 	}
 	return recs, nil
 }
-
-// over reports whether the read is done: nothing is left to read, or the
-// limit is reached.
-func (g *pager) over() bool { return g.ended }
 
 // cut reports whether the read has rows past the limit: limit rows were
 // returned and the last fetch saw more (a fetch reads one row past what it
