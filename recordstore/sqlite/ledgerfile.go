@@ -93,8 +93,14 @@ func KeepLedger(ctx context.Context, keeper, from string, drop time.Time) error 
 // keeperDSN is the connection string of a ledger file's writer: WAL,
 // synchronous FULL (a commit survives a power loss), BEGIN IMMEDIATE.
 func keeperDSN(path string) string {
-	return fileURI(path, "mode=rw") + "&_pragma=busy_timeout(" + fmt.Sprint(ledgerFileBusy.Milliseconds()) +
-		")&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	return fileURI(path, "mode=rw") + "&" + ledgerBusyParam() +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+}
+
+// ledgerBusyParam is the busy timeout parameter of every connection to a
+// ledger file.
+func ledgerBusyParam() string {
+	return "_pragma=busy_timeout(" + fmt.Sprint(ledgerFileBusy.Milliseconds()) + ")"
 }
 
 // inKeeperTx runs fn in one transaction on db.
@@ -181,7 +187,7 @@ func openLedgerReader(ctx context.Context, path string) (*sql.DB, bool, error) {
 	if !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return nil, false, nil
 	}
-	db, err := sql.Open("sqlite", fileURI(abs, "mode=ro")+"&_pragma=busy_timeout("+fmt.Sprint(ledgerFileBusy.Milliseconds())+")")
+	db, err := sql.Open("sqlite", fileURI(abs, "mode=ro")+"&"+ledgerBusyParam())
 	if err != nil {
 		return nil, false, err
 	}
