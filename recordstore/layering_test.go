@@ -76,6 +76,9 @@ var layerRules = []layerRule{
 	// one package of the library with client_golang, so that the owner
 	// stays free of it.
 	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/owner"}},
+	// replica replicates, restores and verifies a store's file through
+	// Litestream; it reads the engine's own tables to prove a restore.
+	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},

@@ -1,0 +1,8 @@
+// Package replica replicates a store's SQLite file continuously to object
+// storage (any S3-compatible server) or a plain folder, restores it with
+// proof, and verifies a replica against the live store. It builds on
+// Litestream used as a Go library: Litestream ships the write-ahead log's
+// frames as LTX files and restores a database from them; this package
+// decides when replication runs (only in the owner), what an address may
+// say, and what a restore must prove before it replaces anything.
+package replica
