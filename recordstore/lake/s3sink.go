@@ -144,4 +144,3 @@ func status(err error) int {
 	}
 	return 0
 }
-
