@@ -79,6 +79,11 @@ var layerRules = []layerRule{
 	// replica replicates, restores and verifies a store's file through
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	// lake exports streams as Parquet files with a manifest to a folder or
+	// S3-compatible storage; it reads through the read API and takes the
+	// address rules of replica.
+	{Under: "recordstore/lake", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
+		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/recordresults", "recordstore/replica"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
