@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -30,31 +29,11 @@ type s3Sink struct {
 }
 
 func newS3Sink(ctx context.Context, u *url.URL) (*s3Sink, error) {
-	q := u.Query()
-	region := q.Get("region")
-	if region == "" {
-		region = os.Getenv("AWS_REGION")
-	}
-	if region == "" {
-		region = "us-east-1"
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	t, err := replica.NewS3Target(ctx, u.String())
 	if err != nil {
-		return nil, fmt.Errorf("export destination %s: credentials: %w", replica.Redact(u.String()), err)
+		return nil, err
 	}
-	endpoint := q.Get("endpoint")
-	pathStyle := endpoint != "" && q.Get("forcePathStyle") != "false" || q.Get("forcePathStyle") == "true"
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-		o.UsePathStyle = pathStyle
-	})
-	prefix := strings.Trim(u.Path, "/")
-	if prefix != "" {
-		prefix += "/"
-	}
-	return &s3Sink{client: client, bucket: u.Host, prefix: prefix, name: "s3://" + u.Host + "/" + prefix}, nil
+	return &s3Sink{client: t.Client, bucket: t.Bucket, prefix: t.Prefix, name: t.String()}, nil
 }
 
 func (s *s3Sink) String() string { return s.name }

@@ -9,6 +9,7 @@
 package s3test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -40,6 +42,7 @@ type Server struct {
 	srv     *http.Server
 	ln      net.Listener
 	backend *s3mem.Backend
+	paused  atomic.Bool
 }
 
 // Start listens on a free loopback port, creates bucket and serves until
@@ -58,10 +61,17 @@ func Start(bucket string) (*Server, error) {
 	s := &Server{
 		Endpoint: "http://" + ln.Addr().String(),
 		Bucket:   bucket,
-		srv:      &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second},
 		ln:       ln,
 		backend:  backend,
 	}
+	h := faker.Server()
+	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.paused.Load() {
+			http.Error(w, "paused by the test", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -124,6 +134,18 @@ func (s *Server) Keys(prefix string) ([]string, error) {
 		keys = append(keys, c.Key)
 	}
 	return keys, nil
+}
+
+// Pause makes the server answer every request with 503 Service
+// Unavailable (on) or serve again (off): an object store cut off from a
+// client, without the client's connections hanging.
+func (s *Server) Pause(on bool) { s.paused.Store(on) }
+
+// Overwrite replaces the object at key directly in the server's memory,
+// without any condition: another writer breaking in.
+func (s *Server) Overwrite(key string, data []byte) error {
+	_, err := s.backend.PutObject(s.Bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil)
+	return err
 }
 
 // Close stops the server; the bucket's contents are gone with it.
