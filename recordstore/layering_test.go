@@ -72,10 +72,11 @@ var layerRules = []layerRule{
 	// console is the web console query serve mounts: embedded files and a
 	// handler over the read API's backend, the owner's status and the spool.
 	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
-	// ownermetrics adapts the owner's measurement hooks to Prometheus: the
-	// one package of the library with client_golang, so that the owner
-	// stays free of it.
-	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/owner"}},
+	// ownermetrics is the library's Prometheus side (the owner's hooks,
+	// the store and fleet collectors, the request metrics and /metrics):
+	// the one package of the library with client_golang, so that the
+	// owner and the HTTP handlers stay free of it.
+	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/internal/...", "recordstore/owner", "recordstore/fleet"}},
 	// replica replicates, restores and verifies a store's file through
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},

@@ -35,8 +35,8 @@ const fleetRouteFollow = "/api/v1/tenants/{key}/streams/{stream}/follow"
 // fleetRoutePatterns are the route labels of serve --fleet: its own routes
 // and, under /api/v1/tenants/{key}/, every read API route serve labels.
 func fleetRoutePatterns() []string {
-	out := []string{"/healthz", "/metrics", "/api/v1/tenants", "/api/v1/tenants/{key}/healthz"}
-	for _, p := range routePatterns {
+	out := []string{"/healthz", "/api/v1/tenants", "/api/v1/tenants/{key}/healthz"}
+	for _, p := range recordresults.RoutePatterns() {
 		if rest, ok := strings.CutPrefix(p, "/api/v1/"); ok {
 			out = append(out, tenantsPrefix+"{key}/"+rest)
 		}
