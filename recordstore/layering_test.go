@@ -81,6 +81,10 @@ var layerRules = []layerRule{
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	// fleethttp serves a fleet over HTTP: each store's read API
+	// (recordresults.Handler) under the tenant's prefix; the fleet itself
+	// knows no HTTP.
+	{Under: "recordstore/fleet/fleethttp", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fleet", "recordstore/recordresults"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,

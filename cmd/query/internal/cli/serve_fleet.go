@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/fleet/fleethttp"
 	"github.com/fb46ecde/records/recordstore/ownermetrics"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/prometheus/client_golang/prometheus"
@@ -151,7 +152,7 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 	log.Info("fleet", "root", f.Root(), "mode", string(f.Mode()), "path", f.Template().String())
 	reg := prometheus.NewRegistry()
 	hm, err := ownermetrics.NewHTTP(reg, ownermetrics.HTTPOptions{
-		Routes: append(fleetRoutePatterns(), ownermetrics.MetricsPath), Follow: fleetRouteFollow,
+		Routes: append(fleethttp.RoutePatterns(), ownermetrics.MetricsPath), Follow: fleethttp.RouteFollow,
 	})
 	if err != nil {
 		_ = f.Close()
@@ -161,7 +162,7 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 		ownermetrics.NewFleetCollector(f))
 	metrics := ownermetrics.Handler(reg, log)
 	done := make(chan struct{})
-	h := fleetHandler(f, log, done, p.maxExport)
+	h := fleethttp.Handler(f, fleethttp.Options{Logger: log, Done: done, MaxExportRows: p.maxExport})
 	err = runHTTP(ctx, ln, hm.Wrap(ownermetrics.Mount(h, metrics)), log, func() { close(done) })
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
