@@ -54,9 +54,6 @@ var layerRules = []layerRule{
 	// fsutil makes its system calls (fsync, flock) through the Go
 	// project's golang.org/x/sys.
 	{Under: "recordstore/internal", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
-	// benchdata generates rows for benchmarks; it is never imported by
-	// the core.
-	{Under: "recordstore/internal/benchdata", May: []string{"recordstore"}},
 	// seams reaches unexported fault-injection fields of other packages'
 	// options, which hold fsutil helpers.
 	{Under: "recordstore/internal/seams", May: []string{"recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
@@ -86,6 +83,10 @@ var layerRules = []layerRule{
 	// knows no HTTP.
 	{Under: "recordstore/fleet/fleethttp", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fleet", "recordstore/recordresults"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
+	// benchdata is test support: the benchmarks' rows and raw-SQLite
+	// baseline, imported only by _test files, never by the core it
+	// measures.
+	{Under: "recordstoretest/benchdata", May: []string{"recordstore"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
 	// encodings, DDL text; it makes its files durable through fsutil, takes
