@@ -48,8 +48,9 @@ type layerRule struct {
 // place in the table.
 var layerRules = []layerRule{
 	{Under: "recordstore", May: []string{"recordstore/internal/...", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
-	// fsutil is the one durable-file helper, exported so that drakkar/
-	// makes its files durable the same way; it depends on nothing above.
+	// fsutil is the one durable-file helper, public API with a stated
+	// contract (its package doc) that drakkar/ and cmd/ use as any program
+	// would; it depends on nothing above.
 	{Under: "recordstore/fsutil", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 	// fsutil makes its system calls (fsync, flock) through the Go
 	// project's golang.org/x/sys.
