@@ -271,6 +271,12 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 			pkg("drakkar/debugapi", "drakkar/worker"), "drakkar/debugapi depends on"),
 		Entry("results importing the CLI",
 			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
+		Entry("the fleet importing its HTTP handler",
+			pkg("recordstore/fleet", "recordstore/fleet/fleethttp"), "recordstore/fleet imports recordstore/fleet/fleethttp"),
+		Entry("the metrics importing the read API",
+			pkg("recordstore/ownermetrics", "recordstore/recordresults"), "recordstore/ownermetrics imports recordstore/recordresults"),
+		Entry("the SQLite backend importing the benchmarks' test support",
+			pkg("recordstore/sqlite", "recordstoretest/benchdata"), "recordstore/sqlite imports recordstoretest/benchdata"),
 		Entry("a package no rule places",
 			pkg("newthing", "recordstore"), "newthing: no rule places it"),
 	)
