@@ -214,5 +214,5 @@ var _ = Describe("a Go service embedding the fleet handler in a plain net/http s
 		rest, err := io.ReadAll(rd)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rest).To(BeEmpty())
-	})
+	}, NodeTimeout(2*time.Minute))
 })
