@@ -48,15 +48,13 @@ type layerRule struct {
 // place in the table.
 var layerRules = []layerRule{
 	{Under: "recordstore", May: []string{"recordstore/internal/...", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
-	// fsutil is the one durable-file helper, exported so that drakkar/
-	// makes its files durable the same way; it depends on nothing above.
+	// fsutil is the one durable-file helper, public API with a stated
+	// contract (its package doc) that drakkar/ and cmd/ use as any program
+	// would; it depends on nothing above.
 	{Under: "recordstore/fsutil", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 	// fsutil makes its system calls (fsync, flock) through the Go
 	// project's golang.org/x/sys.
 	{Under: "recordstore/internal", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
-	// benchdata generates rows for benchmarks; it is never imported by
-	// the core.
-	{Under: "recordstore/internal/benchdata", May: []string{"recordstore"}},
 	// seams reaches unexported fault-injection fields of other packages'
 	// options, which hold fsutil helpers.
 	{Under: "recordstore/internal/seams", May: []string{"recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
@@ -72,10 +70,11 @@ var layerRules = []layerRule{
 	// console is the web console query serve mounts: embedded files and a
 	// handler over the read API's backend, the owner's status and the spool.
 	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
-	// ownermetrics adapts the owner's measurement hooks to Prometheus: the
-	// one package of the library with client_golang, so that the owner
-	// stays free of it.
-	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/owner"}},
+	// ownermetrics is the library's Prometheus side (the owner's hooks,
+	// the store and fleet collectors, the request metrics and /metrics):
+	// the one package of the library with client_golang, so that the
+	// owner and the HTTP handlers stay free of it.
+	{Under: "recordstore/ownermetrics", May: []string{"recordstore", "recordstore/internal/...", "recordstore/owner", "recordstore/fleet"}},
 	// replica replicates, restores and verifies a store's file through
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
@@ -85,7 +84,15 @@ var layerRules = []layerRule{
 	{Under: "recordstore/lake", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
 		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/recordresults", "recordstore/replica"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	// fleethttp serves a fleet over HTTP: each store's read API
+	// (recordresults.Handler) under the tenant's prefix; the fleet itself
+	// knows no HTTP.
+	{Under: "recordstore/fleet/fleethttp", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fleet", "recordstore/recordresults"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
+	// benchdata is test support: the benchmarks' rows and raw-SQLite
+	// baseline, imported only by _test files, never by the core it
+	// measures.
+	{Under: "recordstoretest/benchdata", May: []string{"recordstore"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
 	// encodings, DDL text; it makes its files durable through fsutil, takes
@@ -269,6 +276,12 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 			pkg("drakkar/debugapi", "drakkar/worker"), "drakkar/debugapi depends on"),
 		Entry("results importing the CLI",
 			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
+		Entry("the fleet importing its HTTP handler",
+			pkg("recordstore/fleet", "recordstore/fleet/fleethttp"), "recordstore/fleet imports recordstore/fleet/fleethttp"),
+		Entry("the metrics importing the read API",
+			pkg("recordstore/ownermetrics", "recordstore/recordresults"), "recordstore/ownermetrics imports recordstore/recordresults"),
+		Entry("the SQLite backend importing the benchmarks' test support",
+			pkg("recordstore/sqlite", "recordstoretest/benchdata"), "recordstore/sqlite imports recordstoretest/benchdata"),
 		Entry("a package no rule places",
 			pkg("newthing", "recordstore"), "newthing: no rule places it"),
 	)

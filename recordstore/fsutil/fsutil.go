@@ -3,13 +3,41 @@
 // steps in the same order — write a temp file, fsync it, close it, rename it
 // into place, fsync the folder.
 //
-// An fsync failure is reported wrapped in ErrSync. Callers must treat it as
-// fatal for the writer that saw it: after a failed fsync the kernel may have
-// dropped the dirty pages and a retry can report success for data that is
-// gone ("fsyncgate", PostgreSQL 2018). Stop writing and recover by reopening.
+// It is public API, a small product of its own, not an internal helper
+// that leaked: the engine (spool, sqlite, owner, fleet), the Drakkar layer
+// (drakkar/...: the recorder's published files and its FS seam, the
+// archive's lock and clock, the registry's cards, the merge's output, the
+// meta files) and the query command's --out files all make files durable
+// through it, and a program that keeps files of its own beside a store
+// should too. Keeping it in one place is the point — a second copy of these
+// steps is how a missed folder fsync creeps in — and recordstore/internal
+// cannot be imported from drakkar/ or cmd/. Its contract, which changes
+// only with a major version:
 //
-// FS is a small seam so tests can inject faults; Default uses the real
-// operating system.
+//   - What is durable when a call returns nil: the content written and the
+//     folder entry it names, as each function says (CreateFile alone leaves
+//     the folder entry to a later SyncDir or Rename, RenameNotify the source
+//     folder, RewriteFiles the folder).
+//   - What is on disk when a call fails: each function says, and none
+//     leaves a temp or partial file of its own behind, except where it
+//     says the rename already happened.
+//   - Every failed fsync is reported wrapped in ErrSync (recordstore.ErrFsync
+//     is the same error). Callers must treat it as fatal for the writer
+//     that saw it: after a failed fsync the kernel may have dropped the
+//     dirty pages and a retry can report success for data that is gone
+//     ("fsyncgate", PostgreSQL 2018). Stop writing and recover by reopening.
+//   - Files are created with the mode passed (FileMode, 0600, everywhere in
+//     records), folders with DirMode (0700); existing folders keep theirs.
+//   - A Helper is safe for concurrent use when its FS is (OS is); temp
+//     names are unique per process and call. It takes no locks: two
+//     writers of one path are the caller's to keep apart.
+//   - It works on any POSIX file system that honours fsync on files and
+//     folders; on Linux it also starts writeback early (sync_file_range) to
+//     shorten the fsync that follows, a hint that makes nothing durable.
+//
+// FS is a small seam so tests can inject faults (a failed fsync, a
+// rename refused); Default and the package-level functions use the real
+// operating system (OS).
 package fsutil
 
 import (

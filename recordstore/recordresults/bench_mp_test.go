@@ -27,10 +27,10 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // mpTailStream is the stream the owner child appends to on "append".

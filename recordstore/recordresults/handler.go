@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/httpx"
 	"github.com/fb46ecde/records/recordstore/owner"
 )
 
@@ -246,11 +247,9 @@ func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
 		probe.Method = http.MethodGet
 		if _, pattern := h.mux.Handler(probe); pattern != "/" {
-			var body errorBody
-			body.Error.Code = recordstore.Code(recordstore.ErrUnsupported)
-			body.Error.Message = fmt.Sprintf("method %s is not allowed on %s; the API only reads: GET or HEAD", r.Method, r.URL.Path)
 			w.Header().Set("Allow", "GET, HEAD")
-			writeJSON(w, http.StatusMethodNotAllowed, body)
+			httpx.WriteError(w, http.StatusMethodNotAllowed, recordstore.Code(recordstore.ErrUnsupported),
+				fmt.Sprintf("method %s is not allowed on %s; the API only reads: GET or HEAD", r.Method, r.URL.Path))
 			return
 		}
 	}

@@ -5,13 +5,13 @@ package recordresults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"syscall"
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/internal/httpx"
 )
 
 // HTTPStatus returns the HTTP status for an error code: 400 for bad input,
@@ -33,22 +33,23 @@ func HTTPStatus(code string) int {
 	return http.StatusInternalServerError
 }
 
-// errorBody is the JSON shape of every error response.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+// writeError answers with err's code and message, with the status
+// HTTPStatus chooses for its code (see WriteError).
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	WriteError(w, r, log, HTTPStatus(recordstore.Code(err)), err)
 }
 
-// writeError answers with err's code and message. Internal errors are also
-// logged, since the client sees only their text: as errors, but at debug
-// level when the client hung up (clientGone), which is no fault of ours.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	var body errorBody
-	body.Error.Code = recordstore.Code(err)
-	body.Error.Message = recordstore.Message(err)
-	status := HTTPStatus(body.Error.Code)
+// WriteError answers err as the read API answers its failures, with
+// status: the JSON body {"error":{"code":...,"message":...}} of
+// recordstore.Code and recordstore.Message. A handler that serves beside
+// the read API (fleethttp's) answers its own failures with it, choosing
+// the status by its own codes and HTTPStatus for the others. An internal
+// error (status 500) is also logged, since the client sees only its
+// text: as an error, but at debug level when the client hung up (a
+// broken pipe, or the request's context canceled), which is no fault of
+// the server's.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, err error) {
+	code := recordstore.Code(err)
 	if status == http.StatusInternalServerError {
 		level := slog.LevelError
 		if clientGone(r, err) {
@@ -56,7 +57,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		}
 		log.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "client_gone", level == slog.LevelDebug, "err", err)
 	}
-	writeJSON(w, status, body)
+	httpx.WriteError(w, status, code, recordstore.Message(err))
 }
 
 // clientGone reports whether err comes from the client hanging up rather
@@ -71,10 +72,4 @@ func clientGone(r *http.Request, err error) bool {
 }
 
 // writeJSON answers with v as a JSON document.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // The environment of a benchmark child.

@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 const benchRows = 10_000

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 func openBench(b *testing.B) (*sqlite.Backend, *benchdata.Raw, recordstore.Kind) {

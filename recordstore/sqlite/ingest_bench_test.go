@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // BenchmarkIngest measures what an owner does with spooled batches.

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
 	"github.com/fb46ecde/records/recordstore/spool"
 	pq "github.com/fb46ecde/records/recordstore/spool/parquet"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 const benchRowCount = 10_000

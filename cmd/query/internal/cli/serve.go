@@ -15,6 +15,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/recordresults/console"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 )
 
@@ -131,10 +132,11 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *read
 	if err != nil {
 		return err
 	}
-	hm, err := newHTTPMetrics(reg)
+	hm, err := ownermetrics.NewHTTP(reg, ownermetrics.HTTPOptions{Routes: serveRoutes(), Follow: recordresults.RouteFollow})
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := recordresults.Options{
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
@@ -157,14 +159,24 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *read
 			copts.Spool = nil // a read-only store has no spool
 		}
 		h := withConsole(recordresults.Handler(st.Backend(), hopts), console.Handler(copts))
-		m := metricsHandler(reg, storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
-		return runHTTP(ctx, ln, hm.wrap(withMetrics(h, m)), log, func() { close(done) })
+		if err := reg.Register(ownermetrics.NewStoreCollector(ownermetrics.ViewOf(st))); err != nil {
+			return err
+		}
+		h = ownermetrics.Mount(h, ownermetrics.Handler(reg, log))
+		return runHTTP(ctx, ln, hm.Wrap(h), log, func() { close(done) })
 	})
 	if err != nil {
 		return err
 	}
 	log.Info("stopped") // the store is closed: as owner, after its final drain
 	return nil
+}
+
+// serveRoutes are the route labels of serve's request metrics: the read
+// API's, the console's and /metrics.
+func serveRoutes() []string {
+	routes := append(recordresults.RoutePatterns(), console.RoutePatterns()...)
+	return append(routes, ownermetrics.MetricsPath)
 }
 
 // withConsole routes the paths under console.Prefix to the console and

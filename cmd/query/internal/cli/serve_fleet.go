@@ -12,10 +12,11 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/fleet/fleethttp"
+	"github.com/fb46ecde/records/recordstore/ownermetrics"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 )
 
@@ -150,20 +151,19 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 	}
 	log.Info("fleet", "root", f.Root(), "mode", string(f.Mode()), "path", f.Template().String())
 	reg := prometheus.NewRegistry()
-	hm, err := newRouteMetrics(reg, fleetRoutePatterns(), fleetRouteFollow)
+	hm, err := ownermetrics.NewHTTP(reg, ownermetrics.HTTPOptions{
+		Routes: append(fleethttp.RoutePatterns(), ownermetrics.MetricsPath), Follow: fleethttp.RouteFollow,
+	})
 	if err != nil {
 		_ = f.Close()
 		return err
 	}
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	registerFleetMetrics(reg, f)
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ErrorHandling: promhttp.ContinueOnError,
-	})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		ownermetrics.NewFleetCollector(f))
+	metrics := ownermetrics.Handler(reg, log)
 	done := make(chan struct{})
-	h := fleetHandler(f, log, done, p.maxExport)
-	err = runHTTP(ctx, ln, hm.wrap(withMetrics(h, metrics)), log, func() { close(done) })
+	h := fleethttp.Handler(f, fleethttp.Options{Logger: log, Done: done, MaxExportRows: p.maxExport})
+	err = runHTTP(ctx, ln, hm.Wrap(ownermetrics.Mount(h, metrics)), log, func() { close(done) })
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -172,25 +172,4 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 	}
 	log.Info("stopped") // every store is closed: as owner, after its final drain
 	return nil
-}
-
-// registerFleetMetrics registers the fleet's counters (fleet.Stats), read
-// at scrape time.
-func registerFleetMetrics(reg prometheus.Registerer, f *fleet.Fleet) {
-	gauge := func(name, help string, v func(fleet.Stats) int64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-			func() float64 { return float64(v(f.Stats())) })
-	}
-	counter := func(name, help string, v func(fleet.Stats) int64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(v(f.Stats())) })
-	}
-	reg.MustRegister(
-		gauge("records_fleet_stores_open", "Fleet stores open in this process now.", func(s fleet.Stats) int64 { return int64(s.Open) }),
-		gauge("records_fleet_stores_leased", "Open fleet stores held by a request now.", func(s fleet.Stats) int64 { return int64(s.Leased) }),
-		counter("records_fleet_opens_total", "Fleet stores opened (a shared first open counts once).", func(s fleet.Stats) int64 { return s.Opens }),
-		counter("records_fleet_closes_total", "Fleet stores closed.", func(s fleet.Stats) int64 { return s.Closes }),
-		counter("records_fleet_evictions_total", "Fleet stores closed for --max-open.", func(s fleet.Stats) int64 { return s.Evictions }),
-		counter("records_fleet_idle_closes_total", "Fleet stores closed for --idle-close.", func(s fleet.Stats) int64 { return s.IdleCloses }),
-	)
 }

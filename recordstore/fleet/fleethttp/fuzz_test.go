@@ -1,9 +1,9 @@
-package cli
+// FuzzFleetRequest: any path under /api/v1/tenants/ over an empty fleet.
+
+package fleethttp_test
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/fleet/fleethttp"
 )
 
-// FuzzFleetRequest sends any path under /api/v1/tenants/ to serve
-// --fleet's handler over an empty tenant fleet: it must answer a JSON
-// error of 400 (a refused key) or 404 (no store, no route), never panic,
-// never fail internally, and never create anything under the root.
+// FuzzFleetRequest sends any path under /api/v1/tenants/ to the fleet
+// handler over an empty tenant fleet: it must answer a JSON error of 400
+// (a refused key) or 404 (no store, no route), never panic, never fail
+// internally, and never create anything under the root.
 func FuzzFleetRequest(f *testing.F) {
 	for _, seed := range []string{
 		"acme/streams", "tenant:acme/streams/s1/rows", "Acme/streams", "slot:1/streams",
@@ -34,9 +35,9 @@ func FuzzFleetRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer fl.Close()
-	h := fleetHandler(fl, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, 0)
+	h := fleethttp.Handler(fl, fleethttp.Options{Logger: discardLog()})
 	f.Fuzz(func(t *testing.T, rest string) {
-		u, err := url.Parse("http://fleet" + tenantsPrefix + rest)
+		u, err := url.Parse("http://fleet" + fleethttp.TenantsPrefix + rest)
 		if err != nil {
 			return
 		}

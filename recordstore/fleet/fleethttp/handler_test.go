@@ -1,4 +1,8 @@
-package cli
+// The fleet handler through httptest over a real fleet root: a store
+// being deleted, a closed fleet, another method, and the status of each
+// code.
+
+package fleethttp_test
 
 import (
 	"context"
@@ -7,16 +11,26 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstore/fleet/fleethttp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("serve --fleet's handler", func() {
+// discardLog is a logger that writes nothing.
+func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newRoot returns a fresh fleet root (0700).
+func newRoot() string {
+	root := filepath.Join(GinkgoT().TempDir(), "fleet")
+	Expect(os.Mkdir(root, 0o700)).To(Succeed())
+	return root
+}
+
+var _ = Describe("the fleet handler", func() {
 	var (
 		f   *fleet.Fleet
 		srv *httptest.Server
@@ -24,10 +38,8 @@ var _ = Describe("serve --fleet's handler", func() {
 	)
 
 	BeforeEach(func() {
-		root := filepath.Join(GinkgoT().TempDir(), "fleet")
-		Expect(os.Mkdir(root, 0o700)).To(Succeed())
 		var err error
-		f, err = fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, SweepInterval: -1, CreateOnDemand: fleet.OnDemandRefuse})
+		f, err = fleet.Open(newRoot(), fleet.Options{Mode: fleet.ModeTenant, SweepInterval: -1, CreateOnDemand: fleet.OnDemandRefuse})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(f.Close)
 		key, err = fleet.TenantKey("acme")
@@ -35,7 +47,7 @@ var _ = Describe("serve --fleet's handler", func() {
 		Expect(f.Provision(context.Background(), key)).To(Succeed())
 		done := make(chan struct{})
 		DeferCleanup(func() { close(done) })
-		srv = httptest.NewServer(fleetHandler(f, slog.New(slog.NewTextHandler(io.Discard, nil)), done, 0))
+		srv = httptest.NewServer(fleethttp.Handler(f, fleethttp.Options{Logger: discardLog(), Done: done}))
 		DeferCleanup(srv.Close)
 	})
 
@@ -84,8 +96,8 @@ var _ = Describe("serve --fleet's handler", func() {
 	})
 })
 
-var _ = DescribeTable("fleetHTTPStatus maps the fleet's codes and the read API's",
-	func(code string, status int) { Expect(fleetHTTPStatus(code)).To(Equal(status)) },
+var _ = DescribeTable("HTTPStatus maps the fleet's codes and the read API's",
+	func(code string, status int) { Expect(fleethttp.HTTPStatus(code)).To(Equal(status)) },
 	Entry("a bad key", "invalid", http.StatusBadRequest),
 	Entry("a missing store", "not_found", http.StatusNotFound),
 	Entry("a store that exists", "exists", http.StatusConflict),
@@ -96,20 +108,4 @@ var _ = DescribeTable("fleetHTTPStatus maps the fleet's codes and the read API's
 	Entry("a closed fleet", "closed", http.StatusServiceUnavailable),
 	Entry("an owner of another catalog version", "catalog_version", http.StatusServiceUnavailable),
 	Entry("an internal error", "internal", http.StatusInternalServerError),
-)
-
-var _ = DescribeTable("tenantTarget maps a tenant path to the store's read API",
-	func(in, wantPath, wantRaw string) {
-		u, err := url.Parse(in)
-		Expect(err).NotTo(HaveOccurred())
-		got, err := tenantTarget(u)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(got.Path).To(Equal(wantPath))
-		Expect(got.EscapedPath()).To(Equal(wantRaw))
-		Expect(got.RawQuery).To(Equal(u.RawQuery))
-	},
-	Entry("rows with a query", "/api/v1/tenants/acme/streams/s1/rows?after=2", "/api/v1/streams/s1/rows", "/api/v1/streams/s1/rows"),
-	Entry("the store's health", "/api/v1/tenants/tenant:acme/healthz", "/healthz", "/healthz"),
-	Entry("an escaped stream name", "/api/v1/tenants/acme/streams/a%20b", "/api/v1/streams/a b", "/api/v1/streams/a%20b"),
-	Entry("the key alone", "/api/v1/tenants/acme", "/api/v1/", "/api/v1/"),
 )

@@ -1,24 +1,27 @@
-// The store collector over a hand-made view: each role, damage, and a
-// status that cannot be read.
+// The store collector over a hand-made view (each role, damage, and a
+// status that cannot be read), and over a real store through ViewOf.
 
-package cli
+package ownermetrics_test
 
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/ownermetrics"
+	"github.com/fb46ecde/records/recordstore/recordresults"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
-// gather collects c alone and returns its gauges by name (a labelled
-// metric as name{value}), with the gathering error.
-func gather(v storeView) (map[string]float64, error) {
+// gatherStore collects the collector of v alone and returns its gauges by
+// name (a labelled metric as name{value}), with the gathering error.
+func gatherStore(v ownermetrics.StoreView) (map[string]float64, error) {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(storeCollector{v: v})
+	reg.MustRegister(ownermetrics.NewStoreCollector(v))
 	fams, err := reg.Gather()
 	out := map[string]float64{}
 	for _, f := range fams {
@@ -34,9 +37,9 @@ func gather(v storeView) (map[string]float64, error) {
 	return out, err
 }
 
-// view is a storeView with role r, status st and damage dmg.
-func view(r owner.Role, st owner.Status, statusErr, dmg error) storeView {
-	return storeView{
+// view is a StoreView with role r, status st and damage dmg.
+func view(r owner.Role, st owner.Status, statusErr, dmg error) ownermetrics.StoreView {
+	return ownermetrics.StoreView{
 		Role:   func() owner.Role { return r },
 		Status: func(context.Context) (owner.Status, error) { return st, statusErr },
 		Damage: func() error { return dmg },
@@ -46,7 +49,7 @@ func view(r owner.Role, st owner.Status, statusErr, dmg error) storeView {
 var _ = Describe("the store collector", func() {
 	DescribeTable("sets records_owner_role to 1 for the current role alone",
 		func(r owner.Role, want map[string]float64) {
-			got, err := gather(view(r, owner.Status{}, nil, nil))
+			got, err := gatherStore(view(r, owner.Status{}, nil, nil))
 			Expect(err).NotTo(HaveOccurred())
 			for role, v := range want {
 				Expect(got).To(HaveKeyWithValue("records_owner_role{"+role+"}", v))
@@ -61,7 +64,7 @@ var _ = Describe("the store collector", func() {
 
 	It("reads the owner's status and the damage at each scrape", func() {
 		st := owner.Status{State: owner.State{Epoch: 7, Backlog: 2, Failed: 3, Refused: 4}, HeartbeatAgeMS: 1500}
-		got, err := gather(view(owner.RoleOwner, st, nil, errors.New("a damaged page")))
+		got, err := gatherStore(view(owner.RoleOwner, st, nil, errors.New("a damaged page")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got).To(HaveKeyWithValue("records_store_corrupt", 1.0))
 		Expect(got).To(HaveKeyWithValue("records_epoch", 7.0))
@@ -72,11 +75,30 @@ var _ = Describe("the store collector", func() {
 	})
 
 	It("leaves out the metrics of a status it cannot read, with the error, and serves the role and damage", func() {
-		got, err := gather(view(owner.RoleNonOwner, owner.Status{}, errors.New("state file unreadable"), nil))
+		got, err := gatherStore(view(owner.RoleNonOwner, owner.Status{}, errors.New("state file unreadable"), nil))
 		Expect(err).To(MatchError(ContainSubstring("state file unreadable")))
 		Expect(got).To(HaveKeyWithValue("records_owner_role{non-owner}", 1.0))
 		Expect(got).To(HaveKeyWithValue("records_store_corrupt", 0.0))
 		Expect(got).NotTo(HaveKey("records_epoch"))
 		Expect(got).NotTo(HaveKey("records_refused_entries"))
+	})
+
+	It("counts a view without Damage as sound", func() {
+		v := view(owner.RoleOwner, owner.Status{}, nil, nil)
+		v.Damage = nil
+		got, err := gatherStore(v)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveKeyWithValue("records_store_corrupt", 0.0))
+	})
+
+	It("reads a real store through ViewOf: its role, its epoch, no damage", func(ctx SpecContext) {
+		st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(st.Close)
+		got, err := gatherStore(ownermetrics.ViewOf(st))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveKeyWithValue("records_owner_role{owner}", 1.0))
+		Expect(got).To(HaveKeyWithValue("records_store_corrupt", 0.0))
+		Expect(got).To(HaveKeyWithValue("records_epoch", BeNumerically(">=", 1)))
 	})
 })
