@@ -55,8 +55,9 @@ var layerRules = []layerRule{
 	// project's golang.org/x/sys.
 	{Under: "recordstore/internal", StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 	// benchdata generates rows for benchmarks; it is never imported by
-	// the core.
-	{Under: "recordstore/internal/benchdata", May: []string{"recordstore"}},
+	// the core. Its raw-SQLite baseline names its file as the backend
+	// does (sqlite.FileURI).
+	{Under: "recordstore/internal/benchdata", May: []string{"recordstore", "recordstore/sqlite"}},
 	// seams reaches unexported fault-injection fields of other packages'
 	// options, which hold fsutil helpers.
 	{Under: "recordstore/internal/seams", May: []string{"recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
@@ -67,8 +68,12 @@ var layerRules = []layerRule{
 	// spool and cannot read the store; it knows no SQLite.
 	{Under: "recordstore/submitonly", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil"}},
 	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool"}},
+	// records is the one front door: Open wires the owner election to the
+	// SQLite backend, or the submit-only one, for every caller above it.
+	{Under: "recordstore/records", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
+		"recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
 	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
-		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
+		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/records"}},
 	// console is the web console query serve mounts: embedded files and a
 	// handler over the read API's backend, the owner's status and the spool.
 	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
@@ -79,7 +84,7 @@ var layerRules = []layerRule{
 	// replica replicates, restores and verifies a store's file through
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
-	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner", "recordstore/records"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
@@ -102,6 +107,9 @@ var layerNever = []struct{ under, dep string }{
 	{"recordstore/owner", "github.com/prometheus"},
 	{"recordstore/submitonly", "recordstore/sqlite"},
 	{"recordstore/submitonly", "modernc.org/sqlite"},
+	// the front door sits below the read API and the fleet, never above.
+	{"recordstore/records", "recordstore/recordresults"},
+	{"recordstore/records", "recordstore/fleet"},
 	{"recordstore", "cmd"},
 	{"recordstore", "drakkar"},
 	{"recordstoretest", "cmd"},
@@ -262,6 +270,10 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 			pkg("recordstoretest", "recordstore/sqlite"), "recordstoretest imports recordstore/sqlite"),
 		Entry("the debug API importing the worker that mounts it",
 			pkg("drakkar/debugapi", "drakkar/worker"), "drakkar/debugapi depends on"),
+		Entry("the front door importing the read API",
+			pkg("recordstore/records", "recordstore/recordresults"), "recordstore/records imports recordstore/recordresults"),
+		Entry("the owner importing the front door",
+			pkg("recordstore/owner", "recordstore/records"), "recordstore/owner imports recordstore/records"),
 		Entry("results importing the CLI",
 			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
 		Entry("a package no rule places",
