@@ -72,6 +72,13 @@ func backupOf() string {
 	return dst
 }
 
+// nameLive is a NameLive that is never called: the options it is given
+// with are refused first.
+func nameLive() (string, []string, error) {
+	Fail("NameLive called")
+	return "", nil, nil
+}
+
 // subdir makes the folder dir/store and returns its path.
 func subdir(dir string) string {
 	p := filepath.Join(dir, "store")
@@ -79,7 +86,7 @@ func subdir(dir string) string {
 	return p
 }
 
-var _ = Describe("Open", func() {
+var _ = Describe("records.Open", func() {
 	DescribeTable("refuses, creating nothing,",
 		func(name string, opts records.Options, sentinel error, says string) {
 			dir := GinkgoT().TempDir()
@@ -99,6 +106,44 @@ var _ = Describe("Open", func() {
 		Entry("with MustExist, a path in a folder that does not exist", "typo/records.sqlite", records.Options{MustExist: true}, recordstore.ErrNotFound, "no store at "),
 		Entry("read-only, a path with no store", "records.sqlite", records.Options{ReadOnly: true}, recordstore.ErrNotFound, "no store at "),
 	)
+
+	DescribeTable("refuses options it sets itself, or that contradict each other, creating nothing,",
+		func(opts records.Options, says string) {
+			dir := GinkgoT().TempDir()
+			st, err := records.Open(context.Background(), filepath.Join(dir, "records.sqlite"), opts)
+			if st != nil {
+				DeferCleanup(st.Close)
+			}
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(recordstore.Code(err)).To(Equal("invalid"))
+			Expect(err).To(MatchError(ContainSubstring(says)))
+			Expect(listTree(dir)).To(Equal([]string{"."}), "no lock, spool or live file")
+		},
+		Entry("Owner.Path", records.Options{Owner: records.OwnerOptions{Path: "elsewhere"}}, "Owner.Path is set by records.Open"),
+		Entry("Owner.Open", records.Options{Owner: records.OwnerOptions{
+			Open: func(context.Context, bool, owner.Submitter) (records.Backend, error) { return nil, nil },
+		}}, "Owner.Open is set by records.Open"),
+		Entry("Owner.OpenDetached", records.Options{Owner: records.OwnerOptions{
+			OpenDetached: func(context.Context, owner.Submitter, error) (records.Backend, error) { return nil, nil },
+		}}, "Owner.OpenDetached is set by records.Open"),
+		Entry("Owner.CatalogVersion", records.Options{Owner: records.OwnerOptions{CatalogVersion: 7}}, "Owner.CatalogVersion is set by records.Open"),
+		Entry("Owner.ReadOnly (Options.ReadOnly is the switch)", records.Options{Owner: records.OwnerOptions{ReadOnly: true}}, "Owner.ReadOnly is set by records.Open"),
+		Entry("NameLive with LiveFile", records.Options{LiveFile: "x.db", NameLive: nameLive}, "NameLive and LiveFile"),
+		Entry("NameLive with ReadOnly", records.Options{ReadOnly: true, NameLive: nameLive}, "NameLive cannot be used with ReadOnly"),
+		Entry("SubmitOnly without Owner.NoPromotion", records.Options{SubmitOnly: recordstore.ErrUnsupported}, "SubmitOnly needs Owner.NoPromotion"),
+		Entry("SubmitOnly with Owner.DeferElection", records.Options{SubmitOnly: recordstore.ErrUnsupported,
+			Owner: records.OwnerOptions{NoPromotion: true, DeferElection: true}}, "SubmitOnly cannot be used with Owner.DeferElection"),
+	)
+
+	It("refuses a caller-named live file that is a directory with invalid, creating nothing beside the store path", func() {
+		dir := GinkgoT().TempDir()
+		live := subdir(dir)
+		before := listTree(dir)
+		_, err := records.Open(context.Background(), filepath.Join(dir, "w1.records"), records.Options{LiveFile: live})
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(err).To(MatchError(ContainSubstring(live + " is a directory")))
+		Expect(listTree(dir)).To(Equal(before))
+	})
 
 	DescribeTable("refuses a directory or a device as store path with invalid, creating nothing beside it",
 		func(path func(dir string) string, opts records.Options, says string) {
