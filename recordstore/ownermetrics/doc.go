@@ -3,7 +3,7 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := ownermetrics.New(reg)
-//	st, err := recordresults.Open(ctx, path, recordresults.Options{Metrics: m.Hooks()})
+//	st, err := records.Open(ctx, path, records.Options{Owner: records.OwnerOptions{Metrics: m.Hooks()}})
 //
 // It is the one package of the library that depends on client_golang, so
 // that a program that wants no Prometheus does not link it: the owner
