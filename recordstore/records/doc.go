@@ -27,6 +27,11 @@
 // (Path, Open, OpenDetached, CatalogVersion, ReadOnly) and refuses a value
 // set in one of them.
 //
+// Spool codecs are registered on import: ndjson and ndjson.gz always, the
+// Parquet codec (Owner.Format "parquet", and an owner ingesting a Parquet
+// batch another process spooled) once recordstore/spool/parquet is linked
+// in, as recordstore/recordresults and the query command do.
+//
 // A Store is safe for concurrent use. What is on disk is the owner's and
 // the backend's: see owner.Open and sqlite.Open.
 package records
