@@ -135,6 +135,26 @@ var _ = Describe("records.Open", func() {
 			Owner: records.OwnerOptions{NoPromotion: true, DeferElection: true}}, "SubmitOnly cannot be used with Owner.DeferElection"),
 	)
 
+	It("passes Owner on to the owner as it is, and opens the live file it is told to", func(ctx SpecContext) {
+		dir := GinkgoT().TempDir()
+		live := filepath.Join(dir, "files", "live.db")
+		roles := make(chan owner.Role, 16) // the owner's goroutines call Events.Role
+		st, err := records.Open(ctx, filepath.Join(dir, "w1.records"), records.Options{
+			Owner:         records.OwnerOptions{Build: "spec build", Events: owner.Events{Role: func(r owner.Role) { roles <- r }}},
+			LiveFile:      live,
+			SweepInterval: -1,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(st.Close)
+		Expect(st.Role()).To(Equal(owner.RoleOwner))
+		Eventually(roles).WithTimeout(waitLong).Should(Receive(Equal(owner.RoleOwner)))
+		status, err := st.Status(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status.Build).To(Equal("spec build"))
+		Expect(st.LiveFile()).To(Equal(live))
+		Expect(live).To(BeARegularFile())
+	})
+
 	It("refuses a caller-named live file that is a directory with invalid, creating nothing beside the store path", func() {
 		dir := GinkgoT().TempDir()
 		live := subdir(dir)
