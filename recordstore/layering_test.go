@@ -65,8 +65,12 @@ var layerRules = []layerRule{
 	// spool and cannot read the store; it knows no SQLite.
 	{Under: "recordstore/submitonly", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil"}},
 	{Under: "recordstore/owner", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool"}},
+	// records is the one front door: Open wires the owner election to the
+	// SQLite backend, or the submit-only one, for every caller above it.
+	{Under: "recordstore/records", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
+		"recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
 	{Under: "recordstore/recordresults", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
-		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner"}},
+		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/records"}},
 	// console is the web console query serve mounts: embedded files and a
 	// handler over the read API's backend, the owner's status and the spool.
 	{Under: "recordstore/recordresults/console", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool", "recordstore/owner"}},
@@ -83,7 +87,7 @@ var layerRules = []layerRule{
 	// address rules of replica.
 	{Under: "recordstore/lake", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
 		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/recordresults", "recordstore/replica"}},
-	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner", "recordstore/records"}},
 	// fleethttp serves a fleet over HTTP: each store's read API
 	// (recordresults.Handler) under the tenant's prefix; the fleet itself
 	// knows no HTTP.
@@ -92,7 +96,7 @@ var layerRules = []layerRule{
 	// benchdata is test support: the benchmarks' rows and raw-SQLite
 	// baseline, imported only by _test files, never by the core it
 	// measures.
-	{Under: "recordstoretest/benchdata", May: []string{"recordstore"}},
+	{Under: "recordstoretest/benchdata", May: []string{"recordstore", "recordstore/sqlite"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
 	// encodings, DDL text; it makes its files durable through fsutil, takes
@@ -114,6 +118,9 @@ var layerNever = []struct{ under, dep string }{
 	{"recordstore/owner", "github.com/prometheus"},
 	{"recordstore/submitonly", "recordstore/sqlite"},
 	{"recordstore/submitonly", "modernc.org/sqlite"},
+	// the front door sits below the read API and the fleet, never above.
+	{"recordstore/records", "recordstore/recordresults"},
+	{"recordstore/records", "recordstore/fleet"},
 	{"recordstore", "cmd"},
 	{"recordstore", "drakkar"},
 	{"recordstoretest", "cmd"},
@@ -274,6 +281,10 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 			pkg("recordstoretest", "recordstore/sqlite"), "recordstoretest imports recordstore/sqlite"),
 		Entry("the debug API importing the worker that mounts it",
 			pkg("drakkar/debugapi", "drakkar/worker"), "drakkar/debugapi depends on"),
+		Entry("the front door importing the read API",
+			pkg("recordstore/records", "recordstore/recordresults"), "recordstore/records imports recordstore/recordresults"),
+		Entry("the owner importing the front door",
+			pkg("recordstore/owner", "recordstore/records"), "recordstore/owner imports recordstore/records"),
 		Entry("results importing the CLI",
 			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
 		Entry("the fleet importing its HTTP handler",

@@ -23,8 +23,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstore/submitonly"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 // Options configure Open beyond Config. The zero value is usable.
@@ -55,13 +54,6 @@ type Options struct {
 	NoLoops bool
 }
 
-// Target is the backend of the worker's cache store: a *sqlite.Backend in
-// the owner, a *submitonly.Backend (writes through the spool) elsewhere.
-type Target interface {
-	owner.Target
-	owner.SourceAppender
-}
-
 // Cache is one worker's LWW cache. A Cache whose engine is off (see
 // Config.Engine) is a no-op: Get finds nothing, Set and Delete keep
 // nothing.
@@ -73,8 +65,8 @@ type Cache struct {
 	kind recordstore.Kind
 	met  *metrics
 
-	store *owner.Store[Target] // nil when the engine is off
-	rd    *reader              // nil when the engine is off
+	store *records.Store // nil when the engine is off
+	rd    *reader        // nil when the engine is off
 
 	// mu guards mem, marks, ownMax and fails.
 	mu    sync.Mutex
@@ -195,28 +187,28 @@ func (c *Cache) openStore(ctx context.Context) error {
 		return fmt.Errorf("create storage.dir %s: %w", c.cfg.StorageDir, err)
 	}
 	path, live := StorePath(c.cfg), FilePath(c.cfg)
-	st, err := owner.Open(ctx, owner.Options[Target]{
-		Path:           path,
-		CatalogVersion: sqlite.CatalogVersion,
-		StartWait:      c.opts.StartWait,
-		Logger:         c.log,
-		NoPromotion:    true,
-		// A write another process spooled may change any key: the
-		// memory layer forgets its clean entries.
-		// Its rows carry that process's clock, maybe behind a cursor a
-		// peer holds: the card's resync count tells peers to pull again.
-		Events: owner.Events{Batch: func(recordstore.BatchResult) {
-			c.forgetClean()
-			c.stale.Store(true)
-			c.resync.Add(1)
-		}},
-		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
-			if ro {
-				return submitonly.Open(path, submitonly.Options{Cause: errNotOwner, Submit: submit})
-			}
-			return sqlite.Open(ctx, path, sqlite.Options{Logger: c.log, LiveFile: live, SweepInterval: -1,
-				BusyTimeout: BusyTimeoutMS * time.Millisecond, ReadConns: 1})
+	st, err := records.Open(ctx, path, records.Options{
+		Owner: records.OwnerOptions{
+			StartWait:   c.opts.StartWait,
+			Logger:      c.log,
+			NoPromotion: true,
+			// A write another process spooled may change any key: the
+			// memory layer forgets its clean entries.
+			// Its rows carry that process's clock, maybe behind a cursor a
+			// peer holds: the card's resync count tells peers to pull again.
+			Events: owner.Events{Batch: func(recordstore.BatchResult) {
+				c.forgetClean()
+				c.stale.Store(true)
+				c.resync.Add(1)
+			}},
 		},
+		LiveFile:      live,
+		SweepInterval: -1,
+		BusyTimeout:   BusyTimeoutMS * time.Millisecond,
+		ReadConns:     1,
+		// Only the owner opens the cache file: another process writes
+		// through the spool.
+		SubmitOnly: errNotOwner,
 	})
 	if err != nil {
 		return fmt.Errorf("open the cache of %s: %w", c.cfg.WorkerName, err)

@@ -26,6 +26,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/fb46ecde/records/recordstore/submitonly"
 )
@@ -89,7 +90,7 @@ type Recorder struct {
 
 	// store is nil in memory-only mode; Write replaces it (under mu) when
 	// this process takes the store over. kinds are the bound kinds.
-	store  atomic.Pointer[owner.Store[Target]]
+	store  atomic.Pointer[records.Store]
 	events recordstore.Kind
 	state  recordstore.Kind
 	wconf  recordstore.Kind
@@ -116,14 +117,6 @@ type Recorder struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed bool
-}
-
-// Target is the backend of the worker's store: a *sqlite.Backend in the
-// process that owns it, a *submitonly.Backend (writes through the spool,
-// no reads) in any other.
-type Target interface {
-	owner.Target
-	owner.SourceAppender
 }
 
 // errNotOwner is why a process that does not own the worker's store
@@ -234,43 +227,26 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 
 // openStore takes part in the owner election of the worker's store. The
 // live file is named, and the files whose ledger it carries are listed,
-// only once this process holds the store's lock: no other process creates
-// or seals a file of the worker meanwhile.
-func (r *Recorder) openStore(ctx context.Context) (*owner.Store[Target], error) {
-	path := storePath(r.cfg)
-	st, err := owner.Open(ctx, owner.Options[Target]{
-		Path:            path,
-		CatalogVersion:  sqlite.CatalogVersion,
-		Build:           r.opts.Build,
-		StartWait:       r.opts.StartWait,
-		Logger:          r.log,
-		LedgerRetention: LedgerRetention,
-		// Only the process that names the live file may write it: a
-		// process that finds the worker's store owned writes through the
-		// spool (see Write for what it does when the owner goes away).
-		NoPromotion: true,
-		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (Target, error) {
-			if ro {
-				b, err := submitonly.Open(path, submitonly.Options{Cause: errNotOwner, Submit: submit})
-				if err != nil {
-					return nil, err
-				}
-				return &spooledBackend{Backend: b, outcome: r.storedOutcome}, nil
-			}
-			live, carry, err := r.nextLive()
-			if err != nil {
-				return nil, err
-			}
-			b, err := sqlite.Open(ctx, path, sqlite.Options{
-				Logger:        r.log,
-				LiveFile:      live,
-				CarryFrom:     carry,
-				SweepInterval: -1,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return b, nil
+// only once this process holds the store's lock (records.Options.NameLive):
+// no other process creates or seals a file of the worker meanwhile.
+func (r *Recorder) openStore(ctx context.Context) (*records.Store, error) {
+	st, err := records.Open(ctx, storePath(r.cfg), records.Options{
+		Owner: records.OwnerOptions{
+			Build:           r.opts.Build,
+			StartWait:       r.opts.StartWait,
+			Logger:          r.log,
+			LedgerRetention: LedgerRetention,
+			// Only the process that names the live file may write it: a
+			// process that finds the worker's store owned writes through
+			// the spool (see Write for what it does when the owner goes
+			// away).
+			NoPromotion: true,
+		},
+		SweepInterval: -1,
+		NameLive:      r.nextLive,
+		SubmitOnly:    errNotOwner,
+		WrapSubmitOnly: func(b *submitonly.Backend) records.Backend {
+			return &spooledBackend{Backend: b, outcome: r.storedOutcome}
 		},
 	})
 	if err != nil {
@@ -411,7 +387,7 @@ func (r *Recorder) Owner() bool {
 }
 
 // st is the worker's store; nil in memory-only mode.
-func (r *Recorder) st() *owner.Store[Target] { return r.store.Load() }
+func (r *Recorder) st() *records.Store { return r.store.Load() }
 
 // BacklogFile is one file of the backlog and why it is there, as the
 // worker's status shows it.

@@ -20,6 +20,9 @@ import (
 // runChild runs verb on args [root, key] and returns the exit code.
 func runChild(verb string, args []string) int {
 	root, key := args[0], args[1]
+	if verb == "hold-other-catalog" {
+		return runOtherCatalog(root, key)
+	}
 	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{noteKind, eventKind}, SweepInterval: -1})
 	if err != nil {
 		fmt.Println(recordstore.Code(err))

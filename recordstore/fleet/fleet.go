@@ -15,13 +15,15 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 // Store is a fleet store, opened through the owner election over the SQLite
-// backend: the owner writes it, other processes write through its spool.
-type Store = owner.Store[*sqlite.Backend]
+// backend (records.Open): the owner writes it, other processes write
+// through its spool. Its Backend is a *sqlite.Backend, or a
+// *submitonly.Backend in a process detached from the store's catalog
+// (owner.RoleDetached: its owner runs another catalog version).
+type Store = records.Store
 
 // Opener opens the store whose file (the live SQLite file, also the
 // store's configured path: its lock, state file and spool lie beside it)

@@ -153,7 +153,8 @@ func storeGone(st *Store) bool {
 	if st.Gone() != nil {
 		return true
 	}
-	return errors.Is(st.Backend().CheckLiveFile(), recordstore.ErrNotFound)
+	c, ok := st.Backend().(owner.LiveChecker) // a detached store's has none
+	return ok && errors.Is(c.CheckLiveFile(), recordstore.ErrNotFound)
 }
 
 // releaseLease is Lease.Release: the store forgotten first when a write

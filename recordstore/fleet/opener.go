@@ -1,6 +1,5 @@
-// DefaultOpener: a fleet store opened as recordresults.Open opens a store —
-// owner election over the SQLite backend — with the store's file as its
-// live file.
+// DefaultOpener: a fleet store opened by records.Open — owner election over
+// the SQLite backend — with the store's file as its live file.
 
 package fleet
 
@@ -9,8 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 // StoreOptions configure DefaultOpener. The zero value is usable.
@@ -42,12 +40,13 @@ type StoreOptions struct {
 	EagerElection bool
 }
 
-// DefaultOpener returns the Opener a fleet uses by default: owner.Open over
-// sqlite.Open, the store's file being both the configured path (its
-// lock, state file, socket and spool lie beside it: P.lock, P.owner.json,
-// P.sock, P.spool) and the live file (sqlite.Options.LiveFile). The first
-// process to take a store's lock owns it; the others read it and write
-// through its spool. The election is deferred to a store's first write
+// DefaultOpener returns the Opener a fleet uses by default: records.Open,
+// the store's file being both the configured path (its lock, state file,
+// socket and spool lie beside it: P.lock, P.owner.json, P.sock, P.spool)
+// and the live file (records.Options.LiveFile). The first process to take
+// a store's lock owns it; the others read it and write through its spool;
+// one whose owner runs another catalog version opens it detached
+// (owner.RoleDetached). The election is deferred to a store's first write
 // unless so.EagerElection is set (see there).
 func DefaultOpener(so StoreOptions) Opener {
 	sweep := so.SweepInterval
@@ -59,26 +58,19 @@ func DefaultOpener(so StoreOptions) Opener {
 		conns = 2
 	}
 	return func(ctx context.Context, path string) (*Store, error) {
-		return owner.Open(ctx, owner.Options[*sqlite.Backend]{
-			Path:           path,
-			CatalogVersion: sqlite.CatalogVersion,
-			Build:          so.Build,
-			StartWait:      so.StartWait,
-			DrainOnClose:   so.DrainOnClose,
-			Heartbeat:      so.Heartbeat,
-			Logger:         so.Logger,
-			Failpoint:      so.Failpoint,
-			DeferElection:  !so.EagerElection,
-			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
-				return sqlite.Open(ctx, path, sqlite.Options{
-					Logger:        so.Logger,
-					SweepInterval: sweep,
-					ReadConns:     conns,
-					ReadOnly:      readOnly,
-					Submit:        submit,
-					LiveFile:      path,
-				})
+		return records.Open(ctx, path, records.Options{
+			Owner: records.OwnerOptions{
+				Build:         so.Build,
+				StartWait:     so.StartWait,
+				DrainOnClose:  so.DrainOnClose,
+				Heartbeat:     so.Heartbeat,
+				Logger:        so.Logger,
+				Failpoint:     so.Failpoint,
+				DeferElection: !so.EagerElection,
 			},
+			SweepInterval: sweep,
+			ReadConns:     conns,
+			LiveFile:      path,
 		})
 	}
 }

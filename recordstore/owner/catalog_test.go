@@ -18,7 +18,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/fb46ecde/records/recordstore/submitonly"
@@ -31,9 +31,9 @@ const otherVersion = sqlite.CatalogVersion + 1
 // openOtherVersion opens the store at path in this process as a build of
 // otherVersion, detached when detached is set, counting its publishes in
 // published. A store it opens is closed at the end of the spec.
-func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*recordresults.Store, error) {
-	opts := owner.Options[recordresults.Backend]{
-		Path: path, Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (recordresults.Backend, error) {
+func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*records.Store, error) {
+	opts := owner.Options[records.Backend]{
+		Path: path, Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (records.Backend, error) {
 			b, err := sqliteOpener(path)(ctx, readOnly, submit)
 			if err != nil {
 				return nil, err
@@ -49,7 +49,7 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 		},
 	}
 	if detached {
-		opts.OpenDetached = func(_ context.Context, submit owner.Submitter, cause error) (recordresults.Backend, error) {
+		opts.OpenDetached = func(_ context.Context, submit owner.Submitter, cause error) (records.Backend, error) {
 			return submitonly.Open(path, submitonly.Options{Cause: cause, Submit: submit, LivePath: sqlite.LivePath(path)})
 		}
 	}
@@ -63,7 +63,7 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 // detachedBeside starts an owner child of path (this build, options opts)
 // and opens path here as a process of another catalog version, detached;
 // published counts the batches this process publishes.
-func detachedBeside(ctx context.Context, path string, opts *rt.StoreOptions) (*rt.Child, *recordresults.Store, *atomic.Int64) {
+func detachedBeside(ctx context.Context, path string, opts *rt.StoreOptions) (*rt.Child, *records.Store, *atomic.Int64) {
 	GinkgoHelper()
 	own := startOwner(path, opts, nil)
 	published := new(atomic.Int64)

@@ -44,7 +44,7 @@ type Metrics struct {
 	Promoted func(epoch int64)
 	// Swept is called after each run of the backend's retention sweeper.
 	// The store does not run the sweeper (its backend does): whoever opens
-	// the backend wires it (recordresults.Open does).
+	// the backend wires it (records.Open does).
 	Swept func(took time.Duration, err error)
 }
 

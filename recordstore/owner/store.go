@@ -72,7 +72,7 @@ type Options[T Target] struct {
 	// owner of the store's catalog version (the caller gets a
 	// *PendingError when its ctx ends first). Such a backend is not the
 	// one Open returns, so T is then an interface both satisfy
-	// (recordresults.Backend holds a *sqlite.Backend or a
+	// (records.Backend holds a *sqlite.Backend or a
 	// *submitonly.Backend).
 	OpenDetached func(ctx context.Context, submit Submitter, cause error) (T, error)
 	// Build names this build in the state file and manifests.

@@ -20,7 +20,7 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := ownermetrics.New(reg)
-//	st, err := recordresults.Open(ctx, path, recordresults.Options{Metrics: m.Hooks()})
+//	st, err := records.Open(ctx, path, records.Options{Owner: records.OwnerOptions{Metrics: m.Hooks()}})
 //	reg.MustRegister(ownermetrics.NewStoreCollector(ownermetrics.ViewOf(st)))
 //	hm, err := ownermetrics.NewHTTP(reg, ownermetrics.HTTPOptions{
 //		Routes: append(recordresults.RoutePatterns(), ownermetrics.MetricsPath),

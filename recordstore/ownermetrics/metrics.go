@@ -92,7 +92,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 }
 
 // Hooks returns the hooks that feed the metrics, for owner.Options.Metrics
-// or recordresults.Options.Metrics.
+// or records.Options.Owner.Metrics.
 func (m *Metrics) Hooks() owner.Metrics {
 	return owner.Metrics{
 		Append:      m.append,

@@ -11,7 +11,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/ownermetrics"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,7 +63,7 @@ var _ = Describe("the Prometheus metrics of a store", func() {
 		m, err := ownermetrics.New(reg)
 		Expect(err).NotTo(HaveOccurred())
 		path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-		st, err := recordresults.Open(ctx, path, recordresults.Options{Metrics: m.Hooks(), SweepInterval: 5 * time.Millisecond})
+		st, err := records.Open(ctx, path, records.Options{Owner: records.OwnerOptions{Metrics: m.Hooks()}, SweepInterval: 5 * time.Millisecond})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/ownermetrics"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,7 +92,7 @@ var _ = Describe("the store collector", func() {
 	})
 
 	It("reads a real store through ViewOf: its role, its epoch, no damage", func(ctx SpecContext) {
-		st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		st, err := records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		got, err := gatherStore(ownermetrics.ViewOf(st))

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -24,7 +24,7 @@ var _ = Describe("the limits of one append", func() {
 	// 12 bytes).
 	limits := spool.Limits{MaxRows: 3, MaxBytes: 48}
 
-	open := func(ctx context.Context, role owner.Role) *recordresults.Store {
+	open := func(ctx context.Context, role owner.Role) *records.Store {
 		return openLimited(ctx, role, limits, eventsKind)
 	}
 	// buffer holds a row of events per message.
@@ -37,14 +37,14 @@ var _ = Describe("the limits of one append", func() {
 	}
 	// incoming lists the batches in the spool's incoming folder (applied
 	// ones wait there a while too).
-	incoming := func(ctx context.Context, st *recordresults.Store) []spool.BatchName {
+	incoming := func(ctx context.Context, st *records.Store) []spool.BatchName {
 		names, err := st.Spool().List(ctx, spool.StateIncoming)
 		Expect(err).NotTo(HaveOccurred())
 		return names
 	}
 	// nothingWritten checks that stream s does not exist and that no batch
 	// was published since the spool held before.
-	nothingWritten := func(ctx context.Context, st *recordresults.Store, before []spool.BatchName) {
+	nothingWritten := func(ctx context.Context, st *records.Store, before []spool.BatchName) {
 		GinkgoHelper()
 		_, err := st.Backend().Meta(ctx, "s")
 		Expect(err).To(MatchError(recordstore.ErrNotFound))
@@ -98,14 +98,14 @@ var _ = Describe("the limits of one append", func() {
 // bufferOfJobs holds a row of jobs per id.
 // openLimited opens a new store with the spool limits as role (a child
 // process owns it for RoleNonOwner) and declares kind.
-func openLimited(ctx context.Context, role owner.Role, limits spool.Limits, kind recordstore.Kind) *recordresults.Store {
+func openLimited(ctx context.Context, role owner.Role, limits spool.Limits, kind recordstore.Kind) *records.Store {
 	GinkgoHelper()
 	path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
 	if role == owner.RoleNonOwner {
 		startPlainOwner(path)
 	}
 	opts := mpOptions()
-	opts.Spool.Limits = limits
+	opts.Owner.Spool.Limits = limits
 	st, err := mpOpenAs(ctx, path, opts, role)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(st.Close)

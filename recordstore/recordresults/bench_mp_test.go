@@ -28,7 +28,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
@@ -63,7 +63,7 @@ func mpStorePath(b *testing.B) string {
 // mpOpenParent opens the store at path in the benchmark process itself,
 // which must not become its owner (a child owns it). It is closed at
 // cleanup, before children started earlier are stopped.
-func mpOpenParent(b *testing.B, path string) *recordresults.Store {
+func mpOpenParent(b *testing.B, path string) *records.Store {
 	s, err := mpOpenAs(context.Background(), path, mpOptions(), owner.RoleNonOwner)
 	if err != nil {
 		b.Fatal(err)
@@ -117,7 +117,7 @@ func BenchmarkSpooledAppend(b *testing.B) {
 }
 
 // mpCheckRows fails the benchmark unless stream holds exactly rows rows.
-func mpCheckRows(b *testing.B, s *recordresults.Store, stream string, rows int64) {
+func mpCheckRows(b *testing.B, s *records.Store, stream string, rows int64) {
 	m, err := s.Backend().Meta(context.Background(), stream)
 	if err != nil {
 		b.Fatal(err)
@@ -129,7 +129,7 @@ func mpCheckRows(b *testing.B, s *recordresults.Store, stream string, rows int64
 
 // mpBatchSize returns the bytes of the files of the last batch the owner
 // moved to trash/ (the warm-up's), the size of a one-row batch.
-func mpBatchSize(b *testing.B, s *recordresults.Store) int {
+func mpBatchSize(b *testing.B, s *records.Store) int {
 	trash := filepath.Join(s.Spool().Root(), "trash")
 	deadline := time.Now().Add(mpWait)
 	for time.Now().Before(deadline) {
@@ -233,7 +233,7 @@ func BenchmarkPromotion(b *testing.B) {
 // so that appends do not fall into step with the change feed's polling.
 // Reported: p50_ms, p99_ms, and append_p50_ms (the owner's Append alone).
 // The follower runs with the default change interval (100 ms), and with
-// recordresults.Options.ChangeInterval at 20 ms (interval=20ms).
+// records.Options.ChangeInterval at 20 ms (interval=20ms).
 func BenchmarkTailWake(b *testing.B) {
 	b.Run("interval=default", func(b *testing.B) { benchTailWake(b, 0) })
 	b.Run("interval=20ms", func(b *testing.B) { benchTailWake(b, 20*time.Millisecond) })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -41,10 +42,10 @@ func benchRows(name string, def int) int {
 
 // openBenchLogs opens a store in a temp folder and appends n logs rows to
 // stream "logs"; every 100 000th row's message holds "needle".
-func openBenchLogs(b *testing.B, n int) *recordresults.Store {
+func openBenchLogs(b *testing.B, n int) *records.Store {
 	b.Helper()
 	ctx := context.Background()
-	st, err := recordresults.Open(ctx, filepath.Join(b.TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(b.TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func plainSelect(ctx context.Context, db *sql.DB) (int, error) {
 }
 
 // openPlain opens the store's live file for plainSelect, read-only.
-func openPlain(b *testing.B, st *recordresults.Store) *sql.DB {
+func openPlain(b *testing.B, st *records.Store) *sql.DB {
 	b.Helper()
 	db, err := sql.Open("sqlite", "file:"+st.Backend().(*sqlite.Backend).LivePath()+"?mode=ro")
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -47,7 +48,7 @@ func damagedMsg(seq int) string {
 func newDamagedServer() *apiServer {
 	ctx := context.Background()
 	path := filepath.Join(GinkgoT().TempDir(), "records.sqlite")
-	st, err := recordresults.Open(ctx, path, recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, path, records.Options{SweepInterval: -1})
 	Expect(err).NotTo(HaveOccurred())
 	_, err = st.Backend().DeclareKind(ctx, apiEvents)
 	Expect(err).NotTo(HaveOccurred())
@@ -60,7 +61,7 @@ func newDamagedServer() *apiServer {
 	Expect(st.Close()).To(Succeed())
 	damagePageOf(sqlite.LivePath(path), damagedMsg(damagedRow))
 
-	st, err = recordresults.Open(ctx, path, recordresults.Options{SweepInterval: -1})
+	st, err = records.Open(ctx, path, records.Options{SweepInterval: -1})
 	Expect(err).NotTo(HaveOccurred(), "opening reads the catalog, not the rows")
 	DeferCleanup(st.Close)
 	a := &apiServer{st: st, b: st.Backend(), log: gbytes.NewBuffer(), done: make(chan struct{})}

@@ -28,6 +28,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/fb46ecde/records/recordstore/submitonly"
 )
@@ -150,14 +151,14 @@ var _ = Describe("Open on a store owned by a build of another catalog version", 
 	var (
 		path  string
 		child *catalogOwner
-		st    *recordresults.Store
+		st    *records.Store
 	)
 
 	BeforeEach(func(ctx SpecContext) {
 		path = filepath.Join(GinkgoT().TempDir(), "store", "records.sqlite")
 		child = startCatalogOwner(path)
 		var err error
-		st, err = recordresults.Open(ctx, path, recordresults.Options{SweepInterval: -1})
+		st, err = records.Open(ctx, path, records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = st.Close() })
 	})

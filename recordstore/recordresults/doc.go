@@ -1,28 +1,14 @@
-// Package recordresults is the batteries-included way to use records: Open
-// wires owner election (recordstore/owner) to the SQLite backend
-// (recordstore/sqlite) for a store path, and Handler serves the HTTP read
-// API (list, meta, scan, follow, owner status and a small HTML page) over
-// any backend; `query serve` mounts it.
+// Package recordresults is the read side of records: Handler serves the
+// HTTP read API (list, meta, scan, follow, owner status and a small HTML
+// page) over any backend, and `query serve` mounts it; a Reader runs the
+// query model; RegisterResultType declares a kind from a Go struct.
 //
-// Any number of processes may Open the same path: one becomes the owner and
-// writes; the others read the live file and write through the spool, and
-// promote themselves when the owner goes away. A process whose store's owner
-// runs a build with another catalog version opens detached (its reads fail,
-// its writes go through the spool, it never becomes the owner), and one
-// opened with Options.ReadOnly takes no part in the election and writes
-// nothing. The *Store's Backend is the same value for the process's whole
-// life, whatever its role: a *sqlite.Backend, or in a detached process a
-// *submitonly.Backend (see Open and Backend).
-//
-// The Store's one-call writes (Append, AppendBuffer, AppendFrom, Mutate,
-// DeclareKinds, Publish and Await) and its bulk Writer work the same in every
-// role that can write; Example_auditLog builds a small record family with
-// them, and docs/extending.md says which to use when.
-//
-// Store and Writer are the names of the common case: the owner package's
-// generic Store and Writer over Backend (owner.Store[Backend],
-// owner.Writer[Backend]). Use them rather than spelling the instantiation
-// out.
+// A store is opened with records.Open (package recordstore/records), which
+// returns the *records.Store the functions here take (RegisterResultType)
+// and whose Backend they read (Handler, NewReader). Its one-call writes and
+// its bulk Writer work the same in every role that can write;
+// Example_auditLog builds a small record family with them, and
+// docs/extending.md says which to use when.
 //
 // Reading goes through one query model (Query, ParseQuery; the contract
 // is docs/reading.md): a Reader runs it over any backend — in SQL on a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -60,7 +60,7 @@ func Example_auditLog() {
 	}
 	defer os.RemoveAll(dir)
 
-	st, err := recordresults.Open(ctx, filepath.Join(dir, "records.sqlite"), recordresults.Options{Build: "audit-example"})
+	st, err := records.Open(ctx, filepath.Join(dir, "records.sqlite"), records.Options{Owner: records.OwnerOptions{Build: "audit-example"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,13 +10,14 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 func ExampleReader_Page() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "records-example-")
 	defer os.RemoveAll(dir)
-	st, err := recordresults.Open(ctx, filepath.Join(dir, "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(dir, "records.sqlite"), records.Options{SweepInterval: -1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 // FuzzParseQuery: any query string either parses or is ErrInvalid, and a
@@ -49,7 +50,7 @@ func FuzzParseQuery(f *testing.F) {
 // or is ErrInvalid; never another failure.
 func FuzzCursor(f *testing.F) {
 	ctx := context.Background()
-	st, err := recordresults.Open(ctx, filepath.Join(f.TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(f.TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func FuzzCursor(f *testing.F) {
 // finite number.
 func FuzzFilter(f *testing.F) {
 	ctx := context.Background()
-	st, err := recordresults.Open(ctx, filepath.Join(f.TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(f.TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -39,7 +40,7 @@ var apiClient = &http.Client{Timeout: apiWait}
 
 // apiServer is a store opened with Open and the read API over it.
 type apiServer struct {
-	st   *recordresults.Store
+	st   *records.Store
 	b    recordstore.Backend
 	srv  *httptest.Server
 	log  *gbytes.Buffer
@@ -51,7 +52,7 @@ type apiServer struct {
 // Status and Batches with the store's own when ownStatus is set).
 func newAPIServer(opts recordresults.HandlerOptions, ownStatus bool) *apiServer {
 	ctx := context.Background()
-	st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(st.Close)
 	Expect(st.Role()).To(Equal(owner.RoleOwner))

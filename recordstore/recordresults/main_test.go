@@ -22,7 +22,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
@@ -118,18 +118,18 @@ func mpStartProfile(role string) (stop func(), err error) {
 // mpOptions are the store options of every benchmark process: no
 // retention sweeper, the default heartbeat, generous start and drain
 // bounds (a loaded two-core machine starts children slowly).
-func mpOptions() recordresults.Options {
-	o := recordresults.Options{Heartbeat: owner.DefaultHeartbeat, SweepInterval: -1,
-		StartWait: time.Minute, DrainOnClose: 30 * time.Second}
+func mpOptions() records.Options {
+	o := records.Options{SweepInterval: -1, Owner: records.OwnerOptions{Heartbeat: owner.DefaultHeartbeat,
+		StartWait: time.Minute, DrainOnClose: 30 * time.Second}}
 	if os.Getenv(mpLogEnv) != "" {
-		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.Owner.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return o
 }
 
 // mpOpenAs opens the store at path and checks that this process got role.
-func mpOpenAs(ctx context.Context, path string, opts recordresults.Options, role owner.Role) (*recordresults.Store, error) {
-	s, err := recordresults.Open(ctx, path, opts)
+func mpOpenAs(ctx context.Context, path string, opts records.Options, role owner.Role) (*records.Store, error) {
+	s, err := records.Open(ctx, path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -150,12 +150,12 @@ func mpOpenAs(ctx context.Context, path string, opts recordresults.Options, role
 func mpRunOwner(ctx context.Context, path string, args []string) (err error) {
 	opts, batches := mpOptions(), len(args) == 1 && args[0] == "batches"
 	if batches {
-		opts.Events.Role = func(r owner.Role) {
+		opts.Owner.Events.Role = func(r owner.Role) {
 			if r == owner.RoleOwner {
 				mpSay("owner %d", time.Now().UnixNano())
 			}
 		}
-		opts.Events.Batch = func(res recordstore.BatchResult) {
+		opts.Owner.Events.Batch = func(res recordstore.BatchResult) {
 			var rows int64
 			for _, e := range res.Entries {
 				if e.Append != nil {
@@ -197,7 +197,7 @@ func mpRunOwner(ctx context.Context, path string, args []string) (err error) {
 // when it becomes the owner it prints "owner <wall clock ns>" at once.
 func mpRunStandby(ctx context.Context, path string) (err error) {
 	opts := mpOptions()
-	opts.Events.Role = func(r owner.Role) {
+	opts.Owner.Events.Role = func(r owner.Role) {
 		if r == owner.RoleOwner {
 			mpSay("owner %d", time.Now().UnixNano())
 		}
@@ -247,7 +247,7 @@ func mpRunProducer(ctx context.Context, path string, args []string) (err error) 
 
 // mpProduce publishes rows as one batch and waits until the owner applied
 // it; it returns when the publish ended (wall clock ns).
-func mpProduce(ctx context.Context, s *recordresults.Store, k *recordstore.Kind, stream string, rows []recordstore.Row) (int64, error) {
+func mpProduce(ctx context.Context, s *records.Store, k *recordstore.Kind, stream string, rows []recordstore.Row) (int64, error) {
 	vals := make([]recordstore.Values, len(rows))
 	for i, r := range rows {
 		v, err := k.Normalize(r)

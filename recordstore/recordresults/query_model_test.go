@@ -22,6 +22,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstoretest"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -280,7 +281,7 @@ func seqs(recs []recordstore.Record) []int64 {
 var _ = Describe("The query model", func() {
 	var (
 		ctx    context.Context
-		st     *recordresults.Store
+		st     *records.Store
 		reader *recordresults.Reader
 		model  recordstore.Backend
 		rng    *rand.Rand
@@ -288,7 +289,7 @@ var _ = Describe("The query model", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		var err error
-		st, err = recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		st, err = records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		reader = recordresults.NewReader(st.Backend())
@@ -426,7 +427,7 @@ var _ = Describe("A bad query", func() {
 	var reader *recordresults.Reader
 	BeforeEach(func() {
 		ctx := context.Background()
-		st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		st, err := records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		_, err = st.Backend().DeclareKind(ctx, queryJobs)

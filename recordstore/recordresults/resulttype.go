@@ -15,6 +15,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/records"
 )
 
 // TagName is the struct tag a result type is declared with.
@@ -40,7 +41,7 @@ const TagName = "records"
 // appends and scans. Build it with RegisterResultType. It is safe for
 // concurrent use.
 type ResultType[T any] struct {
-	st     *Store
+	st     *records.Store
 	rd     *Reader
 	kind   recordstore.Kind
 	search []string
@@ -60,7 +61,7 @@ type typedField struct {
 // (nil: a new Reader over st's backend). A tag that does not describe a
 // valid kind is ErrInvalid and nothing is declared; a kind that conflicts
 // with the stored declaration is the store's error (schema_conflict).
-func RegisterResultType[T any](ctx context.Context, st *Store, rd *Reader) (*ResultType[T], error) {
+func RegisterResultType[T any](ctx context.Context, st *records.Store, rd *Reader) (*ResultType[T], error) {
 	k, search, fields, err := resultKind[T]()
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -125,7 +126,7 @@ var _ = Describe("A result type", func() {
 
 	It("appends typed rows and scans them back equal, and searches them, as the owner", func() {
 		ctx := context.Background()
-		st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		st, err := records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		rt, err := recordresults.RegisterResultType[build](ctx, st, nil)
@@ -174,7 +175,7 @@ var _ = Describe("A result type", func() {
 
 	It("refuses a typed scan of a stream of another kind", func() {
 		ctx := context.Background()
-		st, err := recordresults.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), recordresults.Options{SweepInterval: -1})
+		st, err := records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		_, err = st.Backend().DeclareKind(ctx, apiEvents)

@@ -23,7 +23,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -105,7 +105,7 @@ var _ = Describe("the Store's writes", func() {
 	BeforeEach(func() { ctx = context.Background() })
 
 	// incoming lists the batches waiting in the store's spool.
-	incoming := func(st *recordresults.Store) []spool.BatchName {
+	incoming := func(st *records.Store) []spool.BatchName {
 		names, err := st.Spool().List(ctx, spool.StateIncoming)
 		Expect(err).NotTo(HaveOccurred())
 		return names
@@ -113,7 +113,7 @@ var _ = Describe("the Store's writes", func() {
 
 	Describe("from a process that does not own the store", func() {
 		var (
-			st    *recordresults.Store
+			st    *records.Store
 			child *gexec.Session
 		)
 
@@ -256,7 +256,7 @@ var _ = Describe("the Store's writes", func() {
 	})
 
 	Describe("in the process that owns the store", func() {
-		var st *recordresults.Store
+		var st *records.Store
 
 		BeforeEach(func() {
 			var err error

@@ -120,7 +120,7 @@
 // catalog version than the store's owner has no file it could read: Open
 // read-only fails with ErrNotFound there. Such a process writes through
 // the spool with the submitonly package's backend instead (see
-// recordresults.Open); this package only ever opens a live file.
+// records.Open); this package only ever opens a live file.
 //
 // # Caller-named live files, Rotate and Seal
 //

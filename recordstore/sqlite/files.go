@@ -62,6 +62,23 @@ func CheckFiles(path string) error {
 	return checkFiles(path, abs, LivePath(abs))
 }
 
+// CheckFilesAt is CheckFiles for a store whose live file is live
+// (Options.LiveFile) instead of LivePath(path): it refuses, with
+// recordstore.ErrInvalid and creating nothing, a live file (or a store
+// path) that is a directory, a device or under a parent that is not a
+// directory, and a live file Open would refuse as Options.LiveFile.
+func CheckFilesAt(path, live string) error {
+	abs, err := checkPath(path)
+	if err != nil {
+		return err
+	}
+	liveAbs, err := liveFile(abs, Options{LiveFile: live})
+	if err != nil {
+		return err
+	}
+	return checkFiles(path, abs, liveAbs)
+}
+
 func checkFiles(path, abs, live string) error {
 	for _, p := range []string{abs, live} {
 		fi, err := os.Stat(p)

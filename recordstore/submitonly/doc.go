@@ -6,7 +6,7 @@
 // catalog version than the store's owner (owner.RoleDetached): the live
 // file's path carries the catalog version, so such a build has no file it
 // could read, while spool manifests do not depend on the catalog version.
-// recordresults.Open wires it with the SQLite backend.
+// records.Open wires it with the SQLite backend.
 //
 // Open touches no file. Every read — Meta, Streams, Scan, Kinds, Kind,
 // BatchOutcome, ProducerSeq, WatchChanges — returns an error wrapping the

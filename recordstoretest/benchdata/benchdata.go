@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver of the baseline
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 // Kind returns the benchmark kind "bench": ten columns mixing every type,
@@ -87,7 +89,8 @@ type Raw struct {
 func OpenRaw(tb testing.TB, k recordstore.Kind) *Raw {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "raw.sqlite")
-	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	q := url.Values{"_pragma": {"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(NORMAL)"}, "_txlock": {"immediate"}}
+	db, err := sql.Open("sqlite", sqlite.FileURI(path, q))
 	if err != nil {
 		tb.Fatal(err)
 	}

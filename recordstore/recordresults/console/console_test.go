@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/recordresults/console"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -29,14 +29,14 @@ var eventsKind = recordstore.Kind{Name: "events", Columns: []recordstore.Column{
 // fixture is a store owned by this process, a spool folder of another
 // store path holding one failed batch, and the console over both.
 type fixture struct {
-	st     *recordresults.Store
+	st     *records.Store
 	dir    *spool.Dir
 	failed string // the failed batch's name
 }
 
 func newFixture(ctx context.Context) *fixture {
 	tmp := GinkgoT().TempDir()
-	st, err := recordresults.Open(ctx, filepath.Join(tmp, "data", "records.sqlite"), recordresults.Options{SweepInterval: -1})
+	st, err := records.Open(ctx, filepath.Join(tmp, "data", "records.sqlite"), records.Options{SweepInterval: -1})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(st.Close)
 	_, err = st.Backend().DeclareKind(ctx, eventsKind)

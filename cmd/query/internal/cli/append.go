@@ -20,6 +20,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 	"github.com/spf13/cobra"
 )
@@ -169,20 +170,12 @@ func (a *app) appendRows(ctx context.Context, p appendArgs) error {
 		return err
 	}
 	defer closeInput()
-	return a.quietly(ctx, func(st *recordresults.Store) error { return appendInto(ctx, a, st, in) })
-}
-
-// appendTarget is what append needs of a store's backend, whether the
-// store is --store's (recordresults.Backend) or a fleet's (*sqlite.Backend):
-// the owner's target and the dry run of a declaration.
-type appendTarget interface {
-	owner.Target
-	CheckDeclare(ctx context.Context, k recordstore.Kind) (recordstore.KindStatus, error)
+	return a.quietly(ctx, func(st *records.Store) error { return appendInto(ctx, a, st, in) })
 }
 
 // appendInto appends the rows of in to st (a store of --store, or a
 // fleet's) and prints the outcome.
-func appendInto[T appendTarget](ctx context.Context, a *app, st *owner.Store[T], in appendInput) error {
+func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) error {
 	p := in.p
 	defer a.appendGC()()
 	k, err := appendKind(ctx, st, p.kind, in.declared)
@@ -293,7 +286,7 @@ func role(spooled bool) string {
 // succeed (before any row is read: a conflict is reported as such, not as
 // the rows that do not fit), else the catalog's, which a detached process
 // cannot read: that error says how to append anyway.
-func appendKind[T appendTarget](ctx context.Context, st *owner.Store[T], name string, declared *recordstore.Kind) (*recordstore.Kind, error) {
+func appendKind(ctx context.Context, st *records.Store, name string, declared *recordstore.Kind) (*recordstore.Kind, error) {
 	if declared != nil {
 		if _, err := st.Backend().CheckDeclare(ctx, *declared); err != nil {
 			return nil, err

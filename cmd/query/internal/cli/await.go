@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
@@ -55,7 +55,7 @@ func (a *app) await(ctx context.Context, arg string, timeout time.Duration) erro
 	if err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.quietly(ctx, func(st *records.Store) error {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, timeout)

@@ -8,7 +8,7 @@
 // malformed command line prints "query: usage: <message>" and exits 2.
 //
 // Every command that uses the store opens it through owner election
-// (recordresults.Open), does its work and closes it again; with
+// (records.Open), does its work and closes it again; with
 // --read-only, or for a read when the store cannot be written here, it
 // opens it read-only instead, taking no part in the election. When no process
 // owns the store, the command owns it for its length (writes directly,

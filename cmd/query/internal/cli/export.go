@@ -8,6 +8,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore/lake"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -58,7 +59,7 @@ Another export of the same stream to the same place at once: busy.`,
 			if err != nil {
 				return err
 			}
-			return a.reading(ctx, func(st *recordresults.Store) error {
+			return a.reading(ctx, func(st *records.Store) error {
 				rep, err := lake.Export(ctx, recordresults.NewReader(st.Backend()), stream, sink,
 					lake.Options{RowsPerFile: rows, Since: since, Logger: a.logger(slog.LevelWarn)})
 				if err != nil {

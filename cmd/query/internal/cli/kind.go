@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -81,7 +82,7 @@ func (a *app) kindApply(ctx context.Context, src string, wait waitFlags) error {
 	if err != nil {
 		return err
 	}
-	return a.quietly(ctx, func(st *recordresults.Store) error {
+	return a.quietly(ctx, func(st *records.Store) error {
 		actx, cancel := wait.bound(ctx)
 		defer cancel()
 		res, err := st.DeclareKinds(actx, file.Kinds, wait.options())
@@ -129,7 +130,7 @@ func schemaFromStdin(schema, src string) error {
 }
 
 func (a *app) kindList(ctx context.Context) error {
-	return a.reading(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *records.Store) error {
 		kinds, err := st.Backend().Kinds(ctx)
 		if err != nil {
 			return err

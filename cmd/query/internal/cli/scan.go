@@ -8,6 +8,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +75,7 @@ func (a *app) follow(ctx context.Context, f *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	return a.reading(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *records.Store) error {
 		p := newPrinter(a.env.Stdout)
 		err := recordresults.NewReader(st.Backend()).Follow(ctx, q, func(r recordstore.Record) error {
 			if err := p.line(r); err != nil {

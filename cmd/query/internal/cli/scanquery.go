@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -121,7 +122,7 @@ func (a *app) scanQuery(ctx context.Context, f *scanFlags) error {
 	if format != recordresults.FormatParquet && a.env.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(scanGCPercent))
 	}
-	return a.reading(ctx, func(st *recordresults.Store) error {
+	return a.reading(ctx, func(st *records.Store) error {
 		rd := recordresults.NewReader(st.Backend())
 		return f.out.write(a.env.Stdout, func(w io.Writer) error {
 			o := recordresults.ExportOptions{Format: format, CSVGuard: f.csvGuard}

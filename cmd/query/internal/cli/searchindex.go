@@ -5,6 +5,7 @@ package cli
 
 import (
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +21,7 @@ or without it. Only the store's owner writes the index: with another
 process owning the store this fails with read_only and changes nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return a.quietly(cmd.Context(), func(st *recordresults.Store) error {
+			return a.quietly(cmd.Context(), func(st *records.Store) error {
 				rd := recordresults.NewReader(st.Backend())
 				if len(cols) > 0 {
 					if err := rd.SetSearchColumns(cmd.Context(), args[0], cols...); err != nil {

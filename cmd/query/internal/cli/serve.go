@@ -14,6 +14,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/ownermetrics"
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/recordresults/console"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
@@ -137,14 +138,14 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *read
 		return err
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts := recordresults.Options{
+	opts := records.Options{Owner: records.OwnerOptions{
 		// The store's own lines (owner, sqlite) only from warnings up,
 		// unless --log-level asks for more: serve reports its role itself.
 		Logger:  a.logger(slog.LevelWarn),
 		Events:  owner.Events{Role: func(r owner.Role) { logRole(log, r) }},
 		Metrics: om.Hooks(),
-	}
-	err = a.withOwned(ctx, opts, func(st *recordresults.Store) error {
+	}}
+	err = a.withOwned(ctx, opts, func(st *records.Store) error {
 		rd, maxExport, err := rf.options(ctx, st.Backend())
 		if err != nil {
 			return err

@@ -1,5 +1,5 @@
 // Opening the store named by --store for the length of one command: through
-// owner election (recordresults.Open), read-only without election with
+// owner election (records.Open), read-only without election with
 // --read-only (or for a read that cannot write), or read-only without any
 // lock for the one command that must not take it (spool publish's catalog
 // read).
@@ -11,7 +11,7 @@ import (
 	"log/slog"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -26,15 +26,15 @@ import (
 // failure to close is reported when fn itself succeeded.
 // Errors of the store are passed on as they are: they already say what was
 // being done.
-func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func(*recordresults.Store) error) (err error) {
+func (a *app) withOwned(ctx context.Context, opts records.Options, fn func(*records.Store) error) (err error) {
 	if a.storePath == "" {
 		return usagef("--store must not be empty")
 	}
-	opts.Build = "query " + buildVersion().Version
+	opts.Owner.Build = "query " + buildVersion().Version
 	if a.readOnly {
 		opts.ReadOnly = true
 	}
-	st, err := recordresults.Open(ctx, a.storePath, opts)
+	st, err := records.Open(ctx, a.storePath, opts)
 	if err != nil {
 		return err
 	}
@@ -50,8 +50,8 @@ func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func
 // warnings and errors are logged (unless --log-level says otherwise) and no
 // background retention sweeper is started; retention is the job of the
 // long-lived owner (query serve).
-func (a *app) quietly(ctx context.Context, fn func(*recordresults.Store) error) error {
-	opts := recordresults.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1}
+func (a *app) quietly(ctx context.Context, fn func(*records.Store) error) error {
+	opts := records.Options{Owner: records.OwnerOptions{Logger: a.logger(slog.LevelWarn)}, SweepInterval: -1}
 	return a.withOwned(ctx, opts, fn)
 }
 
@@ -59,8 +59,8 @@ func (a *app) quietly(ctx context.Context, fn func(*recordresults.Store) error) 
 // (scan, meta, streams, kind list): a path with no store is not_found
 // instead of a new empty store, and a store this process cannot write (a
 // read-only folder, a full disk) is opened read-only instead of failing.
-func (a *app) reading(ctx context.Context, fn func(*recordresults.Store) error) error {
-	opts := recordresults.Options{Logger: a.logger(slog.LevelWarn), SweepInterval: -1,
+func (a *app) reading(ctx context.Context, fn func(*records.Store) error) error {
+	opts := records.Options{Owner: records.OwnerOptions{Logger: a.logger(slog.LevelWarn)}, SweepInterval: -1,
 		MustExist: true, ReadOnlyFallback: true}
 	return a.withOwned(ctx, opts, fn)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,7 @@ func (a *app) readStreamCmd(use, short string, op streamOp) *cobra.Command {
 			if err := recordstore.ValidateStreamID(*stream); err != nil {
 				return err
 			}
-			return a.reading(ctx, func(st *recordresults.Store) error {
+			return a.reading(ctx, func(st *records.Store) error {
 				out, err := op(ctx, st.Backend(), *stream)
 				if err != nil {
 					return err
@@ -81,7 +82,7 @@ prints {"batch":...,"pending":true} as soon as the batch is in the spool;
 			if err := wait.check(); err != nil {
 				return err
 			}
-			return a.quietly(ctx, func(st *recordresults.Store) error {
+			return a.quietly(ctx, func(st *records.Store) error {
 				actx, cancel := wait.bound(ctx)
 				defer cancel()
 				res, err := st.Mutate(actx, entry(*stream), wait.options())
@@ -178,7 +179,7 @@ func (a *app) streamsCmd() *cobra.Command {
 					return err
 				}
 			}
-			return a.reading(ctx, func(st *recordresults.Store) error {
+			return a.reading(ctx, func(st *records.Store) error {
 				metas, err := st.Backend().Streams(ctx, kind)
 				if err != nil {
 					return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +62,7 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 				return err
 			}
 			q := recordresults.ViewQuery{Stream: stream, After: after, To: to, Limit: limit}
-			return a.reading(cmd.Context(), func(st *recordresults.Store) error {
+			return a.reading(cmd.Context(), func(st *records.Store) error {
 				rd, err := registerViews(cmd.Context(), st, views)
 				if err != nil {
 					return err
@@ -107,7 +108,7 @@ func (a *app) viewCheckCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.reading(cmd.Context(), func(st *recordresults.Store) error {
+			return a.reading(cmd.Context(), func(st *records.Store) error {
 				rd, err := registerViews(cmd.Context(), st, views)
 				if err != nil {
 					return err
@@ -146,7 +147,7 @@ func readViewFile(path string) ([]recordresults.View, error) {
 }
 
 // registerViews compiles views on a Reader over st's backend.
-func registerViews(ctx context.Context, st *recordresults.Store, views []recordresults.View) (*recordresults.Reader, error) {
+func registerViews(ctx context.Context, st *records.Store, views []recordresults.View) (*recordresults.Reader, error) {
 	rd := recordresults.NewReader(st.Backend())
 	for _, v := range views {
 		if _, err := rd.RegisterView(ctx, v); err != nil {
