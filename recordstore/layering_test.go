@@ -81,7 +81,8 @@ var layerRules = []layerRule{
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
-	// The Drakkar layer, bottom up: dbfiles (and the config key table);
+	// The Drakkar layer, bottom up: dbfiles (and drakkar/internal: the
+	// config key table, the sentinels' codes);
 	// recorder, merge, cache and registry; archive; debugapi; worker on
 	// top. Each imports only what is below it. A new drakkar package
 	// falls under this first rule, which lets it import none of the
@@ -95,19 +96,22 @@ var layerRules = []layerRule{
 	// registry is the fleet registry's file provider: cards and clock
 	// markers in a shared folder, nothing of the engine or SQLite; the
 	// cache imports it for its peers, never the reverse.
-	{Under: "drakkar/registry", May: []string{"drakkar/dbfiles", "drakkar/internal/configkeys", "recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	{Under: "drakkar/registry", May: []string{"drakkar/dbfiles", "drakkar/internal/...", "recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
 	// configkeys is the one key table of the drakkar configurations:
 	// typed keys over the core's error codes, beside dbfiles at the
 	// bottom.
 	{Under: "drakkar/internal/configkeys", May: []string{"recordstore"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
-	{Under: "drakkar/recorder", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/configkeys"}},
-	{Under: "drakkar/merge", May: []string{"recordstore/...", "drakkar/dbfiles"}},
-	{Under: "drakkar/cache", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/configkeys", "drakkar/registry"}},
+	// errcode gives the drakkar sentinels their codes, over the core's
+	// Error.
+	{Under: "drakkar/internal/errcode", May: []string{"recordstore"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	{Under: "drakkar/recorder", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/..."}},
+	{Under: "drakkar/merge", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/..."}},
+	{Under: "drakkar/cache", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...", "drakkar/registry"}},
 	// archive folds sealed recorder files with the merge engine.
-	{Under: "drakkar/archive", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/configkeys",
+	{Under: "drakkar/archive", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...",
 		"drakkar/recorder", "drakkar/merge", "drakkar/cache", "drakkar/registry"}},
 	// debugapi serves the routes over every component below it.
-	{Under: "drakkar/debugapi", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/configkeys",
+	{Under: "drakkar/debugapi", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...",
 		"drakkar/recorder", "drakkar/merge", "drakkar/cache", "drakkar/registry", "drakkar/archive"}},
 	// worker wires them all into one worker.
 	{Under: "drakkar/worker", May: []string{"recordstore/...", "drakkar/..."}},

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Status of one source in a Result.
@@ -198,13 +200,13 @@ func logSource(log *slog.Logger, sr SourceResult) {
 // checkArgs refuses an unusable output path or an empty source list.
 func checkArgs(out string, sources []string) error {
 	if out == "" || filepath.Base(out) == "." || filepath.Base(out) == string(filepath.Separator) {
-		return fmt.Errorf("%w: %q", ErrBadPath, out)
+		return recordstore.Errorf(ErrBadPath, "%q", out)
 	}
 	if len(sources) == 0 {
 		return ErrNoSources
 	}
 	if _, err := os.Lstat(out); err == nil {
-		return fmt.Errorf("%w: %s", ErrOutputExists, out)
+		return recordstore.Errorf(ErrOutputExists, "%s", out)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("stat merge output: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
@@ -44,7 +45,7 @@ func readHeader(path string) (wal bool, err error) {
 		return false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("%w: not a regular file", ErrNotSQLite)
+		return false, recordstore.Errorf(ErrNotSQLite, "not a regular file")
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,10 +54,10 @@ func readHeader(path string) (wal bool, err error) {
 	defer f.Close()
 	var hdr [100]byte
 	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return false, fmt.Errorf("%w: read header: %w", ErrNotSQLite, err)
+		return false, recordstore.Errorf(ErrNotSQLite, "read header: %w", err)
 	}
 	if !bytes.Equal(hdr[:16], []byte(sqliteMagic)) {
-		return false, fmt.Errorf("%w: bad header", ErrNotSQLite)
+		return false, recordstore.Errorf(ErrNotSQLite, "bad header")
 	}
 	return hdr[18] == 2 || hdr[19] == 2, nil
 }
