@@ -173,19 +173,6 @@ func mergeAll(ctx context.Context, w *output, sources []string, opts Options, re
 	return ctx.Err()
 }
 
-// mergeOne copies one source, skipping a duplicate.
-func (w *output) mergeOne(ctx context.Context, path string, seen map[string]bool) (SourceResult, error) {
-	key, err := filepath.Abs(path)
-	if err != nil {
-		key = filepath.Clean(path)
-	}
-	if seen[key] {
-		return SourceResult{Path: path, Status: StatusSkipped, Err: unreadable(path, ErrDuplicateSource)}, nil
-	}
-	seen[key] = true
-	return w.copySource(ctx, path)
-}
-
 // logSource logs one source's outcome.
 func logSource(log *slog.Logger, sr SourceResult) {
 	if sr.Err != nil {
