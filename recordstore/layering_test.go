@@ -97,7 +97,13 @@ var layerRules = []layerRule{
 	// baseline, imported only by _test files, never by the core it
 	// measures.
 	{Under: "recordstoretest/benchdata", May: []string{"recordstore", "recordstore/sqlite"}},
-	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
+	// The Drakkar layer, bottom up: dbfiles (and drakkar/internal: the
+	// config key table, the sentinels' codes);
+	// recorder, merge, cache and registry; archive; debugapi; worker on
+	// top. Each imports only what is below it. A new drakkar package
+	// falls under this first rule, which lets it import none of the
+	// others, until it takes its place in the table.
+	{Under: "drakkar", May: []string{"recordstore/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,
 	// encodings, DDL text; it makes its files durable through fsutil, takes
 	// its error codes from the core (its sentinels wrap ErrInvalid) and
@@ -106,7 +112,25 @@ var layerRules = []layerRule{
 	// registry is the fleet registry's file provider: cards and clock
 	// markers in a shared folder, nothing of the engine or SQLite; the
 	// cache imports it for its peers, never the reverse.
-	{Under: "drakkar/registry", May: []string{"drakkar/dbfiles", "recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	{Under: "drakkar/registry", May: []string{"drakkar/dbfiles", "drakkar/internal/...", "recordstore", "recordstore/fsutil"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	// configkeys is the one key table of the drakkar configurations:
+	// typed keys over the core's error codes, beside dbfiles at the
+	// bottom.
+	{Under: "drakkar/internal/configkeys", May: []string{"recordstore"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	// errcode gives the drakkar sentinels their codes, over the core's
+	// Error.
+	{Under: "drakkar/internal/errcode", May: []string{"recordstore"}, StdOnly: true, Modules: []string{"golang.org/x/sys"}},
+	{Under: "drakkar/recorder", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/..."}},
+	{Under: "drakkar/merge", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/..."}},
+	{Under: "drakkar/cache", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...", "drakkar/registry"}},
+	// archive folds sealed recorder files with the merge engine.
+	{Under: "drakkar/archive", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...",
+		"drakkar/recorder", "drakkar/merge", "drakkar/cache", "drakkar/registry"}},
+	// debugapi serves the routes over every component below it.
+	{Under: "drakkar/debugapi", May: []string{"recordstore/...", "drakkar/dbfiles", "drakkar/internal/...",
+		"drakkar/recorder", "drakkar/merge", "drakkar/cache", "drakkar/registry", "drakkar/archive"}},
+	// worker wires them all into one worker.
+	{Under: "drakkar/worker", May: []string{"recordstore/...", "drakkar/..."}},
 }
 
 // Dependencies forbidden whatever the direct imports: the owner is generic
@@ -285,6 +309,20 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 			pkg("recordstore/records", "recordstore/recordresults"), "recordstore/records imports recordstore/recordresults"),
 		Entry("the owner importing the front door",
 			pkg("recordstore/owner", "recordstore/records"), "recordstore/owner imports recordstore/records"),
+		Entry("dbfiles importing the recorder",
+			pkg("drakkar/dbfiles", "drakkar/recorder"), "drakkar/dbfiles imports drakkar/recorder"),
+		Entry("the recorder importing the archive pass",
+			pkg("drakkar/recorder", "drakkar/archive"), "drakkar/recorder imports drakkar/archive"),
+		Entry("the merge engine importing the cache",
+			pkg("drakkar/merge", "drakkar/cache"), "drakkar/merge imports drakkar/cache"),
+		Entry("the registry importing the cache",
+			pkg("drakkar/registry", "drakkar/cache"), "drakkar/registry imports drakkar/cache"),
+		Entry("the archive pass importing the debug API",
+			pkg("drakkar/archive", "drakkar/debugapi"), "drakkar/archive imports drakkar/debugapi"),
+		Entry("the debug API importing the worker",
+			pkg("drakkar/debugapi", "drakkar/worker"), "drakkar/debugapi imports drakkar/worker"),
+		Entry("a new drakkar package importing another",
+			pkg("drakkar/newthing", "drakkar/recorder"), "drakkar/newthing imports drakkar/recorder"),
 		Entry("results importing the CLI",
 			pkg("recordstore/recordresults", "cmd/query/internal/cli"), "recordstore/recordresults imports cmd/query/internal/cli"),
 		Entry("the fleet importing its HTTP handler",
@@ -301,6 +339,10 @@ var _ = Describe("the import direction of DESIGN.md's package table", func() {
 		Expect(layerViolations([]listedPackage{
 			pkg("recordstore/recordresults", "recordstore/owner", "recordstore/sqlite", "recordstore/spool/parquet", "net/http"),
 			pkg("recordstore/owner", "recordstore/spool", "recordstore/fsutil", "github.com/gofrs/flock"),
+			pkg("drakkar/worker", "drakkar/debugapi", "drakkar/archive", "drakkar/recorder"),
+			pkg("drakkar/debugapi", "drakkar/archive", "drakkar/merge", "drakkar/cache"),
+			pkg("drakkar/archive", "drakkar/merge", "drakkar/dbfiles"),
+			pkg("drakkar/cache", "drakkar/registry", "drakkar/dbfiles"),
 		})).To(BeEmpty())
 	})
 })

@@ -86,6 +86,7 @@ var _ = Describe("query drakkar archive and merge", func() {
 		Expect(res.Sources[0].Status).To(Equal("merged"))
 		Expect(res.Sources[2].Status).To(Equal("skipped"))
 		Expect(res.Sources[2].Error).To(ContainSubstring("not a SQLite database"))
+		Expect(res.Sources[2].Error).To(HavePrefix("merge: source unreadable: "), "the code word is not repeated")
 		fi, err := os.Stat(out)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o600)))
@@ -125,7 +126,7 @@ var _ = Describe("query drakkar archive and merge", func() {
 			"--set", "history.archive.due_after_hours=24", "--set", "history.archive.retention_days=0")
 		Expect(r.code).To(Equal(1), r.stdout)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		Expect(lines[len(lines)-1]).To(HavePrefix("query: internal: due windows not archived: 1 window(s), first c1-2026-10-13_00-00__2026-10-14_00-00.db.gz: archive: the archive at the final name is unreadable"))
+		Expect(lines[len(lines)-1]).To(HavePrefix("query: internal: due windows not archived: 1 window(s), first c1-2026-10-13_00-00__2026-10-14_00-00.db.gz: corrupt: archive: the archive at the final name is unreadable"))
 		var rep struct{ Failed []struct{ Archive string } }
 		Expect(json.Unmarshal([]byte(r.stdout), &rep)).To(Succeed())
 		Expect(rep.Failed).To(HaveLen(1))

@@ -6,13 +6,9 @@ package archive
 
 import (
 	"errors"
-	"github.com/fb46ecde/records/drakkar/internal/configkeys"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/drakkar/internal/configkeys"
 )
 
 // Day is the unit of the *_days keys.
@@ -63,9 +59,11 @@ func DefaultConfig() Config {
 func Keys() []string { return configKeys.Names() }
 
 // Set sets one key from its text, as given by --set key=value: bools as
-// true/false, durations as numbers (fractions allowed) in the key's unit.
-// An unknown key or an unparsable value is an ErrConfig naming the key,
-// and c is unchanged. Range rules are checked by Validate.
+// true/false, durations as numbers (fractions allowed) in the key's unit,
+// rounded to the nearest nanosecond as every drakkar configuration reads
+// them; spaces around the text are ignored. An unknown key or an
+// unparsable value is an ErrConfig naming the key, and c is unchanged.
+// Range rules are checked by Validate.
 func (c *Config) Set(key, value string) error {
 	return configKeys.Set(c, key, value, ErrConfig)
 }
@@ -86,71 +84,22 @@ func (c Config) Validate() error {
 	return configKeys.Validate(c, ErrConfig)
 }
 
-// configKey is one key: how to set it from text, read it back and check
-// it.
-type configKey = configkeys.Key[Config]
-
+// Config's keys, in Keys order; every parse rule is configkeys'.
 var configKeys = configkeys.Table[Config]{
-	{
-		Name: "history.archive.enabled",
-		Set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil || (v != "true" && v != "false") {
-				return errors.New("must be true or false, got " + recordstore.Quote(v))
-			}
-			c.Enabled = b
-			return nil
-		},
-		Get:   func(c Config) string { return strconv.FormatBool(c.Enabled) },
-		Check: func(Config) error { return nil },
-	},
-	durationKey("history.archive.window_hours", time.Hour, func(c *Config) *time.Duration { return &c.Window }, checkWindow),
-	durationKey("history.archive.due_after_hours", time.Hour, func(c *Config) *time.Duration { return &c.DueAfter }, checkDue),
-	durationKey("history.archive.retention_days", Day, func(c *Config) *time.Duration { return &c.Retention }, checkRetention),
-	durationKey("history.archive.lock_stale_seconds", time.Second, func(c *Config) *time.Duration { return &c.LockStale }, positive),
-	durationKey("history.merged_retention_days", Day, func(c *Config) *time.Duration { return &c.MergedRetention }, notNegative),
-	durationKey("ui.recorder.rotation_interval_hours", time.Hour, func(c *Config) *time.Duration { return &c.RotationInterval }, positive),
-}
-
-// durationKey is a key holding a number of units.
-func durationKey(name string, unit time.Duration, field func(*Config) *time.Duration, check func(c Config, d time.Duration) error) configKey {
-	return configKey{
-		Name: name,
-		Set: func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			d := math.Round(f * float64(unit))
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(d) >= math.MaxInt64 {
-				return errors.New("must be a number, got " + recordstore.Quote(v))
-			}
-			*field(c) = time.Duration(d)
-			return nil
-		},
-		Get: func(c Config) string {
-			return strconv.FormatFloat(float64(*field(&c))/float64(unit), 'g', -1, 64)
-		},
-		Check: func(c Config) error { return check(c, *field(&c)) },
-	}
-}
-
-func positive(_ Config, d time.Duration) error {
-	if d <= 0 {
-		return errors.New("must be more than 0, got " + d.String())
-	}
-	return nil
-}
-
-func notNegative(_ Config, d time.Duration) error {
-	if d < 0 {
-		return errors.New("must not be negative, got " + d.String())
-	}
-	return nil
+	configkeys.Bool("history.archive.enabled", func(c *Config) *bool { return &c.Enabled }),
+	configkeys.Duration("history.archive.window_hours", time.Hour, func(c *Config) *time.Duration { return &c.Window }, checkWindow),
+	configkeys.Duration("history.archive.due_after_hours", time.Hour, func(c *Config) *time.Duration { return &c.DueAfter }, checkDue),
+	configkeys.Duration("history.archive.retention_days", Day, func(c *Config) *time.Duration { return &c.Retention }, checkRetention),
+	configkeys.Duration("history.archive.lock_stale_seconds", time.Second, func(c *Config) *time.Duration { return &c.LockStale }, configkeys.Positive),
+	configkeys.Duration("history.merged_retention_days", Day, func(c *Config) *time.Duration { return &c.MergedRetention }, configkeys.NotNegative),
+	configkeys.Duration("ui.recorder.rotation_interval_hours", time.Hour, func(c *Config) *time.Duration { return &c.RotationInterval }, configkeys.Positive),
 }
 
 // atLeastRotation refuses a duration shorter than the rotation interval:
 // a window or due delay shorter than a file's life would archive a
 // window whose files are still being written.
 func atLeastRotation(c Config, d time.Duration) error {
-	if err := positive(c, d); err != nil {
+	if err := configkeys.Positive(c, d); err != nil {
 		return err
 	}
 	if d < c.RotationInterval {
@@ -176,7 +125,7 @@ func checkDue(c Config, d time.Duration) error { return atLeastRotation(c, d) }
 // checkRetention: an archive must outlive the time its window takes to
 // become due, or it could be expired before it is written.
 func checkRetention(c Config, d time.Duration) error {
-	if err := notNegative(c, d); err != nil || d == 0 {
+	if err := configkeys.NotNegative(c, d); err != nil || d == 0 {
 		return err
 	}
 	if d < c.DueAfter+c.Window {

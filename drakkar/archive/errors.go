@@ -3,8 +3,7 @@
 package archive
 
 import (
-	"errors"
-
+	"github.com/fb46ecde/records/drakkar/internal/errcode"
 	"github.com/fb46ecde/records/recordstore"
 )
 
@@ -19,19 +18,22 @@ var ErrConfig = recordstore.Invalidf("archive config")
 var ErrOptions = recordstore.Invalidf("archive options")
 
 // Errors of one window, found with errors.Is in the log and in
-// Report.Failed.
+// Report.Failed, each with its code (recordstore.Code).
 var (
-	// ErrFenced: the lock no longer holds this pass's token; the pass
-	// published nothing and deleted nothing since.
-	ErrFenced = errors.New("archive: fenced (the lock was taken over)")
-	// ErrCorruptArchive: the file at the window's final name cannot be
-	// read; the window stalls with its sources untouched until an operator
-	// removes the file.
-	ErrCorruptArchive = errors.New("archive: the archive at the final name is unreadable")
-	// ErrArchiveAppeared: a file appeared at the final name while the
-	// window was merged; nothing was published and the next pass folds it.
-	ErrArchiveAppeared = errors.New("archive: an archive appeared at the final name")
+	// ErrFenced (code "fenced"): the lock no longer holds this pass's
+	// token; the pass published nothing and deleted nothing since.
+	ErrFenced = errcode.Sentinel("fenced", "archive: the lock was taken over")
+	// ErrCorruptArchive (code "corrupt", as the engine's corrupt store):
+	// the file at the window's final name cannot be read; the window
+	// stalls with its sources untouched until an operator removes the
+	// file.
+	ErrCorruptArchive = errcode.Sentinel("corrupt", "archive: the archive at the final name is unreadable")
+	// ErrArchiveAppeared (code "exists"): a file appeared at the final
+	// name while the window was merged; nothing was published and the
+	// next pass folds it.
+	ErrArchiveAppeared = errcode.Sentinel("exists", "archive: an archive appeared at the final name")
 	// ErrNotArchived is returned by Report.Err when a due window could not
-	// be published (Report.Failed is not empty).
-	ErrNotArchived = errors.New("due windows not archived")
+	// be published (Report.Failed is not empty). Its code is internal: the
+	// cause of each window is in Report.Failed.
+	ErrNotArchived = errcode.Sentinel(recordstore.CodeInternal, "due windows not archived")
 )

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 	"github.com/klauspost/compress/gzip"
@@ -31,11 +32,11 @@ func (p *pass) unfold(ctx context.Context, finalPath, previous string) (map[stri
 	}
 	defer in.Close()
 	if err := gunzip(ctx, in, previous); err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %w", ErrCorruptArchive, finalPath, err)
+		return nil, false, recordstore.Errorf(ErrCorruptArchive, "%s: %w", finalPath, err)
 	}
 	covered, err := coveredSources(ctx, previous)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %w", ErrCorruptArchive, finalPath, err)
+		return nil, false, recordstore.Errorf(ErrCorruptArchive, "%s: %w", finalPath, err)
 	}
 	return covered, true, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // DefaultRefreshEvery is how often the holder refreshes the lock's
@@ -122,7 +123,7 @@ func (r Report) Err() error {
 	if len(r.Failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %d window(s), first %s: %s", ErrNotArchived, len(r.Failed), r.Failed[0].Archive, r.Failed[0].Error)
+	return recordstore.Errorf(ErrNotArchived, "%d window(s), first %s: %s", len(r.Failed), r.Failed[0].Archive, r.Failed[0].Error)
 }
 
 // Published is one archive written by a pass.
@@ -242,16 +243,16 @@ func newPass(cfg Config, opts Options) (*pass, error) {
 		return nil, err
 	}
 	if opts.Shared == "" {
-		return nil, fmt.Errorf("%w: the shared folder is required", ErrOptions)
+		return nil, recordstore.Errorf(ErrOptions, "the shared folder is required")
 	}
 	if err := dbfiles.ClusterNameProblem(opts.Cluster); err != nil {
-		return nil, fmt.Errorf("%w: cluster %s", ErrOptions, err)
+		return nil, recordstore.Errorf(ErrOptions, "cluster %s", err)
 	}
 	if opts.Instance == "" {
 		opts.Instance = dbfiles.NewHex16()
 	}
 	if !dbfiles.IsHex16(opts.Instance) {
-		return nil, fmt.Errorf("%w: instance must be 16 lowercase hex, got %q", ErrOptions, opts.Instance)
+		return nil, recordstore.Errorf(ErrOptions, "instance must be 16 lowercase hex, got %q", opts.Instance)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

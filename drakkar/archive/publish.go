@@ -16,6 +16,7 @@ import (
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/merge"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/klauspost/compress/gzip"
 )
@@ -106,7 +107,7 @@ func (p *pass) mergeAndPublish(ctx context.Context, w dueWindow, final string, w
 		Logger: p.log, TempDir: p.dir, AllOrNothing: true, CacheKiB: p.opts.MergeCacheKiB,
 	})
 	if folded && (len(res.Sources) == 0 || res.Sources[0].Status != merge.StatusMerged) {
-		return nil, fmt.Errorf("%w: %s: fold: %w", ErrCorruptArchive, final, errors.Join(err, sourceErr(res)))
+		return nil, recordstore.Errorf(ErrCorruptArchive, "%s: fold: %w", final, errors.Join(err, sourceErr(res)))
 	}
 	if err != nil && !errors.Is(err, merge.ErrNothingMerged) {
 		return nil, fmt.Errorf("merge %s: %w", final, err)
@@ -161,7 +162,7 @@ func (p *pass) publish(ctx context.Context, w dueWindow, final string, work work
 	} else {
 		if err := os.Link(work.gz, finalPath); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%w: %s", ErrArchiveAppeared, final)
+				return recordstore.Errorf(ErrArchiveAppeared, "%s", final)
 			}
 			return fmt.Errorf("publish %s: %w", final, err)
 		}

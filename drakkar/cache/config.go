@@ -4,8 +4,10 @@
 package cache
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/fb46ecde/records/drakkar/internal/configkeys"
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Config holds the cache's keys.
@@ -47,21 +49,45 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate returns an error wrapping ErrConfig naming the first bad key.
+// Keys lists the keys Set accepts, in a fixed order: the cache's and its
+// exchange's (storage.dir, worker.name and cluster.name are the
+// recorder's keys, copied in by the worker).
+func Keys() []string { return configKeys.Names() }
+
+// Set sets one key from its text, as given by --set key=value: bools as
+// true/false, integers in decimal, durations as numbers of seconds
+// (fractions allowed) rounded to the nearest nanosecond, spaces around
+// the text ignored, as every drakkar configuration reads them. An unknown
+// key or an unparsable value is an ErrConfig naming the key, and c is
+// unchanged. Ranges are checked by Validate.
+func (c *Config) Set(key, value string) error {
+	return configKeys.Set(c, key, value, ErrConfig)
+}
+
+// Get returns the value of a key in the text form Set accepts, and false
+// for an unknown key.
+func (c Config) Get(key string) (string, bool) {
+	return configKeys.Get(c, key)
+}
+
+// Validate returns an ErrConfig naming the first bad key: worker.name
+// missing while the cache is enabled, an interval that is not more than
+// 0, a negative cache.max_memory_entries.
 func (c Config) Validate() error {
-	switch {
-	case c.Enabled && c.WorkerName == "":
-		return fmt.Errorf("%w: worker.name: required", ErrConfig)
-	case c.FlushInterval <= 0:
-		return fmt.Errorf("%w: cache.flush_interval_seconds: must be > 0, got %v", ErrConfig, c.FlushInterval)
-	case c.CleanupInterval <= 0:
-		return fmt.Errorf("%w: cache.cleanup_interval_seconds: must be > 0, got %v", ErrConfig, c.CleanupInterval)
-	case c.MaxMemoryEntries < 0:
-		return fmt.Errorf("%w: cache.max_memory_entries: must be >= 0, got %d", ErrConfig, c.MaxMemoryEntries)
-	case c.ExchangeInterval <= 0:
-		return fmt.Errorf("%w: fleet.cache_exchange.interval_seconds: must be > 0, got %v", ErrConfig, c.ExchangeInterval)
+	if c.Enabled && c.WorkerName == "" {
+		return recordstore.Errorf(ErrConfig, "worker.name: required")
 	}
-	return nil
+	return configKeys.Validate(c, ErrConfig)
+}
+
+// Config's keys, in Keys order; every parse rule is configkeys'.
+var configKeys = configkeys.Table[Config]{
+	configkeys.Bool("cache.enabled", func(c *Config) *bool { return &c.Enabled }),
+	configkeys.Duration("cache.flush_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.FlushInterval }, configkeys.Positive),
+	configkeys.Duration("cache.cleanup_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.CleanupInterval }, configkeys.Positive),
+	configkeys.Int("cache.max_memory_entries", 0, func(c *Config) *int { return &c.MaxMemoryEntries }),
+	configkeys.Bool("fleet.cache_exchange.enabled", func(c *Config) *bool { return &c.Exchange }),
+	configkeys.Duration("fleet.cache_exchange.interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.ExchangeInterval }, configkeys.Positive),
 }
 
 // Engine reports whether the cache engine runs: enabled with a

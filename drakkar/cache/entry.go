@@ -5,7 +5,6 @@ package cache
 
 import (
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
@@ -65,15 +64,15 @@ func (e Entry) Expired(nowMS int64) bool { return e.ExpiresAtMS != nil && *e.Exp
 func (e Entry) Check() error {
 	switch {
 	case e.Key == "" || !utf8.ValidString(e.Key):
-		return fmt.Errorf("%w: the key must be non-empty UTF-8 text", ErrBadEntry)
+		return recordstore.Errorf(ErrBadEntry, "the key must be non-empty UTF-8 text")
 	case !e.Scope.Valid():
-		return fmt.Errorf("%w: key %q: scope %q is not local, cluster or global", ErrBadEntry, e.Key, e.Scope)
+		return recordstore.Errorf(ErrBadEntry, "key %q: scope %q is not local, cluster or global", e.Key, e.Scope)
 	case !json.Valid([]byte(e.Value)):
-		return fmt.Errorf("%w: key %q: the value is not JSON text", ErrBadEntry, e.Key)
+		return recordstore.Errorf(ErrBadEntry, "key %q: the value is not JSON text", e.Key)
 	case e.SizeBytes < 0:
-		return fmt.Errorf("%w: key %q: size_bytes %d is negative", ErrBadEntry, e.Key, e.SizeBytes)
+		return recordstore.Errorf(ErrBadEntry, "key %q: size_bytes %d is negative", e.Key, e.SizeBytes)
 	case e.OriginWorkerID == "" || !utf8.ValidString(e.OriginWorkerID):
-		return fmt.Errorf("%w: key %q: origin_worker_id must be non-empty UTF-8 text", ErrBadEntry, e.Key)
+		return recordstore.Errorf(ErrBadEntry, "key %q: origin_worker_id must be non-empty UTF-8 text", e.Key)
 	}
 	return nil
 }

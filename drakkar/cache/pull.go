@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/registry"
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // PeerLister lists the fleet's other workers: a *registry.Registry.
@@ -216,7 +217,7 @@ func (pl *puller) fetch(ctx context.Context, p registry.Peer, scopes []Scope, af
 		return Page{}, &pullError{reason: "status", err: fmt.Errorf("%s answered %d", p.Worker, resp.StatusCode)}
 	}
 	if int64(len(body)) > max {
-		return Page{}, &pullError{reason: "page", err: fmt.Errorf("%w: the body is over %d bytes", ErrBadPage, max)}
+		return Page{}, &pullError{reason: "page", err: recordstore.Errorf(ErrBadPage, "the body is over %d bytes", max)}
 	}
 	page, err := decodePage(body, p.Worker, scopes, after)
 	if err != nil {
@@ -236,14 +237,14 @@ func decodePage(body []byte, origin string, scopes []Scope, after *Cursor) (Page
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return Page{}, fmt.Errorf("%w: %w", ErrBadPage, err)
+		return Page{}, recordstore.Errorf(ErrBadPage, "%w", err)
 	}
 	if raw.Rows == nil || raw.More == nil {
-		return Page{}, fmt.Errorf("%w: rows or more is missing", ErrBadPage)
+		return Page{}, recordstore.Errorf(ErrBadPage, "rows or more is missing")
 	}
 	rows := *raw.Rows
 	if len(rows) > MaxPageLimit {
-		return Page{}, fmt.Errorf("%w: %d rows, more than %d", ErrBadPage, len(rows), MaxPageLimit)
+		return Page{}, recordstore.Errorf(ErrBadPage, "%d rows, more than %d", len(rows), MaxPageLimit)
 	}
 	prev, has := Cursor{}, after != nil
 	if has {
@@ -251,16 +252,16 @@ func decodePage(body []byte, origin string, scopes []Scope, after *Cursor) (Page
 	}
 	for _, e := range rows {
 		if err := e.Check(); err != nil {
-			return Page{}, fmt.Errorf("%w: %w", ErrBadPage, err)
+			return Page{}, recordstore.Errorf(ErrBadPage, "%w", err)
 		}
 		if e.OriginWorkerID != origin {
-			return Page{}, fmt.Errorf("%w: key %q claims origin %q, not %q", ErrBadPage, e.Key, e.OriginWorkerID, origin)
+			return Page{}, recordstore.Errorf(ErrBadPage, "key %q claims origin %q, not %q", e.Key, e.OriginWorkerID, origin)
 		}
 		if !scopeIn(e.Scope, scopes) {
-			return Page{}, fmt.Errorf("%w: key %q has scope %q, which was not asked", ErrBadPage, e.Key, e.Scope)
+			return Page{}, recordstore.Errorf(ErrBadPage, "key %q has scope %q, which was not asked", e.Key, e.Scope)
 		}
 		if has && !prev.Less(cursorOf(e)) {
-			return Page{}, fmt.Errorf("%w: key %q is not after the cursor", ErrBadPage, e.Key)
+			return Page{}, recordstore.Errorf(ErrBadPage, "key %q is not after the cursor", e.Key)
 		}
 		prev, has = cursorOf(e), true
 	}

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // CanonicalJSON encodes a Go value canonically: object keys sorted by code
@@ -74,7 +75,7 @@ func encodeValue(b *bytes.Buffer, v reflect.Value) error {
 		return encodeMap(b, v)
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-			return fmt.Errorf("%w: %s", ErrUnsupported, v.Type())
+			return recordstore.Errorf(ErrUnsupported, "%s", v.Type())
 		}
 		if v.Kind() == reflect.Slice && v.IsNil() {
 			b.WriteString("null")
@@ -91,14 +92,14 @@ func encodeValue(b *bytes.Buffer, v reflect.Value) error {
 		}
 		b.WriteByte(']')
 	default:
-		return fmt.Errorf("%w: %s", ErrUnsupported, v.Type())
+		return recordstore.Errorf(ErrUnsupported, "%s", v.Type())
 	}
 	return nil
 }
 
 func encodeMap(b *bytes.Buffer, v reflect.Value) error {
 	if v.Type().Key().Kind() != reflect.String {
-		return fmt.Errorf("%w: %s", ErrUnsupported, v.Type())
+		return recordstore.Errorf(ErrUnsupported, "%s", v.Type())
 	}
 	if v.IsNil() {
 		b.WriteString("null")
@@ -129,7 +130,7 @@ func encodeMap(b *bytes.Buffer, v reflect.Value) error {
 // (lowercase hex), everything else raw.
 func encodeString(b *bytes.Buffer, s string) error {
 	if !utf8.ValidString(s) {
-		return fmt.Errorf("%w: string is not UTF-8", ErrUnsupported)
+		return recordstore.Errorf(ErrUnsupported, "string is not UTF-8")
 	}
 	const hexDigits = "0123456789abcdef"
 	b.WriteByte('"')
@@ -169,12 +170,12 @@ func encodeString(b *bytes.Buffer, s string) error {
 // "1e+16", "1.5e+300"). NaN and ±Inf are ErrUnsupported.
 func PythonFloat(f float64) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "", fmt.Errorf("%w: float %v", ErrUnsupported, f)
+		return "", recordstore.Errorf(ErrUnsupported, "float %v", f)
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX, shortest digits
 	exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
 	if err != nil {
-		return "", fmt.Errorf("%w: float %v", ErrUnsupported, f)
+		return "", recordstore.Errorf(ErrUnsupported, "float %v", f)
 	}
 	if exp < -4 || exp >= 16 {
 		return e, nil
@@ -193,18 +194,18 @@ func encodeNumber(b *bytes.Buffer, text string) error {
 	if !strings.ContainsAny(text, ".eE") {
 		n, ok := new(big.Int).SetString(text, 10)
 		if !ok {
-			return fmt.Errorf("%w: number %q", ErrBadJSON, text)
+			return recordstore.Errorf(ErrBadJSON, "number %q", text)
 		}
 		b.WriteString(n.String())
 		return nil
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil { // out of range: Python reads it as inf, which has no JSON form
-		return fmt.Errorf("%w: number %q: %w", ErrBadJSON, text, err)
+		return recordstore.Errorf(ErrBadJSON, "number %q: %w", text, err)
 	}
 	s, err := PythonFloat(f)
 	if err != nil {
-		return fmt.Errorf("%w: number %q", ErrBadJSON, text)
+		return recordstore.Errorf(ErrBadJSON, "number %q", text)
 	}
 	b.WriteString(s)
 	return nil
@@ -220,20 +221,20 @@ func encodeNumber(b *bytes.Buffer, text string) error {
 // the surrogate and then fail to write it as UTF-8).
 func Canonicalize(raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("%w: not UTF-8", ErrBadJSON)
+		return nil, recordstore.Errorf(ErrBadJSON, "not UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadJSON, err)
+		return nil, recordstore.Errorf(ErrBadJSON, "%w", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: data after the value", ErrBadJSON)
+		return nil, recordstore.Errorf(ErrBadJSON, "data after the value")
 	}
 	out, err := CanonicalJSON(v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadJSON, err)
+		return nil, recordstore.Errorf(ErrBadJSON, "%w", err)
 	}
 	return out, nil
 }

@@ -4,8 +4,9 @@
 package dbfiles
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // LockBody is the content of history/<cluster>/.archive.lock.
@@ -37,14 +38,14 @@ func EncodeLock(l LockBody) ([]byte, error) {
 		"worker":      l.Worker,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadLock, err)
+		return nil, recordstore.Errorf(ErrBadLock, "%w", err)
 	}
 	return b, nil
 }
 
 func (l LockBody) check() error {
 	if !IsHex16(l.Instance) || !IsHex16(l.Token) {
-		return fmt.Errorf("%w: instance and token must be 16 lowercase hex", ErrBadLock)
+		return recordstore.Errorf(ErrBadLock, "instance and token must be 16 lowercase hex")
 	}
 	return nil
 }
@@ -55,7 +56,7 @@ func (l LockBody) check() error {
 func DecodeLock(b []byte) (LockBody, error) {
 	obj, err := decodeObject(b, lockKeys)
 	if err != nil {
-		return LockBody{}, fmt.Errorf("%w: %w", ErrBadLock, err)
+		return LockBody{}, recordstore.Errorf(ErrBadLock, "%w", err)
 	}
 	var l LockBody
 	d := fieldDecoder{obj: obj}
@@ -64,7 +65,7 @@ func DecodeLock(b []byte) (LockBody, error) {
 	d.str("token", &l.Token)
 	d.str("worker", &l.Worker)
 	if d.err != nil {
-		return LockBody{}, fmt.Errorf("%w: %w", ErrBadLock, d.err)
+		return LockBody{}, recordstore.Errorf(ErrBadLock, "%w", d.err)
 	}
 	if err := l.check(); err != nil {
 		return LockBody{}, err

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
@@ -75,7 +76,7 @@ func EncodeMeta(m Meta) ([]byte, error) {
 	}
 	b, err := CanonicalJSON(obj)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadMeta, err)
+		return nil, recordstore.Errorf(ErrBadMeta, "%w", err)
 	}
 	return b, nil
 }
@@ -97,18 +98,18 @@ func counts(m map[string]int64) map[string]int64 {
 func (m Meta) check() error {
 	switch {
 	case m.Schema != MetaSchema:
-		return fmt.Errorf("%w: schema %d", ErrBadMeta, m.Schema)
+		return recordstore.Errorf(ErrBadMeta, "schema %d", m.Schema)
 	case !IsHex16(m.Instance):
-		return fmt.Errorf("%w: instance %q is not 16 lowercase hex", ErrBadMeta, m.Instance)
+		return recordstore.Errorf(ErrBadMeta, "instance %q is not 16 lowercase hex", m.Instance)
 	case (m.FirstEventTS == nil) != (m.LastEventTS == nil):
-		return fmt.Errorf("%w: first_event_ts and last_event_ts must both be set or both null", ErrBadMeta)
+		return recordstore.Errorf(ErrBadMeta, "first_event_ts and last_event_ts must both be set or both null")
 	case m.SizeBytes < 0:
-		return fmt.Errorf("%w: negative size_bytes", ErrBadMeta)
+		return recordstore.Errorf(ErrBadMeta, "negative size_bytes")
 	}
 	for what, c := range map[string]map[string]int64{"tables": m.Tables, "event_types": m.EventTypes} {
 		for k, n := range c {
 			if n < 0 {
-				return fmt.Errorf("%w: %s[%q] is negative", ErrBadMeta, what, k)
+				return recordstore.Errorf(ErrBadMeta, "%s[%q] is negative", what, k)
 			}
 		}
 	}
@@ -123,7 +124,7 @@ func (m Meta) check() error {
 func DecodeMeta(b []byte) (Meta, error) {
 	obj, err := decodeObject(b, metaKeys)
 	if err != nil {
-		return Meta{}, fmt.Errorf("%w: %w", ErrBadMeta, err)
+		return Meta{}, recordstore.Errorf(ErrBadMeta, "%w", err)
 	}
 	var m Meta
 	d := fieldDecoder{obj: obj}
@@ -139,10 +140,10 @@ func DecodeMeta(b []byte) (Meta, error) {
 	m.Tables = d.counts("tables")
 	m.EventTypes = d.counts("event_types")
 	if d.err != nil {
-		return Meta{}, fmt.Errorf("%w: %w", ErrBadMeta, d.err)
+		return Meta{}, recordstore.Errorf(ErrBadMeta, "%w", d.err)
 	}
 	if schema != MetaSchema {
-		return Meta{}, fmt.Errorf("%w: unknown schema %d", ErrBadMeta, schema)
+		return Meta{}, recordstore.Errorf(ErrBadMeta, "unknown schema %d", schema)
 	}
 	m.Schema = MetaSchema
 	if err := m.check(); err != nil {

@@ -4,8 +4,9 @@
 package dbfiles
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Layouts of the text time forms.
@@ -44,11 +45,11 @@ func FormatTime(t time.Time) string { return Micro(t).Format(TimeLayout) }
 // ErrBadTime.
 func ParseTime(s string) (time.Time, error) {
 	if len(s) != len(TimeLayout) {
-		return time.Time{}, fmt.Errorf("%w: %q", ErrBadTime, s)
+		return time.Time{}, recordstore.Errorf(ErrBadTime, "%q", s)
 	}
 	t, ok := parseExact(TimeLayout, s)
 	if !ok {
-		return time.Time{}, fmt.Errorf("%w: %q", ErrBadTime, s)
+		return time.Time{}, recordstore.Errorf(ErrBadTime, "%q", s)
 	}
 	return t, nil
 }

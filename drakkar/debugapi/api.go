@@ -3,7 +3,6 @@ package debugapi
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -17,7 +16,7 @@ import (
 )
 
 // ErrOptions is returned by New for unusable Options.
-var ErrOptions = fmt.Errorf("%w: debugapi options", recordstore.ErrInvalid)
+var ErrOptions = recordstore.Invalidf("debugapi options")
 
 // The texts of the API's errors.
 const (
@@ -123,7 +122,7 @@ func Routes(h http.Handler) []Route {
 func New(opts Options) (http.Handler, error) {
 	c := opts.Config
 	if c.TraceHistoryMaxFiles < 0 || c.TraceHistoryMaxSeconds < 0 {
-		return nil, fmt.Errorf("%w: negative trace history limit", ErrOptions)
+		return nil, recordstore.Errorf(ErrOptions, "negative trace history limit")
 	}
 	if c.TraceHistoryMaxFiles == 0 {
 		opts.Config.TraceHistoryMaxFiles = DefaultTraceHistoryMaxFiles
@@ -140,7 +139,7 @@ func New(opts Options) (http.Handler, error) {
 	}
 	doc, err := openAPIJSON()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, recordstore.Errorf(ErrOptions, "%v", err)
 	}
 	s.openapi = doc
 	authed := http.NewServeMux()

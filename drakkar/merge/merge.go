@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Status of one source in a Result.
@@ -171,19 +173,6 @@ func mergeAll(ctx context.Context, w *output, sources []string, opts Options, re
 	return ctx.Err()
 }
 
-// mergeOne copies one source, skipping a duplicate.
-func (w *output) mergeOne(ctx context.Context, path string, seen map[string]bool) (SourceResult, error) {
-	key, err := filepath.Abs(path)
-	if err != nil {
-		key = filepath.Clean(path)
-	}
-	if seen[key] {
-		return SourceResult{Path: path, Status: StatusSkipped, Err: unreadable(path, ErrDuplicateSource)}, nil
-	}
-	seen[key] = true
-	return w.copySource(ctx, path)
-}
-
 // logSource logs one source's outcome.
 func logSource(log *slog.Logger, sr SourceResult) {
 	if sr.Err != nil {
@@ -198,13 +187,13 @@ func logSource(log *slog.Logger, sr SourceResult) {
 // checkArgs refuses an unusable output path or an empty source list.
 func checkArgs(out string, sources []string) error {
 	if out == "" || filepath.Base(out) == "." || filepath.Base(out) == string(filepath.Separator) {
-		return fmt.Errorf("%w: %q", ErrBadPath, out)
+		return recordstore.Errorf(ErrBadPath, "%q", out)
 	}
 	if len(sources) == 0 {
 		return ErrNoSources
 	}
 	if _, err := os.Lstat(out); err == nil {
-		return fmt.Errorf("%w: %s", ErrOutputExists, out)
+		return recordstore.Errorf(ErrOutputExists, "%s", out)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("stat merge output: %w", err)
 	}

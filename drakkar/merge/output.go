@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
@@ -117,7 +118,7 @@ func (w *output) finish(ctx context.Context, res *Result) error {
 	// A merge never overwrites: the name was free when the merge began,
 	// check again right before the rename.
 	if _, err := os.Lstat(w.out); err == nil {
-		return fmt.Errorf("%w: %s", ErrOutputExists, w.out)
+		return recordstore.Errorf(ErrOutputExists, "%s", w.out)
 	}
 	if err := fsutil.Rename(w.tmp, w.out); err != nil {
 		if errors.Is(err, fsutil.ErrSync) {

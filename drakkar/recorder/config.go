@@ -6,9 +6,6 @@ package recorder
 
 import (
 	"errors"
-	"github.com/fb46ecde/records/drakkar/dbfiles"
-	"github.com/fb46ecde/records/drakkar/internal/configkeys"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/drakkar/internal/configkeys"
 	"github.com/fb46ecde/records/recordstore"
 )
 
@@ -143,7 +142,8 @@ func Keys() []string { return configKeys.Names() }
 
 // Set sets one key from its text, as given by --set key=value: dotted spec
 // key names, bools as true/false, integers in decimal, durations as
-// numbers (fractions allowed) in the key's unit. An unknown key or an
+// numbers (fractions allowed) in the key's unit, rounded to the nearest
+// nanosecond; spaces around a bool, integer or duration are ignored. An unknown key or an
 // unparsable value is an ErrConfig naming the key, and c is unchanged.
 // Range rules are checked by Validate, not here.
 func (c *Config) Set(key, value string) error {
@@ -162,111 +162,27 @@ func (c Config) Validate() error {
 	return configKeys.Validate(c, ErrConfig)
 }
 
-// configKey is one key: how to set it from text, read it back and check
-// it.
-type configKey = configkeys.Key[Config]
-
+// Config's keys, in Keys order. Durations round to the nearest
+// nanosecond of the key's unit and every parse rule is configkeys'.
 var configKeys = configkeys.Table[Config]{
-	stringKey("storage.dir", func(c *Config) *string { return &c.StorageDir }, checkPath),
-	stringKey("shared.dir", func(c *Config) *string { return &c.SharedDir }, checkPath),
-	stringKey("worker.name", func(c *Config) *string { return &c.WorkerName }, workerNameProblem),
-	stringKey("cluster.name", func(c *Config) *string { return &c.ClusterName }, dbfiles.ClusterNameProblem),
-	boolKey("ui.enabled", func(c *Config) *bool { return &c.UIEnabled }),
-	boolKey("ui.recorder.store_events", func(c *Config) *bool { return &c.StoreEvents }),
-	boolKey("ui.recorder.store_config", func(c *Config) *bool { return &c.StoreConfig }),
-	boolKey("ui.recorder.store_state", func(c *Config) *bool { return &c.StoreState }),
-	durationKey("ui.recorder.state_sync_interval_seconds", time.Second, false, func(c *Config) *time.Duration { return &c.StateSyncInterval }),
-	durationKey("ui.recorder.rotation_interval_hours", time.Hour, false, func(c *Config) *time.Duration { return &c.RotationInterval }),
-	durationKey("ui.recorder.flush_interval_seconds", time.Second, false, func(c *Config) *time.Duration { return &c.FlushInterval }),
-	intKey("ui.recorder.max_buffer", MinMaxBuffer, func(c *Config) *int { return &c.MaxBuffer }),
-	intKey("ui.recorder.max_flush_retries", 0, func(c *Config) *int { return &c.MaxFlushRetries }),
-	durationKey("ui.recorder.output_min_duration_ms", time.Millisecond, true, func(c *Config) *time.Duration { return &c.OutputMinDuration }),
-	durationKey("ui.recorder.event_min_duration_ms", time.Millisecond, true, func(c *Config) *time.Duration { return &c.EventMinDuration }),
-	boolKey("ui.recorder.store_output", func(c *Config) *bool { return &c.StoreOutput }),
-	boolKey("ui.recorder.store_stdin", func(c *Config) *bool { return &c.StoreStdin }),
-	intKey("ui.recorder.stdin_max_bytes", 0, func(c *Config) *int { return &c.StdinMaxBytes }),
-}
-
-// stringKey is a text key; check (nil = any text) judges its value.
-func stringKey(name string, field func(*Config) *string, check func(string) error) configKey {
-	k := configKey{
-		Name: name,
-		Set:  func(c *Config, v string) error { *field(c) = v; return nil },
-		Get:  func(c Config) string { return *field(&c) },
-	}
-	if check != nil {
-		k.Check = func(c Config) error { return check(*field(&c)) }
-	}
-	return k
-}
-
-func boolKey(name string, field func(*Config) *bool) configKey {
-	return configKey{
-		Name: name,
-		Set: func(c *Config, v string) error {
-			switch v {
-			case "true":
-				*field(c) = true
-			case "false":
-				*field(c) = false
-			default:
-				return errors.New("must be true or false, got " + recordstore.Quote(v))
-			}
-			return nil
-		},
-		Get: func(c Config) string { return strconv.FormatBool(*field(&c)) },
-	}
-}
-
-func intKey(name string, min int, field func(*Config) *int) configKey {
-	return configKey{
-		Name: name,
-		Set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return errors.New("must be an integer, got " + recordstore.Quote(v))
-			}
-			*field(c) = n
-			return nil
-		},
-		Get: func(c Config) string { return strconv.Itoa(*field(&c)) },
-		Check: func(c Config) error {
-			if n := *field(&c); n < min {
-				return errors.New("must be at least " + strconv.Itoa(min) + ", got " + strconv.Itoa(n))
-			}
-			return nil
-		},
-	}
-}
-
-// durationKey is a key holding a number of units; zeroOK says whether 0 is
-// allowed (thresholds) or the value must be positive (intervals).
-func durationKey(name string, unit time.Duration, zeroOK bool, field func(*Config) *time.Duration) configKey {
-	return configKey{
-		Name: name,
-		Set: func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			d := f * float64(unit)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(d) >= math.MaxInt64 {
-				return errors.New("must be a number, got " + recordstore.Quote(v))
-			}
-			*field(c) = time.Duration(d)
-			return nil
-		},
-		Get: func(c Config) string {
-			return strconv.FormatFloat(float64(*field(&c))/float64(unit), 'g', -1, 64)
-		},
-		Check: func(c Config) error {
-			d := *field(&c)
-			switch {
-			case d < 0:
-				return errors.New("must not be negative, got " + d.String())
-			case d == 0 && !zeroOK:
-				return errors.New("must be more than 0, got " + d.String())
-			}
-			return nil
-		},
-	}
+	configkeys.String("storage.dir", func(c *Config) *string { return &c.StorageDir }, checkPath),
+	configkeys.String("shared.dir", func(c *Config) *string { return &c.SharedDir }, checkPath),
+	configkeys.String("worker.name", func(c *Config) *string { return &c.WorkerName }, workerNameProblem),
+	configkeys.String("cluster.name", func(c *Config) *string { return &c.ClusterName }, dbfiles.ClusterNameProblem),
+	configkeys.Bool("ui.enabled", func(c *Config) *bool { return &c.UIEnabled }),
+	configkeys.Bool("ui.recorder.store_events", func(c *Config) *bool { return &c.StoreEvents }),
+	configkeys.Bool("ui.recorder.store_config", func(c *Config) *bool { return &c.StoreConfig }),
+	configkeys.Bool("ui.recorder.store_state", func(c *Config) *bool { return &c.StoreState }),
+	configkeys.Duration("ui.recorder.state_sync_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.StateSyncInterval }, configkeys.Positive),
+	configkeys.Duration("ui.recorder.rotation_interval_hours", time.Hour, func(c *Config) *time.Duration { return &c.RotationInterval }, configkeys.Positive),
+	configkeys.Duration("ui.recorder.flush_interval_seconds", time.Second, func(c *Config) *time.Duration { return &c.FlushInterval }, configkeys.Positive),
+	configkeys.Int("ui.recorder.max_buffer", MinMaxBuffer, func(c *Config) *int { return &c.MaxBuffer }),
+	configkeys.Int("ui.recorder.max_flush_retries", 0, func(c *Config) *int { return &c.MaxFlushRetries }),
+	configkeys.Duration("ui.recorder.output_min_duration_ms", time.Millisecond, func(c *Config) *time.Duration { return &c.OutputMinDuration }, configkeys.NotNegative),
+	configkeys.Duration("ui.recorder.event_min_duration_ms", time.Millisecond, func(c *Config) *time.Duration { return &c.EventMinDuration }, configkeys.NotNegative),
+	configkeys.Bool("ui.recorder.store_output", func(c *Config) *bool { return &c.StoreOutput }),
+	configkeys.Bool("ui.recorder.store_stdin", func(c *Config) *bool { return &c.StoreStdin }),
+	configkeys.Int("ui.recorder.stdin_max_bytes", 0, func(c *Config) *int { return &c.StdinMaxBytes }),
 }
 
 func checkPath(p string) error {

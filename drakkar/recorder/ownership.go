@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fb46ecde/records/drakkar/internal/errcode"
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/sqlite"
@@ -46,8 +47,9 @@ func ledgerFile(cfg Config) string {
 	return storePath(cfg) + ".ledger"
 }
 
-// ErrOutcomeUnknown is the sentinel of OutcomeUnknownError.
-var ErrOutcomeUnknown = errors.New("outcome unknown")
+// ErrOutcomeUnknown is the sentinel of OutcomeUnknownError, of the same
+// code "outcome_unknown".
+var ErrOutcomeUnknown = errcode.Sentinel("outcome_unknown", "outcome unknown")
 
 // OutcomeUnknownError is returned by Write when the outcome of the batch
 // it spooled can no longer be found: no ledger in storage.dir holds it and

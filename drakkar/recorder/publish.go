@@ -17,13 +17,15 @@ import (
 	"syscall"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/drakkar/internal/errcode"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // ErrDestinationExists is returned by Publish when the history folder
 // already holds a different file under the sealed file's name. Nothing is
 // overwritten and the source stays in place.
-var ErrDestinationExists = errors.New("recorder: another file has the destination name")
+var ErrDestinationExists = errcode.Sentinel("exists", "recorder: another file has the destination name")
 
 // Mover moves sealed recorder files into a history folder. Its zero value
 // works on the real file system. A Mover has no state of its own: it is
@@ -109,7 +111,7 @@ func (m *Mover) Publish(ctx context.Context, src, historyDir string, meta dbfile
 		return Published{}, fmt.Errorf("publish: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Published{}, fmt.Errorf("publish %s: not a regular file", src)
+		return Published{}, recordstore.Invalidf("publish %s: not a regular file", src)
 	}
 	name := filepath.Base(src)
 	dest := filepath.Join(historyDir, name)
@@ -200,14 +202,14 @@ func sameFile(src, dest string) (bool, error) {
 		return false, err
 	}
 	if !di.Mode().IsRegular() || di.Size() != si.Size() {
-		return false, fmt.Errorf("%w: %s", ErrDestinationExists, dest)
+		return false, recordstore.Errorf(ErrDestinationExists, "%s", dest)
 	}
 	eq, err := sameBytes(src, dest)
 	if err != nil {
 		return false, err
 	}
 	if !eq {
-		return false, fmt.Errorf("%w: %s", ErrDestinationExists, dest)
+		return false, recordstore.Errorf(ErrDestinationExists, "%s", dest)
 	}
 	return true, nil
 }

@@ -4,13 +4,13 @@ package registry
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // CardVersion is the version of the card format this package writes and
@@ -121,44 +121,44 @@ type wireCard struct {
 func DecodeCard(b []byte) (Card, error) {
 	var w wireCard
 	if err := json.Unmarshal(b, &w); err != nil {
-		return Card{}, fmt.Errorf("%w: %w", ErrBadCard, err)
+		return Card{}, recordstore.Errorf(ErrBadCard, "%w", err)
 	}
 	if w.Version == nil || w.Worker == nil || w.Instance == nil || w.Cluster == nil || w.URL == nil ||
 		w.StartedAt == nil || w.PublishedAt == nil || w.State == nil || w.Features == nil {
-		return Card{}, fmt.Errorf("%w: a field is missing", ErrBadCard)
+		return Card{}, recordstore.Errorf(ErrBadCard, "a field is missing")
 	}
 	if *w.Version != CardVersion {
-		return Card{}, fmt.Errorf("%w: version %d, this build reads %d", ErrBadCard, *w.Version, CardVersion)
+		return Card{}, recordstore.Errorf(ErrBadCard, "version %d, this build reads %d", *w.Version, CardVersion)
 	}
 	if *w.State != StateRunning && *w.State != StateStopped {
-		return Card{}, fmt.Errorf("%w: state %q", ErrBadCard, *w.State)
+		return Card{}, recordstore.Errorf(ErrBadCard, "state %q", *w.State)
 	}
 	if *w.Worker == "" || strings.ContainsAny(*w.Worker, "/\\\x00") {
-		return Card{}, fmt.Errorf("%w: worker %q", ErrBadCard, *w.Worker)
+		return Card{}, recordstore.Errorf(ErrBadCard, "worker %q", *w.Worker)
 	}
 	c := Card{Version: *w.Version, Worker: *w.Worker, Instance: *w.Instance, Cluster: *w.Cluster, URL: *w.URL, State: *w.State}
 	var err error
 	if c.StartedAt, err = dbfiles.ParseTime(*w.StartedAt); err != nil {
-		return Card{}, fmt.Errorf("%w: started_at: %w", ErrBadCard, err)
+		return Card{}, recordstore.Errorf(ErrBadCard, "started_at: %w", err)
 	}
 	if c.PublishedAt, err = dbfiles.ParseTime(*w.PublishedAt); err != nil {
-		return Card{}, fmt.Errorf("%w: published_at: %w", ErrBadCard, err)
+		return Card{}, recordstore.Errorf(ErrBadCard, "published_at: %w", err)
 	}
 	if raw, ok := w.Features["cache"]; ok {
 		var marks map[string]*Mark
 		if err := json.Unmarshal(raw, &marks); err != nil || marks == nil {
-			return Card{}, fmt.Errorf("%w: features.cache is not an object of marks", ErrBadCard)
+			return Card{}, recordstore.Errorf(ErrBadCard, "features.cache is not an object of marks")
 		}
 		c.Features.Cache = map[string]Mark{}
 		for s, m := range marks {
 			if m == nil {
-				return Card{}, fmt.Errorf("%w: features.cache.%s is null", ErrBadCard, s)
+				return Card{}, recordstore.Errorf(ErrBadCard, "features.cache.%s is null", s)
 			}
 			c.Features.Cache[s] = *m
 		}
 		if raw, ok := w.Features["cache_resync"]; ok {
 			if err := json.Unmarshal(raw, &c.Features.CacheResync); err != nil || c.Features.CacheResync < 0 {
-				return Card{}, fmt.Errorf("%w: features.cache_resync is not a count", ErrBadCard)
+				return Card{}, recordstore.Errorf(ErrBadCard, "features.cache_resync is not a count")
 			}
 		}
 	}

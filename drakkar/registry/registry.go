@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
@@ -106,10 +107,10 @@ type Registry struct {
 // refresh is returned and nothing keeps running.
 func Open(ctx context.Context, opts Options) (*Registry, error) {
 	if opts.Dir == "" {
-		return nil, fmt.Errorf("%w: no folder", ErrConfig)
+		return nil, recordstore.Errorf(ErrConfig, "no folder")
 	}
 	if opts.Worker == "" || strings.ContainsAny(opts.Worker, "/\\\x00") || strings.HasPrefix(opts.Worker, ".") {
-		return nil, fmt.Errorf("%w: worker name %q", ErrConfig, opts.Worker)
+		return nil, recordstore.Errorf(ErrConfig, "worker name %q", opts.Worker)
 	}
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = DefaultHeartbeat
@@ -121,7 +122,7 @@ func Open(ctx context.Context, opts Options) (*Registry, error) {
 		opts.OfflineAfter = DefaultOfflineAfter
 	}
 	if opts.Heartbeat < 0 || opts.Refresh < 0 || opts.OfflineAfter < 0 {
-		return nil, fmt.Errorf("%w: intervals must be positive", ErrConfig)
+		return nil, recordstore.Errorf(ErrConfig, "intervals must be positive")
 	}
 	if opts.Instance == "" {
 		opts.Instance = dbfiles.NewHex16()
@@ -449,7 +450,7 @@ func readPeer(path string, now time.Time, offlineAfter time.Duration) (Peer, err
 		return Peer{}, err
 	}
 	if FileName(c.Worker) != filepath.Base(path) {
-		return Peer{}, fmt.Errorf("%w: the card names worker %q", ErrBadCard, c.Worker)
+		return Peer{}, recordstore.Errorf(ErrBadCard, "the card names worker %q", c.Worker)
 	}
 	last := fi.ModTime()
 	future := last.Sub(now) > offlineAfter

@@ -5,7 +5,6 @@ package worker
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/cache"
 	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/drakkar/registry"
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // DefaultAddr is ui.addr's default: the loopback interface only (the
@@ -75,16 +75,9 @@ type UIConfig struct {
 	TraceHistoryMaxTime time.Duration
 }
 
-// RegistryConfig is the fleet registry's part of the configuration (the
-// filesystem provider: cards in <shared.dir>/fleet/workers).
-type RegistryConfig struct {
-	// Heartbeat is fleet.registry.heartbeat_seconds (default 10).
-	Heartbeat time.Duration
-	// Refresh is fleet.registry.refresh_seconds (default 10).
-	Refresh time.Duration
-	// OfflineAfter is fleet.registry.offline_after_seconds (default 30).
-	OfflineAfter time.Duration
-}
+// RegistryConfig is the fleet registry's part of the configuration
+// (fleet.registry.*).
+type RegistryConfig = registry.Config
 
 // DefaultConfig returns the spec's defaults for every component, with
 // ours where the spec names none (ui.addr DefaultAddr, drain 30 s).
@@ -99,11 +92,7 @@ func DefaultConfig() Config {
 			TraceHistoryMaxFiles: 256,
 			TraceHistoryMaxTime:  10 * time.Second,
 		},
-		Registry: RegistryConfig{
-			Heartbeat:    registry.DefaultHeartbeat,
-			Refresh:      registry.DefaultRefresh,
-			OfflineAfter: registry.DefaultOfflineAfter,
-		},
+		Registry:     registry.DefaultConfig(),
 		DrainTimeout: DefaultDrainTimeout,
 	}
 }
@@ -111,50 +100,67 @@ func DefaultConfig() Config {
 // Keys lists every key Set accepts, sorted.
 func Keys() []string {
 	var keys []string
-	keys = append(keys, recorder.Keys()...)
-	keys = append(keys, archive.Keys()...)
-	for _, k := range ownKeys {
-		keys = append(keys, k.name)
+	for _, p := range parts {
+		keys = append(keys, p.keys()...)
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
+// part is one component's share of the keys: the component's own key
+// table behind its Set, reached through the worker's Config.
+type part struct {
+	keys func() []string
+	set  func(c *Config, key, value string) error
+}
+
+// parts are the components whose keys Config.Set routes, in the order a
+// shared key (the rotation interval) is set in each.
+var parts = []part{
+	{recorder.Keys, func(c *Config, k, v string) error { return c.Recorder.Set(k, v) }},
+	{archive.Keys, func(c *Config, k, v string) error { return c.Archive.Set(k, v) }},
+	{cache.Keys, func(c *Config, k, v string) error { return c.Cache.Set(k, v) }},
+	{registry.Keys, func(c *Config, k, v string) error { return c.Registry.Set(k, v) }},
+	{ownKeys.Names, func(c *Config, k, v string) error { return ownKeys.Set(c, k, v, ErrConfig) }},
+}
+
 // Set sets one key from its text, as --set key=value gives it: bools as
 // true/false, integers in decimal, durations as numbers (fractions
-// allowed) in the key's unit. A key known to several components (the
-// rotation interval) is set in each. An unknown key, a moved key or an
-// unparsable value is an ErrConfig naming the key, and c is unchanged.
-// Ranges are checked by Validate.
+// allowed) in the key's unit rounded to the nearest nanosecond, spaces
+// around them ignored: every component parses a key's text the same way.
+// A key known to several components (the rotation interval) is set in
+// each. An unknown key, a moved key or an unparsable value is an
+// ErrConfig naming the key, and c is unchanged. Ranges are checked by
+// Validate.
 func (c *Config) Set(key, value string) error {
 	if to, ok := movedKey(key); ok {
-		return fmt.Errorf("%w: %s: this key moved to %s; rename it", ErrConfig, key, to)
+		return recordstore.Errorf(ErrConfig, "%s: this key moved to %s; rename it", key, to)
 	}
 	next := *c
 	known := false
-	if slices.Contains(recorder.Keys(), key) {
-		known = true
-		if err := next.Recorder.Set(key, value); err != nil {
-			return fmt.Errorf("%w: %w", ErrConfig, err)
+	for _, p := range parts {
+		if !slices.Contains(p.keys(), key) {
+			continue
 		}
-	}
-	if slices.Contains(archive.Keys(), key) {
 		known = true
-		if err := next.Archive.Set(key, value); err != nil {
-			return fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-	}
-	if k, ok := findOwnKey(key); ok {
-		known = true
-		if err := k.set(&next, value); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrConfig, key, err)
+		if err := p.set(&next, key, value); err != nil {
+			return wrapConfig(err)
 		}
 	}
 	if !known {
-		return fmt.Errorf("%w: %s: unknown key", ErrConfig, key)
+		return recordstore.Errorf(ErrConfig, "%s: unknown key", key)
 	}
 	*c = next
 	return nil
+}
+
+// wrapConfig makes a component's ErrConfig the worker's as well; the
+// worker's own errors pass as they are.
+func wrapConfig(err error) error {
+	if errors.Is(err, ErrConfig) {
+		return err
+	}
+	return recordstore.Errorf(ErrConfig, "%w", err)
 }
 
 // Resolve copies the keys the components share from the recorder's part
@@ -173,22 +179,14 @@ func (c *Config) Resolve() {
 func (c *Config) Validate() error {
 	c.Resolve()
 	if err := recorder.CheckWorkerName(c.Recorder.WorkerName); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return wrapConfig(err)
 	}
-	for _, check := range []func() error{c.Recorder.Validate, c.Archive.Validate, c.Cache.Validate} {
+	for _, check := range []func() error{c.Recorder.Validate, c.Archive.Validate, c.Cache.Validate, c.Registry.Validate} {
 		if err := check(); err != nil {
-			return fmt.Errorf("%w: %w", ErrConfig, err)
+			return wrapConfig(err)
 		}
 	}
-	for _, k := range ownKeys {
-		if k.check == nil {
-			continue
-		}
-		if err := k.check(*c); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrConfig, k.name, err)
-		}
-	}
-	return nil
+	return ownKeys.Validate(*c, ErrConfig)
 }
 
 // movedKeys are the names the spec's "Renamed and removed keys" says fail

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fb46ecde/records/recordstore"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -84,7 +86,7 @@ func Load(opts LoadOptions) (Config, error) {
 	for _, s := range opts.Sets {
 		key, value, ok := strings.Cut(s, "=")
 		if !ok || key == "" {
-			return Config{}, fmt.Errorf("%w: --set %q: want key=value", ErrConfig, s)
+			return Config{}, recordstore.Errorf(ErrConfig, "--set %q: want key=value", s)
 		}
 		if err := apply("--set", strings.TrimSpace(key), value); err != nil {
 			return Config{}, err
@@ -100,7 +102,7 @@ func Load(opts LoadOptions) (Config, error) {
 func readYAML(path string) ([][2]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read config %s: %w", ErrConfig, path, err)
+		return nil, recordstore.Errorf(ErrConfig, "read config %s: %w", path, err)
 	}
 	pairs, err := ParseYAML(b)
 	if err != nil {
@@ -117,7 +119,7 @@ func readYAML(path string) ([][2]string, error) {
 func ParseYAML(b []byte) ([][2]string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%w: yaml: %w", ErrConfig, err)
+		return nil, recordstore.Errorf(ErrConfig, "yaml: %w", err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
@@ -127,7 +129,7 @@ func ParseYAML(b []byte) ([][2]string, error) {
 		return nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%w: yaml: the document must be a mapping of keys", ErrConfig)
+		return nil, recordstore.Errorf(ErrConfig, "yaml: the document must be a mapping of keys")
 	}
 	var pairs [][2]string
 	err := flatten("", root, &pairs)
@@ -138,7 +140,7 @@ func flatten(prefix string, n *yaml.Node, pairs *[][2]string) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Value == "" {
-			return fmt.Errorf("%w: %s: a key must be a plain name (line %d)", ErrConfig, strings.TrimSuffix(prefix, "."), k.Line)
+			return recordstore.Errorf(ErrConfig, "%s: a key must be a plain name (line %d)", strings.TrimSuffix(prefix, "."), k.Line)
 		}
 		key := prefix + k.Value
 		switch v.Kind {
@@ -153,7 +155,7 @@ func flatten(prefix string, n *yaml.Node, pairs *[][2]string) error {
 			}
 			*pairs = append(*pairs, [2]string{key, val})
 		default:
-			return fmt.Errorf("%w: %s: must be a single value, not a list or alias (line %d)", ErrConfig, key, v.Line)
+			return recordstore.Errorf(ErrConfig, "%s: must be a single value, not a list or alias (line %d)", key, v.Line)
 		}
 	}
 	return nil

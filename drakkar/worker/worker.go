@@ -22,6 +22,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/cache"
 	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/drakkar/registry"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -167,9 +168,9 @@ func (w *Worker) listen(ln net.Listener) error {
 		if w.cfg.UI.AuthToken == "" && !w.cfg.UI.InsecureListen {
 			_ = ln.Close()
 			w.ln = nil
-			return fmt.Errorf("%w: ui.addr %s (bound to %s) is not a loopback address and ui.auth_token is empty: anyone "+
+			return recordstore.Errorf(ErrConfig, "ui.addr %s (bound to %s) is not a loopback address and ui.auth_token is empty: anyone "+
 				"who reaches it could download the recorder's files; set ui.auth_token, listen on 127.0.0.1, or set "+
-				"ui.insecure_listen (--insecure-listen) if that is meant", ErrConfig, addr, tcp.String())
+				"ui.insecure_listen (--insecure-listen) if that is meant", addr, tcp.String())
 		}
 		w.log.Warn("debug_api_non_loopback", "addr", tcp.String(), "auth_token_set", w.cfg.UI.AuthToken != "")
 	}

@@ -192,39 +192,9 @@ key:
 	if end < 0 {
 		return f.off, f.err()
 	}
-	span := nameSpan{int32(start + 1), int32(end - 1), escaped}
 	depth := len(marks) - 1
-	mark := &marks[depth]
-	mine := spans[mark.start:]
-	dup := false
-	var set map[string]struct{}
-	if sets != nil {
-		set = sets[depth]
-	}
-	switch {
-	case set != nil:
-		dup = addToSet(set, b, span, &scratch)
-	case len(mine) < linearNames:
-		if escaped || mark.escaped {
-			mark.escaped = true
-			dup = repeated(b, mine, span, &scratch)
-		} else if bit := nameBit(b, span); mark.seen&bit != 0 {
-			dup = repeated(b, mine, span, &scratch)
-		} else {
-			mark.seen |= bit // no name before has this length and first byte
-		}
-		spans = append(spans, span)
-	default:
-		if sets == nil {
-			sets = map[int]map[string]struct{}{}
-		}
-		set = make(map[string]struct{}, 4*linearNames)
-		for _, o := range mine {
-			addToSet(set, b, o, &scratch)
-		}
-		sets[depth] = set
-		dup = addToSet(set, b, span, &scratch)
-	}
+	var dup bool
+	spans, dup = addName(b, nameSpan{int32(start + 1), int32(end - 1), escaped}, spans, &marks[depth], depth, &sets, &scratch)
 	if dup {
 		return start, errAt(start, "name %s appears twice in one object", Quote(b[start+1:end-1]))
 	}

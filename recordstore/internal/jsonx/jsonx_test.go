@@ -110,6 +110,20 @@ func FuzzEnd(f *testing.F) {
 	})
 }
 
+// Scan allocates nothing while the open brackets, names and objects fit
+// its arrays, the package's promise, kept by the names helper taking and
+// returning its spans rather than holding them.
+func TestScanDoesNotAllocate(t *testing.T) {
+	doc := []byte(`{"k":1,"v":[1,2,{"a":{"b":true,"c":[null]},"d":"x"}],"name":"host-a","ok":true,"e":{"f":1,"g":2}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := jsonx.Scan(doc, 0); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Scan allocates %v times per call", n)
+	}
+}
+
 func BenchmarkValid(b *testing.B) {
 	doc := []byte(`{"k":1,"v":[1,2,3],"name":"host-a.example.org","ok":true}`)
 	b.Run("jsonx", func(b *testing.B) {

@@ -29,6 +29,50 @@ func nameBit(b []byte, span nameSpan) uint64 {
 	return 1 << ((n*7 + uint(b[span.from])) & 63)
 }
 
+// addName adds the name of span to the names of the innermost open
+// object, at depth (from 0) among the open objects, and reports whether
+// the object has that name already. The object's names are compared one by
+// one while it has fewer than linearNames: they are its spans, from
+// mark.start on, and mark's bits (seen) let a name of a new length and
+// first byte skip the comparisons. From linearNames names on they are a
+// set of the unescaped names, (*sets)[depth], made here. It returns spans
+// with the name appended while the object's names are compared one by one.
+//
+// It takes and returns spans rather than keeping them in a struct, so that
+// Scan's arrays of the first names stay on its stack: nothing is allocated
+// until an object has linearNames names or the open objects more than
+// Scan's arrays hold.
+func addName(b []byte, span nameSpan, spans []nameSpan, mark *objectMark, depth int,
+	sets *map[int]map[string]struct{}, scratch *[2][]byte) ([]nameSpan, bool) {
+	if set := (*sets)[depth]; set != nil {
+		return spans, addToSet(set, b, span, scratch)
+	}
+	mine := spans[mark.start:]
+	if len(mine) >= linearNames {
+		// The object outgrows the comparisons one by one: its names
+		// move into a set.
+		if *sets == nil {
+			*sets = map[int]map[string]struct{}{}
+		}
+		set := make(map[string]struct{}, 4*linearNames)
+		for _, o := range mine {
+			addToSet(set, b, o, scratch)
+		}
+		(*sets)[depth] = set
+		return spans, addToSet(set, b, span, scratch)
+	}
+	dup := false
+	if span.escaped || mark.escaped {
+		mark.escaped = true
+		dup = repeated(b, mine, span, scratch)
+	} else if bit := nameBit(b, span); mark.seen&bit != 0 {
+		dup = repeated(b, mine, span, scratch)
+	} else {
+		mark.seen |= bit // no name before has this length and first byte
+	}
+	return append(spans, span), dup
+}
+
 // linearNames is how many names of one object are compared one by one
 // before a set of them is made.
 const linearNames = 16

@@ -16,6 +16,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/archive"
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/merge"
+	"github.com/fb46ecde/records/recordstore"
 	"github.com/spf13/cobra"
 )
 
@@ -150,7 +151,7 @@ func mergeJSON(res merge.Result) mergeOutput {
 	for _, s := range res.Sources {
 		ms := mergeSource{Path: s.Path, Status: s.Status, Kind: s.Kind, Workers: s.Workers, Events: s.Events, States: s.States}
 		if s.Err != nil {
-			ms.Error = s.Err.Error()
+			ms.Error = recordstore.Message(s.Err) // without the code words: "merge: source unreadable: <path>: <cause>"
 		}
 		o.Sources = append(o.Sources, ms)
 	}
