@@ -195,7 +195,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
 	}
 	if err := r.openFiles(ctx); err != nil {
 		r.cancel()
-		return nil, err
+		return nil, diskFull(err)
 	}
 	r.start()
 	return r, nil
@@ -227,6 +227,14 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 	}
 	if err := r.ownerSetup(ctx); err != nil {
 		_ = st.Close()
+		if r.dog != nil {
+			// A start that failed is a stop, not a killed run: the next
+			// start must not report one (a full disk fails here).
+			if derr := r.dog.CleanExit(); derr != nil {
+				r.log.Warn("recorder_watchdog_not_cleared", "watchdog", r.dog.Path(), "error", derr)
+			}
+			r.dog = nil
+		}
 		return err
 	}
 	return nil
