@@ -53,9 +53,11 @@ var storeSidecars = []string{"-wal", "-shm", "-journal", ".lock", ".owner.json",
 //
 // A file's identity is taken from the root's identity index (IndexName,
 // see index.go) when the file's stat (device, inode, size, mtime, ctime)
-// is what it was when the index recorded it; any other file is opened
-// read-only and its identity read. With ListOptions.Open every file is
-// opened (for quick_check). No store is created or changed; the index file
+// is what it was when the index recorded it; any other file's identity is
+// read from its pages (rawident.go), and the file is opened with SQLite,
+// read-only, only when that read cannot tell or finds another key than
+// the path's (so that a misplaced or damaged file is judged by SQLite).
+// With ListOptions.Open every file is opened (for quick_check). No store is created or changed; the index file
 // is replaced (through fsutil, 0600) when an identity was read or a store
 // is gone, and when that write fails (a root this process may not write)
 // the list is still returned and the failure logged.
@@ -175,7 +177,7 @@ func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool, i
 	if !cached {
 		var complaint string
 		var err error
-		id, complaint, err = f.readFile(ctx, p, rel, check)
+		id, complaint, err = f.readFile(ctx, k, p, rel, check)
 		if err != nil {
 			e.Err = err.Error()
 			return e, ""
@@ -194,12 +196,21 @@ func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool, i
 	return e, ""
 }
 
-// readFile opens the store file at p read-only and reads the identity it
-// records; with check it also runs quick_check, whose complaint (or
-// failure) it returns as complaint.
-func (f *Fleet) readFile(ctx context.Context, p, rel string, check bool) (id, complaint string, err error) {
+// readFile reads the identity the store file at p records: from its pages
+// when they show k's key, else (and always with check) through SQLite,
+// opening the file read-only; with check it also runs quick_check, whose
+// complaint (or failure) it returns as complaint.
+func (f *Fleet) readFile(ctx context.Context, k Key, p, rel string, check bool) (id, complaint string, err error) {
 	if f.hooks.inspected != nil {
 		f.hooks.inspected(rel)
+	}
+	if !check {
+		if id, ok := rawIdentity(p); ok && id == k.String() {
+			return id, "", nil
+		}
+	}
+	if f.hooks.sqliteRead != nil {
+		f.hooks.sqliteRead(rel)
 	}
 	db, err := openRaw(p, true)
 	if err != nil {
