@@ -35,11 +35,8 @@ var errRaw = errors.New("identity not readable from the file's pages")
 // sure (see the file's comment), and then nothing may be concluded. id is
 // "" with ok when the file has no identity table or no row in it.
 func rawIdentity(path string) (id string, ok bool) {
-	for _, side := range []string{"-wal", "-journal"} {
-		fi, err := os.Stat(path + side)
-		if err == nil && fi.Size() > 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", false
-		}
+	if !settled(path) {
+		return "", false
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -52,6 +49,19 @@ func rawIdentity(path string) (id string, ok bool) {
 	}
 	id, err = parseIdentity(f, fi.Size())
 	return id, err == nil
+}
+
+// settled reports whether the SQLite file at path holds all of its pages:
+// no non-empty -wal (a process has it open, or died with pages not yet
+// checkpointed) or -journal (a hot rollback journal) beside it.
+func settled(path string) bool {
+	for _, side := range []string{"-wal", "-journal"} {
+		fi, err := os.Stat(path + side)
+		if err == nil && fi.Size() > 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // pageReader reads the pages of one SQLite file.

@@ -87,6 +87,33 @@ var _ = Describe("Identities read from the store files' pages", func() {
 		Expect(l.Stores).To(ContainElement(HaveField("Err", Not(BeEmpty()))))
 	})
 
+	It("checks settled stores with --open (ListOptions.Open) on immutable connections, and asks a plain one about a damaged file", func() {
+		fi, err := os.Stat(abs("alpha"))
+		Expect(err).NotTo(HaveOccurred())
+		data, err := os.ReadFile(abs("alpha"))
+		Expect(err).NotTo(HaveOccurred())
+		for i := 4096 + 8; i < 2*4096; i++ { // page 2's cell area
+			data[i] = 0xee
+		}
+		Expect(os.WriteFile(abs("alpha"), data[:fi.Size()], 0o600)).To(Succeed())
+		viaSQL, inspects = nil, nil
+		l, err := f.List(ctx, fleet.ListOptions{Open: true})
+		Expect(err).To(MatchError(fleet.ErrUnreadable))
+		Expect(inspects).To(HaveLen(3))
+		Expect(viaSQL).To(Equal([]string{rel("alpha")}), "only the damaged file is asked again")
+		for _, e := range l.Stores {
+			if e.Key == "tenant:alpha" {
+				Expect(e.Err).NotTo(BeEmpty())
+			} else {
+				Expect(e.Err).To(BeEmpty(), e.Key)
+			}
+		}
+		for _, id := range []string{"alpha", "bravo", "delta"} {
+			Expect(abs(id) + "-shm").NotTo(BeAnExistingFile())
+			Expect(abs(id) + "-wal").NotTo(BeAnExistingFile())
+		}
+	})
+
 	It("reads the key of a real store file, and gives up on a cut or damaged one", func() {
 		data, err := os.ReadFile(abs("bravo"))
 		Expect(err).NotTo(HaveOccurred())
