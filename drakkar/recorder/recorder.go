@@ -154,8 +154,12 @@ func storePath(cfg Config) string {
 // (see Write). Its buffered events wait for the owner like Write's.
 //
 // A Config that does not validate fails with an error naming the key, and
-// nothing is created. On another error nothing is left open; storage.dir,
-// the watchdog file and an empty live file may have been created.
+// nothing is created. On another error nothing is left open; storage.dir
+// and an empty live file (a leftover for the next start) may have been
+// created, and the watchdog file is removed again when this start wrote
+// it (a failed start is no killed run; recorder_watchdog_not_cleared is
+// logged when that removal fails). A full disk fails with an error
+// wrapping recordstore.ErrDiskFull (code disk_full).
 func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
