@@ -38,6 +38,11 @@ var (
 	// ErrReadOnly is returned by a read-only backend asked to mutate
 	// without a way to submit the mutation to the store's owner.
 	ErrReadOnly = errors.New("read only")
+	// ErrDiskFull is returned by a write that found no space left on the
+	// file system of the store (SQLITE_FULL, ENOSPC): nothing of the write
+	// is stored, and the writer is not stopped, so the same write succeeds
+	// once space is freed.
+	ErrDiskFull = errors.New("disk full")
 )
 
 // ErrFsync is wrapped by every error that reports a failed fsync, whichever
@@ -64,6 +69,7 @@ var codes = []struct {
 	{ErrUnsupported, "unsupported"},
 	{ErrClosed, "closed"},
 	{ErrReadOnly, "read_only"},
+	{ErrDiskFull, "disk_full"},
 }
 
 // CodeInternal is the code of an error that wraps none of the sentinels

@@ -26,6 +26,7 @@ var _ = Describe("error codes", func() {
 		Entry(nil, recordstore.ErrCapacity, "capacity"),
 		Entry(nil, recordstore.ErrSchemaConflict, "schema_conflict"),
 		Entry(nil, recordstore.ErrUnsupported, "unsupported"),
+		Entry(nil, recordstore.ErrDiskFull, "disk_full"),
 	)
 
 	It("calls an unclassified error internal and nil nothing", func() {

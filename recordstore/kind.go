@@ -21,7 +21,7 @@ const (
 	TypeNumber   ColumnType = "number"   // float64; integral JSON numbers accepted
 	TypeBool     ColumnType = "bool"     // true or false
 	TypeDatetime ColumnType = "datetime" // RFC 3339 in; fixed-width UTC text with microseconds stored
-	TypeJSON     ColumnType = "json"     // any JSON value, stored as compact text
+	TypeJSON     ColumnType = "json"     // any JSON value but null, stored as compact text; a JSON null is SQL NULL
 )
 
 func (t ColumnType) valid() bool {

@@ -24,7 +24,7 @@ type Row map[string]any
 // Values is a normalized row: one stored value per column of its kind, in
 // column order. Each element is nil, string, int64 or float64 — exactly what
 // the SQLite backend binds (bool as int64 0/1, datetime as DatetimeLayout
-// text, json as compact JSON text).
+// text, json as compact JSON text, never the text null: a JSON null is nil).
 type Values []any
 
 // Normalize turns a caller's row into the stored values of kind k. It
@@ -86,7 +86,10 @@ func (k *Kind) isKey(name string) bool {
 const maxExactFloat = 1 << 53
 
 // NormalizeValue converts one value for column c into its stored form
-// (see Values). nil stays nil; required-ness is checked by the caller.
+// (see Values). nil stays nil; required-ness is checked by the caller. In a
+// json column a JSON null — json.RawMessage("null"), or a Go value that
+// encodes as null (a nil slice, map or pointer) — is nil too: a json column
+// has one null, SQL NULL, whichever way the row came (see JSONNull).
 func NormalizeValue(c Column, v any) (any, error) {
 	if v == nil {
 		return nil, nil
@@ -354,8 +357,19 @@ func normJSON(v any) (any, error) {
 		}
 		raw = b
 	}
-	return CompactJSON(raw)
+	s, err := CompactJSON(raw)
+	if err != nil || JSONNull(s) {
+		return nil, err
+	}
+	return s, nil
 }
+
+// JSONNull reports whether compact, compact JSON text (CompactJSON's), is
+// the JSON value null. A json column stores no such text: every path that
+// normalizes a value (NormalizeValue, the spool's decoders) stores SQL
+// NULL for it, so that a reader sees one null. Rows stored before this
+// rule may hold the text; they read back as json.RawMessage("null").
+func JSONNull(compact string) bool { return compact == "null" }
 
 // utf8Strings reports whether the strings of v, a Go value of the shapes
 // encoding/json decodes into (string, map[string]any, []any and their

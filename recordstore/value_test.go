@@ -48,6 +48,33 @@ var _ = Describe("Normalize", func() {
 		Expect(vals).To(Equal(recordstore.Values{nil, nil, nil, nil, nil, nil, "x"}))
 	})
 
+	DescribeTable("stores a JSON null in a json column as SQL NULL, one null whichever way it is written",
+		func(j any) {
+			k := allTypes()
+			vals, err := k.Normalize(recordstore.Row{"j": j, "r": "x"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(vals).To(Equal(recordstore.Values{nil, nil, nil, nil, nil, nil, "x"}))
+			k.Columns[5].Required = true
+			_, err = k.Normalize(recordstore.Row{"j": j, "r": "x"})
+			Expect(err).To(MatchError(recordstore.ErrInvalid))
+			Expect(err.Error()).To(ContainSubstring("column j is required"))
+		},
+		Entry("raw null", json.RawMessage(`null`)),
+		Entry("raw null with white space", json.RawMessage(" null\n")),
+		Entry("a nil slice", []int(nil)),
+		Entry("a nil map", map[string]any(nil)),
+		Entry("a nil pointer", (*struct{ A int })(nil)),
+	)
+
+	It("keeps the text null in a string column, as the Drakkar tables' JSON-as-text columns hold it", func() {
+		k := allTypes()
+		vals, err := k.Normalize(recordstore.Row{"s": "null", "j": "null", "r": "null"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vals).To(Equal(recordstore.Values{"null", nil, nil, nil, nil, `"null"`, "null"}), "a JSON string \"null\" is not null")
+		Expect(recordstore.JSONNull(`"null"`)).To(BeFalse())
+		Expect(recordstore.JSONNull(`null`)).To(BeTrue())
+	})
+
 	It("accepts Go values of the natural types", func() {
 		k := allTypes()
 		at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", 3600))

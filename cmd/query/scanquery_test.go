@@ -198,6 +198,23 @@ var _ = Describe("query view", func() {
 		Entry("view run", "view", "run", "v", "--stream", "t"),
 	)
 
+	It("writes CSV cells raw by default, and with --csv-guard puts a ' before text cells a spreadsheet would run, not before numbers", func() {
+		s.ok(`{"host":"=HYPERLINK(\"x\")","tries":-5}
+{"host":"@SUM(1)","tries":1}
+{"host":"-1+2","tries":2}
+`, "append", "--stream", "f", "--kind", "tasks")
+		Expect(os.WriteFile(views, []byte(`{"views":[{"name":"all","kind":"tasks","sql":"SELECT host, tries FROM rows ORDER BY _seq"}]}`), 0o600)).To(Succeed())
+		run := func(flags ...string) string {
+			return s.ok("", append([]string{"view", "run", "all", "--views", views, "--stream", "f", "--format", "csv"}, flags...)...)
+		}
+		Expect(run()).To(Equal("host,tries\n\"=HYPERLINK(\"\"x\"\")\",-5\n@SUM(1),1\n-1+2,2\n"))
+		Expect(run("--csv-guard")).To(Equal("host,tries\n\"'=HYPERLINK(\"\"x\"\")\",-5\n'@SUM(1),1\n'-1+2,2\n"))
+		r := s.run("", "view", "run", "all", "--views", views, "--stream", "f", "--csv-guard")
+		Expect(r.code).To(Equal(2))
+		Expect(r.stdout).To(BeEmpty())
+		Expect(r.stderr).To(ContainSubstring("--csv-guard applies to --format csv only"))
+	})
+
 	It("refuses an unknown view", func() {
 		r := s.run("", "view", "run", "nope", "--views", views, "--stream", "t")
 		Expect(r.code).To(Equal(1))

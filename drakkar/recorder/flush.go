@@ -43,7 +43,7 @@ func (r *Recorder) flushLocked(ctx context.Context) error {
 		if err != nil {
 			r.met.flushFailures.Inc()
 			r.buf.Requeue(batch)
-			r.log.Warn("recorder_flush_failed", "events", len(batch), "error", err)
+			r.log.Warn("recorder_flush_failed", "events", len(batch), "code", recordstore.Code(err), "error", err)
 			return fmt.Errorf("flush %d events: %w", len(batch), err)
 		}
 	}

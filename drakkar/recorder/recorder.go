@@ -147,8 +147,12 @@ func storePath(cfg Config) string {
 // (see Write). Its buffered events wait for the owner like Write's.
 //
 // A Config that does not validate fails with an error naming the key, and
-// nothing is created. On another error nothing is left open; storage.dir,
-// the watchdog file and an empty live file may have been created.
+// nothing is created. On another error nothing is left open; storage.dir
+// and an empty live file (a leftover for the next start) may have been
+// created, and the watchdog file is removed again when this start wrote
+// it (a failed start is no killed run; recorder_watchdog_not_cleared is
+// logged when that removal fails). A full disk fails with an error
+// wrapping recordstore.ErrDiskFull (code disk_full).
 func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -188,7 +192,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Recorder, error) {
 	}
 	if err := r.openFiles(ctx); err != nil {
 		r.cancel()
-		return nil, err
+		return nil, diskFull(err)
 	}
 	r.start()
 	return r, nil
@@ -220,6 +224,14 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 	}
 	if err := r.ownerSetup(ctx); err != nil {
 		_ = st.Close()
+		if r.dog != nil {
+			// A start that failed is a stop, not a killed run: the next
+			// start must not report one (a full disk fails here).
+			if derr := r.dog.CleanExit(); derr != nil {
+				r.log.Warn("recorder_watchdog_not_cleared", "watchdog", r.dog.Path(), "error", derr)
+			}
+			r.dog = nil
+		}
 		return err
 	}
 	return nil

@@ -98,14 +98,20 @@ func (w *Watchdog) Path() string { return w.path }
 
 // CleanExit marks a clean stop: it writes CLEAN_EXIT into the file
 // durably, then removes it and fsyncs the folder. A crash between the two
-// leaves the marker, which the next start reads as clean. On error the
-// file holds the marker (the write succeeded) or is unchanged.
+// leaves the marker, which the next start reads as clean. The file is
+// removed even when the marker cannot be written (a full disk: the
+// marker's temp file needs space, a removal does not), since an absent
+// file reads as clean too; the marker only covers a crash between the
+// two. On error the file is still there, with the marker when its write
+// succeeded, else unchanged (and the next start reports a killed run), or
+// it is removed but the folder's fsync failed.
 func (w *Watchdog) CleanExit() error {
+	var mark error
 	if err := w.h.WriteFile(w.path, []byte(CleanExitMarker), fsutil.FileMode); err != nil {
-		return fmt.Errorf("mark clean exit: %w", err)
+		mark = fmt.Errorf("mark clean exit: %w", err)
 	}
 	if err := w.h.FS.Remove(w.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove watchdog: %w", err)
+		return errors.Join(mark, fmt.Errorf("remove watchdog: %w", err))
 	}
 	return w.h.SyncDir(filepath.Dir(w.path))
 }

@@ -142,7 +142,8 @@ type Fleet struct {
 	// hooks are test seams (export_test.go).
 	hooks struct {
 		beforePublish func(path string) error
-		inspected     func(rel string) // each store file List or ListPage opens
+		inspected     func(rel string) // each store file whose identity List or ListPage reads
+		sqliteRead    func(rel string) // each of those read through SQLite, not from its pages
 		identityRead  func(abs string) // each identity read before an open
 	}
 

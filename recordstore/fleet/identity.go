@@ -70,6 +70,20 @@ func openRaw(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
+// openImmutable opens one connection on the file at path that reads it as
+// an immutable file (mode=ro, immutable=1): no locks taken, no -wal or
+// -shm made, nothing on disk changed. What it reads is right only if no
+// process writes the file meanwhile: its callers check its answers again
+// on a plain connection (see readFile).
+func openImmutable(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", fileURI(path, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
 // readIdentity returns the key the store file at path records, "" when it
 // records none (no identity table or row), errNoStore when no file is
 // there.

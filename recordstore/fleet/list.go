@@ -5,6 +5,7 @@ package fleet
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -53,9 +54,11 @@ var storeSidecars = []string{"-wal", "-shm", "-journal", ".lock", ".owner.json",
 //
 // A file's identity is taken from the root's identity index (IndexName,
 // see index.go) when the file's stat (device, inode, size, mtime, ctime)
-// is what it was when the index recorded it; any other file is opened
-// read-only and its identity read. With ListOptions.Open every file is
-// opened (for quick_check). No store is created or changed; the index file
+// is what it was when the index recorded it; any other file's identity is
+// read from its pages (rawident.go), and the file is opened with SQLite,
+// read-only, only when that read cannot tell or finds another key than
+// the path's (so that a misplaced or damaged file is judged by SQLite).
+// With ListOptions.Open every file is opened (for quick_check). No store is created or changed; the index file
 // is replaced (through fsutil, 0600) when an identity was read or a store
 // is gone, and when that write fails (a root this process may not write)
 // the list is still returned and the failure logged.
@@ -175,7 +178,7 @@ func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool, i
 	if !cached {
 		var complaint string
 		var err error
-		id, complaint, err = f.readFile(ctx, p, rel, check)
+		id, complaint, err = f.readFile(ctx, k, p, rel, check)
 		if err != nil {
 			e.Err = err.Error()
 			return e, ""
@@ -194,14 +197,42 @@ func (f *Fleet) inspect(ctx context.Context, k Key, p, rel string, check bool, i
 	return e, ""
 }
 
-// readFile opens the store file at p read-only and reads the identity it
-// records; with check it also runs quick_check, whose complaint (or
-// failure) it returns as complaint.
-func (f *Fleet) readFile(ctx context.Context, p, rel string, check bool) (id, complaint string, err error) {
+// readFile reads the identity the store file at p records: from its pages
+// when they show k's key, else (and always with check) through SQLite,
+// opening the file read-only; with check it also runs quick_check, whose
+// complaint (or failure) it returns as complaint.
+//
+// With check, a settled file (nothing in a -wal or -journal beside it) is
+// first read on an immutable connection (immutable=1: no locks, no -wal or
+// -shm made and removed), which costs a fraction of a plain one; only when
+// that finds the file's key and no complaint is its answer taken. Any
+// other answer — a complaint, an error, another key: perhaps a process
+// wrote the file meanwhile, which an immutable connection does not see —
+// is asked again on a plain connection, whose answer stands.
+func (f *Fleet) readFile(ctx context.Context, k Key, p, rel string, check bool) (id, complaint string, err error) {
 	if f.hooks.inspected != nil {
 		f.hooks.inspected(rel)
 	}
-	db, err := openRaw(p, true)
+	if !check {
+		if id, ok := rawIdentity(p); ok && id == k.String() {
+			return id, "", nil
+		}
+	}
+	if check && settled(p) {
+		if id, complaint, err := checkFile(ctx, p, openImmutable, true); err == nil && complaint == "" && id == k.String() {
+			return id, "", nil
+		}
+	}
+	if f.hooks.sqliteRead != nil {
+		f.hooks.sqliteRead(rel)
+	}
+	return checkFile(ctx, p, func(p string) (*sql.DB, error) { return openRaw(p, true) }, check)
+}
+
+// checkFile opens the store file at p with open and reads its identity;
+// with check also its quick_check complaint (see readFile).
+func checkFile(ctx context.Context, p string, open func(string) (*sql.DB, error), check bool) (id, complaint string, err error) {
+	db, err := open(p)
 	if err != nil {
 		return "", "", err
 	}

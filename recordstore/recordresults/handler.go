@@ -38,13 +38,14 @@ type HandlerOptions struct {
 	// search columns and views are the ones served); default: a new
 	// Reader over the backend.
 	Reader *Reader
-	// MaxExportRows caps the rows one rows response carries (0: no cap).
-	// An export with more rows is never sent cut short as if whole: it is
-	// refused (400, invalid) when that is known before the first byte
-	// (the first page shows it, or the stream's row count for a query
-	// without filters or seq window), else aborted once the cap is sent
-	// with rows left (see Handler), and logged as a warning. A limit up to
-	// the cap, or a paged read, is never refused.
+	// MaxExportRows caps the rows one rows or view response carries (0:
+	// no cap). An export with more rows is never sent cut short as if
+	// whole: it is refused (400, invalid) when that is known before the
+	// first byte (the first page shows it, or the stream's row count for a
+	// query without filters or seq window; for a view, the output held
+	// back before the status), else aborted once the cap is sent with rows
+	// left (see Handler), and logged as a warning. A limit up to the cap,
+	// or a paged read, is never refused.
 	MaxExportRows int
 }
 
@@ -74,7 +75,7 @@ type handler struct {
 //	GET /api/v1/streams/{stream}/rows?<query>         NDJSON (or format=csv|parquet, csv_guard=1), one row per line
 //	GET /api/v1/streams/{stream}/page?<query>         one page as JSON, with the next page's cursor
 //	GET /api/v1/kinds[/{kind}]                        kinds with their search and sort columns
-//	GET /api/v1/views[/{view}?stream=&after=&to=]     the Reader's views, and a view's rows
+//	GET /api/v1/views[/{view}?stream=&after=&to=]     the Reader's views, and a view's rows (format=csv, csv_guard=1; capped as rows)
 //	GET /api/v1/streams/{stream}/follow?after=&limit= NDJSON or SSE (ending with event "end"), streamed as rows arrive
 //	GET /                                             a small HTML page of streams
 //

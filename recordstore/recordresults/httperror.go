@@ -18,9 +18,12 @@ import (
 // 404 for a missing stream or kind, 409 for a state conflict, 503 when the
 // serving process cannot read the store (catalog_version: its owner runs
 // another catalog version; another server, or this one restarted with the
-// owner's build, can answer), 500 otherwise.
+// owner's build, can answer), 507 when the store's disk is full
+// (disk_full), 500 otherwise.
 func HTTPStatus(code string) int {
 	switch code {
+	case "disk_full":
+		return http.StatusInsufficientStorage
 	case "invalid", "unsupported":
 		return http.StatusBadRequest
 	case "not_found":

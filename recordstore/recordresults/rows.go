@@ -95,11 +95,11 @@ func (h *handler) rows(w http.ResponseWriter, r *http.Request) {
 }
 
 // setExportHeaders sets the content type of format f, and with download=1
-// the Content-Disposition of a file named after the stream.
-func setExportHeaders(w http.ResponseWriter, stream string, f Format, v url.Values) {
+// the Content-Disposition of a file named after name (a stream, a view).
+func setExportHeaders(w http.ResponseWriter, name string, f Format, v url.Values) {
 	w.Header().Set("Content-Type", f.ContentType())
 	if v.Get("download") == "1" {
-		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": stream + f.Extension()}))
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + f.Extension()}))
 	}
 }
 
@@ -127,7 +127,7 @@ func exportCapError(stream string, maxRows int) error {
 }
 
 // parseExportOptions reads the format and csv_guard parameters of a rows
-// request: csv_guard=1 guards the text cells of a CSV export
+// or view request: csv_guard=1 guards the text cells of a CSV export
 // (ExportOptions.CSVGuard), 0 or absent does not, another value is
 // ErrInvalid.
 func parseExportOptions(v url.Values) (ExportOptions, error) {

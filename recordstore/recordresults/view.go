@@ -128,6 +128,23 @@ func (r *Reader) RunView(ctx context.Context, name string, q ViewQuery, fn func(
 // declared). It returns the rows written; a failure after the first row
 // leaves w with a partial output.
 func (r *Reader) ExportView(ctx context.Context, w io.Writer, name string, q ViewQuery, f Format) (int64, error) {
+	return r.ExportViewWith(ctx, w, name, q, ExportOptions{Format: f})
+}
+
+// ExportViewWith is ExportView with options: the format and the CSV guard
+// (ExportOptions.CSVGuard: a text result cell a spreadsheet would take for
+// a formula gets a "'" in front; integer, real and null cells never do).
+// Progress is not called. What is in w on failure is as ExportView says.
+func (r *Reader) ExportViewWith(ctx context.Context, w io.Writer, name string, q ViewQuery, o ExportOptions) (int64, error) {
+	return r.exportView(ctx, w, name, q, o, nil)
+}
+
+// exportView writes the rows of view name as ExportViewWith does. When
+// over is not nil it is asked, before each row is written, whether the
+// row is one too many (given the rows written so far); if so, exportView
+// stops with over's error.
+func (r *Reader) exportView(ctx context.Context, w io.Writer, name string, q ViewQuery, o ExportOptions, over func(n int64) error) (int64, error) {
+	f := o.format()
 	if f == FormatParquet {
 		return 0, recordstore.Errorf(recordstore.ErrUnsupported, "view %s: parquet export of a view is not supported; use ndjson or csv", name)
 	}
@@ -142,6 +159,11 @@ func (r *Reader) ExportView(ctx context.Context, w io.Writer, name string, q Vie
 		cw = csv.NewWriter(w)
 	}
 	err := r.RunView(ctx, name, q, func(cols []string, vals []any) error {
+		if over != nil {
+			if err := over(n); err != nil {
+				return err
+			}
+		}
 		n++
 		if cw != nil {
 			if !header {
@@ -152,7 +174,7 @@ func (r *Reader) ExportView(ctx context.Context, w io.Writer, name string, q Vie
 				line = make([]string, len(cols))
 			}
 			for i, v := range vals {
-				line[i] = csvField(v)
+				line[i] = csvCell(v, o.CSVGuard)
 			}
 			return cw.Write(line)
 		}

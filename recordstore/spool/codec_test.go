@@ -69,7 +69,7 @@ var _ = Describe("the ndjson codecs", func() {
 			Expect(got[0][1]).To(Equal(int64(9223372036854775807)))
 			Expect(got[1][1]).To(Equal(int64(-9223372036854775808)))
 			Expect(got[0][4]).To(Equal("2024-02-29T23:59:59.123456Z"))
-			Expect(got[2][5]).To(Equal("null"), "a JSON null in a json column stays the text null")
+			Expect(got[2][5]).To(BeNil(), "a JSON null in a json column is SQL NULL (recordstore.JSONNull)")
 			Expect(got[5]).To(Equal(recordstore.Values{nil, nil, nil, nil, nil, nil}))
 		})
 

@@ -274,12 +274,15 @@ func (s *rowScanner) boolean(c recordstore.Column, b bool) (any, error) {
 	return int64(0), nil
 }
 
-// jsonValue captures any JSON value as compact text. A JSON null is the
-// text "null"; only an absent key is a null column.
+// jsonValue captures any JSON value as compact text; a JSON null is a
+// null column (recordstore.JSONNull), as NormalizeValue makes it.
 func (s *rowScanner) jsonValue(c recordstore.Column, line []byte, i int) (any, int, error) {
 	end, err := jsonx.Scan(line, i)
 	if err != nil {
 		return nil, i, syntaxErr(err)
+	}
+	if line[i] == 'n' { // Scan took one value: a value starting with n is null
+		return nil, end, nil
 	}
 	if !jsonx.HasSpace(line[i:end]) {
 		// Compact already: a slice of the row's one string.

@@ -8,8 +8,8 @@ import "github.com/fb46ecde/records/recordstore"
 // LineScanner parses lines holding one JSON object each into the values
 // of a kind, as the "ndjson" codec's decoder does: the values Normalize
 // returns for the row encoding/json would decode, without building the
-// row. Unlike Normalize, it keeps a json column's JSON null as the text
-// "null". It is not safe for concurrent use.
+// row (json columns decoded as json.RawMessage, so a JSON null is a null
+// column, as it is in Normalize). It is not safe for concurrent use.
 type LineScanner struct{ sc *rowScanner }
 
 // NewLineScanner returns a LineScanner for rows of kind.

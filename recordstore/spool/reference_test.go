@@ -52,11 +52,11 @@ func referenceDecode(kind *recordstore.Kind, line []byte) (recordstore.Values, e
 			if err := dec.Decode(&raw); err != nil {
 				return nil, err
 			}
-			s, err := recordstore.CompactJSON(raw)
+			v, err := recordstore.NormalizeValue(col, raw)
 			if err != nil {
 				return nil, err
 			}
-			vals[idx] = s
+			vals[idx] = v
 			continue
 		}
 		var v any

@@ -6,6 +6,8 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 
 	"modernc.org/sqlite"
 
@@ -123,6 +125,36 @@ func (b *Backend) Damage() error {
 		return *p
 	}
 	return nil
+}
+
+// sqliteFull is SQLite's primary result code for a full disk
+// (SQLITE_FULL: a write got ENOSPC, or the file reached its size limit).
+const sqliteFull = 13
+
+// sqliteIOErrShmSize is SQLite's extended code for a -shm file it could
+// not grow (SQLITE_IOERR_SHMSIZE): the file system had no room for it.
+const sqliteIOErrShmSize = sqliteIOErr | 19<<8
+
+// DiskFull reports whether err says that a file system had no space left
+// for a write: SQLITE_FULL, SQLITE_IOERR_SHMSIZE (the -shm file could not
+// grow) or ENOSPC from a file system call. A backend's write returns such
+// errors as recordstore.ErrDiskFull; an Open that fails so does not wrap
+// them, and its callers ask DiskFull.
+func DiskFull(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code()&0xff == sqliteFull || se.Code() == sqliteIOErrShmSize) {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
+
+// noTransaction reports whether err is SQLite's answer to a ROLLBACK with
+// no transaction open: SQLite rolled it back itself, as it does after
+// SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM or an interrupt
+// (sqlite.org/lang_transaction.html, "Response To Errors Within A
+// Transaction"), so nothing is left to roll back.
+func noTransaction(err error) bool {
+	return strings.Contains(err.Error(), "no transaction is active")
 }
 
 // sqliteIOErr is SQLite's primary result code for I/O errors.

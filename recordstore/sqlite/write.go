@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // lockWrite waits for the right to run a write transaction, or for ctx.
@@ -38,12 +40,17 @@ func (b *Backend) unlockWrite() { <-b.wsem }
 // transaction is rolled back (the driver rolls back a failed COMMIT too)
 // and nothing fn wrote is stored. An I/O error, or a damaged page
 // (ErrCorrupt: writing on could spread the damage), stops the writer for
-// good (ErrWriterFailed on every later write); reads go on.
+// good (ErrWriterFailed on every later write); reads go on. A full disk
+// (SQLITE_FULL, see DiskFull) is recordstore.ErrDiskFull and does not stop
+// the writer: SQLite rolled the transaction back, and a write succeeds
+// again once space is freed.
 func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) (err error) {
 	defer func() {
 		b.corrupted(&err)
 		switch {
 		case err == nil:
+		case DiskFull(err) && !errors.Is(err, recordstore.ErrDiskFull):
+			err = recordstore.Errorf(recordstore.ErrDiskFull, "live file %s: %w", b.live, err)
 		case isIOError(err):
 			b.failed = err
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
@@ -64,7 +71,7 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 	b.txConn = conn
 	defer func() { b.txConn = nil }()
 	if err := fn(tx, b.now()); err != nil {
-		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) && !noTransaction(rerr) {
 			b.log.Warn("rollback failed", "err", rerr)
 		}
 		return err

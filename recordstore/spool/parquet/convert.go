@@ -24,11 +24,15 @@ func textValue(b parquet.ByteArray) (any, int64, error) {
 }
 
 // jsonValue takes JSON text by the store's JSON rules (CompactJSON: UTF-8,
-// no lone surrogate escape, no name twice in one object).
+// no lone surrogate escape, no name twice in one object); the text null is
+// a null column (recordstore.JSONNull), as NormalizeValue makes it.
 func jsonValue(b parquet.ByteArray) (any, int64, error) {
 	s, err := recordstore.CompactJSON(b)
 	if err != nil {
 		return nil, 0, err
+	}
+	if recordstore.JSONNull(s) {
+		return nil, int64(len(b)), nil
 	}
 	return s, int64(len(b)), nil
 }

@@ -124,32 +124,16 @@ func (r *rowReader) readLine() ([]byte, error) {
 type valueScanner struct {
 	kind *recordstore.Kind
 	sc   *spool.LineScanner
-	json []int // the kind's json columns
 }
 
 func newValueScanner(kind *recordstore.Kind) *valueScanner {
-	v := &valueScanner{kind: kind, sc: spool.NewLineScanner(kind)}
-	for i, c := range kind.Columns {
-		if c.Type == recordstore.TypeJSON {
-			v.json = append(v.json, i)
-		}
-	}
-	return v
+	return &valueScanner{kind: kind, sc: spool.NewLineScanner(kind)}
 }
 
 // scan returns the values of line, as NextValues does (a JSON null is a
-// null json column here, as it is in a row decoded by decodeRow).
+// null json column, as the store makes it on every path).
 func (v *valueScanner) scan(line []byte) (recordstore.Values, error) {
-	vals, err := v.sc.Scan(line)
-	if err != nil {
-		return nil, err
-	}
-	for _, i := range v.json {
-		if s, ok := vals[i].(string); ok && s == "null" {
-			vals[i] = nil
-		}
-	}
-	return vals, nil
+	return v.sc.Scan(line)
 }
 
 // lineErr returns an ErrInvalid error naming the line last read.

@@ -54,7 +54,7 @@ it never takes the store over. Each role is logged as
 
 --views FILE serves the views of a views file (GET /api/v1/views, and
 /api/v1/views/{view}); --search KIND=COL,... names the columns q searches
-in KIND's streams; --max-export-rows caps one rows response (default
+in KIND's streams; --max-export-rows caps one rows or view response (default
 1000000; 0: no cap): a larger export is refused (400, invalid) when that
 is known before its first byte, else cut off without a clean end. A view that does not compile, or a search column
 the kind lacks, fails serve before it serves. See docs/reading.md for the

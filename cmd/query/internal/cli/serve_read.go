@@ -28,7 +28,7 @@ func (f *readFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.views, "views", "", `views file to serve ({"views":[{"name":..,"kind":..,"sql":..}]}, as query view run reads it)`)
 	fl.StringArrayVar(&f.search, "search", nil, "KIND=COL[,COL...]: the columns q searches in KIND's streams (repeatable; default: every string column)")
-	fl.IntVar(&f.maxExport, "max-export-rows", DefaultMaxExportRows, "the most rows one rows response (an export) carries, a larger one is refused or aborted, never cut cleanly; 0: no cap")
+	fl.IntVar(&f.maxExport, "max-export-rows", DefaultMaxExportRows, "the most rows one rows or view response (an export) carries, a larger one is refused or aborted, never cut cleanly; 0: no cap")
 }
 
 // check refuses, as usage errors, flag values that cannot be right

@@ -33,15 +33,18 @@ func (a *app) viewRunCmd() *cobra.Command {
 		file, stream, format string
 		after, to            int64
 		limit                int
+		csvGuard             bool
 		out                  outFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run NAME --views FILE --stream S [--after SEQ] [--to SEQ] [--limit N] [--format ndjson|csv] [--out FILE [--force]]",
+		Use:   "run NAME --views FILE --stream S [--after SEQ] [--to SEQ] [--limit N] [--format ndjson|csv [--csv-guard]] [--out FILE [--force]]",
 		Short: "Print the rows of a view over a stream window",
 		Long: `Print the rows of view NAME of a {"views": [...]} file over the rows of
 stream S with --after < seq <= --to: NDJSON objects (keys in the view's
 column order) or CSV. The view is compiled first: SQL that is not one
-SELECT over "rows" is refused (invalid) before anything is read.`,
+SELECT over "rows" is refused (invalid) before anything is read.
+--csv-guard puts a ' before each text cell that starts with = + - @ tab or
+CR, as scan's does (integer, real and empty cells are left as they are).`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if after < 0 || to < 0 || limit < 0 {
@@ -53,6 +56,9 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 			f, err := recordresults.ParseFormat(format)
 			if err != nil {
 				return err
+			}
+			if csvGuard && f != recordresults.FormatCSV {
+				return usagef("--csv-guard applies to --format csv only")
 			}
 			views, err := readViewFile(file)
 			if err != nil {
@@ -68,7 +74,7 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 					return err
 				}
 				write := func(w io.Writer) error {
-					_, err := rd.ExportView(cmd.Context(), w, args[0], q, f)
+					_, err := rd.ExportViewWith(cmd.Context(), w, args[0], q, recordresults.ExportOptions{Format: f, CSVGuard: csvGuard})
 					return err
 				}
 				if !out.toStdout() {
@@ -91,6 +97,7 @@ SELECT over "rows" is refused (invalid) before anything is read.`,
 	fl.Int64Var(&to, "to", 0, "the window's rows have seq up to this (0: no bound)")
 	fl.IntVar(&limit, "limit", 0, "print at most this many rows (0: all)")
 	fl.StringVar(&format, "format", "ndjson", "output format: ndjson or csv")
+	fl.BoolVar(&csvGuard, "csv-guard", false, "with --format csv, put a ' before each text cell starting with = + - @ tab or CR (spreadsheet formula injection)")
 	out.register(fl)
 	_ = cmd.MarkFlagRequired("views")
 	_ = cmd.MarkFlagRequired("stream")
