@@ -79,7 +79,7 @@ var layerRules = []layerRule{
 	// replica replicates, restores and verifies a store's file through
 	// Litestream; it reads the engine's own tables to prove a restore.
 	{Under: "recordstore/replica", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
-	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner"}},
+	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner", "recordstore/replica"}},
 	{Under: "recordstoretest", May: []string{"recordstore", "recordstore/spool", "recordstore/owner"}},
 	{Under: "drakkar", May: []string{"recordstore/...", "drakkar/..."}},
 	// dbfiles is the pure file layer of the Drakkar databases: names,

@@ -275,3 +275,53 @@ func findLTX(root, name string) string {
 	Expect(found).NotTo(BeEmpty())
 	return found
 }
+
+var _ = Describe("query fleet restore", func() {
+	It("rebuilds a tenant's store from its replica, and refuses another tenant's replica (check_failed)", func() {
+		dir := GinkgoT().TempDir()
+		root := filepath.Join(dir, "fleet")
+		Expect(os.Mkdir(root, 0o700)).To(Succeed())
+		fleetRun := func(stdin string, args ...string) result {
+			return runQuery(dir, nil, stdin, append([]string{"fleet", args[0], "--root", root, "--kinds", kindsFile()}, args[1:]...)...)
+		}
+		r := fleetRun("", "provision", "tenant:acme")
+		Expect(r.code).To(Equal(0), r.stderr)
+		abs := filepath.Join(root, filepath.FromSlash(decodeLines(r.stdout)[0]["path"].(string)))
+		r = fleetRun(tenantRows("acme", 2), "append", "tenant:acme", "--stream", "e1", "--kind", "events")
+		Expect(r.code).To(Equal(0), r.stderr)
+
+		url := "file://" + filepath.Join(dir, "replica", "tenant", "acme")
+		client, err := replica.NewClient(url)
+		Expect(err).NotTo(HaveOccurred())
+		db := litestream.NewDB(abs)
+		db.MonitorInterval = 0
+		db.Replica = litestream.NewReplicaWithClient(db, client)
+		db.Replica.MonitorEnabled = false
+		Expect(db.Open()).To(Succeed())
+		Expect(db.SyncAndWait(context.Background())).To(Succeed())
+		Expect(db.Close(context.Background())).To(Succeed())
+		r = fleetRun(tenantRows("acme", 3), "append", "tenant:acme", "--stream", "e1", "--kind", "events")
+		Expect(r.code).To(Equal(0), r.stderr)
+
+		r = fleetRun("", "restore", "tenant:acme", "--from", url)
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: exists: "))
+
+		r = fleetRun("", "restore", "tenant:acme", "--from", url, "--force")
+		Expect(r.code).To(Equal(0), r.stderr)
+		out := decodeLines(r.stdout)[0]
+		Expect(out).To(HaveKeyWithValue("key", "tenant:acme"))
+		Expect(out).To(HaveKeyWithValue("replaced", true))
+		rep, err := sqlite.CheckFile(context.Background(), abs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Streams).To(ConsistOf(HaveField("HighSeq", int64(2))))
+
+		r = fleetRun("", "restore", "tenant:beta", "--from", url)
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: check_failed: "))
+		Expect(r.stderr).To(ContainSubstring("records key tenant:acme, not tenant:beta"))
+		r = fleetRun("", "list")
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(r.stdout).NotTo(ContainSubstring("tenant:beta"))
+	})
+})
