@@ -7,6 +7,7 @@
 package replica
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -393,7 +394,7 @@ func build(ctx context.Context, client litestream.ReplicaClient, plan []*ltx.Fil
 			return fmt.Errorf("open replica file %s (level %d): %w", ltx.FormatFilename(info.MinTXID, info.MaxTXID), info.Level, err)
 		}
 		closers = append(closers, rc)
-		rdrs = append(rdrs, taggedReader{rc})
+		rdrs = append(rdrs, bufio.NewReaderSize(taggedReader{rc}, 256<<10))
 	}
 	last, replay, err := ltx.PeekHeader(rdrs[len(rdrs)-1])
 	if err != nil {
@@ -414,7 +415,11 @@ func build(ctx context.Context, client litestream.ReplicaClient, plan []*ltx.Fil
 		}
 		_ = pw.CloseWithError(c.Compact(inner))
 	}()
-	err = ltx.NewDecoder(pr).DecodeDatabaseTo(taggedWriter{w})
+	bw := bufio.NewWriterSize(taggedWriter{w}, 1<<20)
+	err = ltx.NewDecoder(pr).DecodeDatabaseTo(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	_ = pr.CloseWithError(errors.New("restore ended"))
 	cancel()
 	<-done
