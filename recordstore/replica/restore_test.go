@@ -235,6 +235,37 @@ var _ = Describe("Restore", func() {
 			Expect(res.Replaced).To(BeTrue())
 		})
 
+		It("replaces a store a crashed owner left with a -wal: the old -wal is not replayed onto the restored file", func() {
+			src.round(ctx, 3, "s1")
+			dst := filepath.Join(dir, "dst", "records.sqlite")
+			_, err := replica.Restore(ctx, dst, replica.RestoreOptions{From: url})
+			Expect(err).NotTo(HaveOccurred())
+			live := sqlite.LivePath(dst)
+
+			By("an owner appends, and dies before any checkpoint: its -wal stays")
+			b, err := sqlite.Open(ctx, dst, sqlite.Options{SweepInterval: -1})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = b.Append(ctx, "s9", eventKind.Name, []recordstore.Row{{"n": int64(1)}, {"n": int64(2)}})
+			Expect(err).NotTo(HaveOccurred())
+			wal, err := os.ReadFile(live + "-wal")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(wal).NotTo(BeEmpty())
+			mainFile, err := os.ReadFile(live)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b.Close()).To(Succeed())
+			Expect(os.WriteFile(live, mainFile, 0o600)).To(Succeed())
+			Expect(os.WriteFile(live+"-wal", wal, 0o600)).To(Succeed())
+			Expect(live + "-wal").To(BeAnExistingFile())
+
+			_, err = replica.Restore(ctx, dst, replica.RestoreOptions{From: url, Force: true})
+			Expect(err).NotTo(HaveOccurred())
+			got := metas(ctx, dst)
+			Expect(got).NotTo(HaveKey("s9"))
+			Expect(got["s1"].HighSeq).To(Equal(int64(3)))
+			_, err = sqlite.CheckFile(ctx, live)
+			Expect(err).NotTo(HaveOccurred())
+		})
+
 		It("refuses a copy that fails the engine's checks with ErrCheckFailed", func() {
 			src.round(ctx, 3, "s1")
 			raw, err := sql.Open("sqlite", sqlite.FileURI(src.live, nil))
