@@ -325,3 +325,51 @@ var _ = Describe("query fleet restore", func() {
 		Expect(r.stdout).NotTo(ContainSubstring("tenant:beta"))
 	})
 })
+
+var _ = Describe("query fleet verify", func() {
+	It("verifies a sample of the fleet's replicas, one line each, and fails with the code of a store that differs", func() {
+		dir := GinkgoT().TempDir()
+		root := filepath.Join(dir, "fleet")
+		Expect(os.Mkdir(root, 0o700)).To(Succeed())
+		repRoot := "file://" + filepath.Join(dir, "replicas")
+		fleetRun := func(stdin string, args ...string) result {
+			return runQuery(dir, nil, stdin, append([]string{"fleet", args[0], "--root", root, "--kinds", kindsFile()}, args[1:]...)...)
+		}
+		dbs := map[string]*litestream.DB{}
+		for _, id := range []string{"acme", "beta"} {
+			r := fleetRun("", "provision", "tenant:"+id)
+			Expect(r.code).To(Equal(0), r.stderr)
+			abs := filepath.Join(root, filepath.FromSlash(decodeLines(r.stdout)[0]["path"].(string)))
+			r = fleetRun(tenantRows(id, 2), "append", "tenant:"+id, "--stream", "e1", "--kind", "events")
+			Expect(r.code).To(Equal(0), r.stderr)
+			client, err := replica.NewClient(repRoot + "/tenant/" + id)
+			Expect(err).NotTo(HaveOccurred())
+			db := litestream.NewDB(abs)
+			db.MonitorInterval = 0
+			db.Replica = litestream.NewReplicaWithClient(db, client)
+			db.Replica.MonitorEnabled = false
+			Expect(db.Open()).To(Succeed())
+			DeferCleanup(func() { _ = db.Close(context.Background()) })
+			Expect(db.SyncAndWait(context.Background())).To(Succeed())
+			dbs[id] = db
+		}
+		r := fleetRun(tenantRows("beta", 1), "append", "tenant:beta", "--stream", "e1", "--kind", "events")
+		Expect(r.code).To(Equal(0), r.stderr)
+
+		r = fleetRun("", "verify", "--replica-root", repRoot, "--sample", "5")
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: mismatch: 1 of 2 replicas failed verification; first tenant:beta: replica at txid "))
+		Expect(r.stderr).NotTo(ContainSubstring("mismatch: mismatch"))
+		lines := decodeLines(r.stdout)
+		Expect(lines).To(ConsistOf(
+			And(HaveKeyWithValue("key", "tenant:acme"), Not(HaveKey("code"))),
+			And(HaveKeyWithValue("key", "tenant:beta"), HaveKeyWithValue("code", "mismatch")),
+		))
+
+		Expect(dbs["beta"].SyncAndWait(context.Background())).To(Succeed())
+		r = fleetRun("", "verify", "--replica-root", repRoot)
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(decodeLines(r.stdout)).To(HaveLen(2))
+		Expect(fleetRun("", "verify").code).To(Equal(2))
+	})
+})
