@@ -232,7 +232,7 @@ func (t target) reaches(f *ltx.FileInfo) bool {
 func proveHistory(ctx context.Context, client litestream.ReplicaClient, t target) ([]*ltx.FileInfo, error) {
 	var all []*ltx.FileInfo
 	for level := 0; level <= litestream.SnapshotLevel; level++ {
-		files, err := litestream.FindLTXFiles(ctx, client, level, !t.at.IsZero(), all_)
+		files, err := litestream.FindLTXFiles(ctx, client, level, !t.at.IsZero(), everyFile)
 		if err != nil {
 			return nil, fmt.Errorf("list the replica's level %d: %w", level, err)
 		}
@@ -442,5 +442,5 @@ func classify(ctx context.Context, plan []*ltx.FileInfo, err error) error {
 	return errorf(ErrChecksum, "%d replica file(s) from transaction %d to %d: %w", len(plan), plan[0].MinTXID, plan[len(plan)-1].MaxTXID, err)
 }
 
-// all_ is the filter of litestream.FindLTXFiles that keeps every file.
-func all_(*ltx.FileInfo) (bool, error) { return true, nil }
+// everyFile is the filter of litestream.FindLTXFiles that keeps every file.
+func everyFile(*ltx.FileInfo) (bool, error) { return true, nil }
