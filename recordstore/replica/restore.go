@@ -374,10 +374,11 @@ func (t taggedWriter) Write(p []byte) (int, error) {
 }
 
 // build merges the replica files of plan, in order, into one snapshot
-// and writes its pages to w. Every file's checksum, and the database's
-// checksum after the last one, are verified on the way (by the LTX
-// decoders): a file that fails is ErrChecksum; an error reading the
-// replica or writing w is returned as it is.
+// and writes its pages to w. Every file's checksum (a CRC-64 of its
+// bytes), and the database's checksum after the last file when the files
+// track one, are verified on the way by the LTX decoders: a file that
+// fails, or does not decode, is ErrChecksum; an error reading the replica
+// or writing w is returned as it is.
 func build(ctx context.Context, client litestream.ReplicaClient, plan []*ltx.FileInfo, w io.Writer) (err error) {
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
