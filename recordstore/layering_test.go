@@ -87,7 +87,7 @@ var layerRules = []layerRule{
 	// address rules of replica.
 	{Under: "recordstore/lake", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/spool",
 		"recordstore/spool/parquet", "recordstore/sqlite", "recordstore/submitonly", "recordstore/owner", "recordstore/recordresults", "recordstore/replica"}},
-	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner", "recordstore/records"}},
+	{Under: "recordstore/fleet", May: []string{"recordstore", "recordstore/internal/...", "recordstore/fsutil", "recordstore/sqlite", "recordstore/owner", "recordstore/records", "recordstore/replica"}},
 	// fleethttp serves a fleet over HTTP: each store's read API
 	// (recordresults.Handler) under the tenant's prefix; the fleet itself
 	// knows no HTTP.

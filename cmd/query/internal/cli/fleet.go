@@ -47,6 +47,7 @@ fleet: delete refuses (in_use) while another process owns the store.`,
 		a.fleetListCmd(&p), a.fleetProvisionCmd(&p), a.fleetBackupCmd(&p),
 		a.fleetImportCmd(&p), a.fleetDeleteCmd(&p), a.fleetStatsCmd(&p),
 		a.fleetAppendCmd(&p),
+		a.fleetRestoreCmd(&p), a.fleetVerifyCmd(&p),
 	)
 	return cmd
 }

@@ -97,6 +97,8 @@ line exits 2.`,
 		a.drakkarCmd(),
 		a.fleetCmd(),
 		a.statusCmd(),
+		a.restoreCmd(),
+		a.replicaCmd(),
 		a.serveCmd(),
 		a.versionCmd(),
 	)
