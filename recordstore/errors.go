@@ -200,3 +200,20 @@ func Errorf(sentinel error, format string, args ...any) error {
 func Invalidf(format string, args ...any) error {
 	return Errorf(ErrInvalid, format, args...)
 }
+
+// CodedSentinel is a sentinel error with a code of its own, for packages
+// whose failures need codes beside the core's (a fleet's "exists", a
+// restore's "gap"): Error() is its text, Code reports its code for it and
+// for every error that wraps it, and errors.Is matches it by identity.
+type CodedSentinel struct{ code, text string }
+
+// NewCodedSentinel returns a sentinel of code with the text text.
+func NewCodedSentinel(code, text string) *CodedSentinel {
+	return &CodedSentinel{code: code, text: text}
+}
+
+// Error is the sentinel's text.
+func (e *CodedSentinel) Error() string { return e.text }
+
+// ErrorCode is the sentinel's code, as Code reports it.
+func (e *CodedSentinel) ErrorCode() string { return e.code }

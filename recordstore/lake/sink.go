@@ -17,12 +17,7 @@ import (
 // destination is running (or finished between this run's read of the
 // manifest and its write). Nothing this run wrote is named by the
 // manifest; run it again. Its code is "busy".
-var ErrBusy = &busyError{}
-
-type busyError struct{}
-
-func (*busyError) Error() string     { return "busy" }
-func (*busyError) ErrorCode() string { return "busy" }
+var ErrBusy = recordstore.NewCodedSentinel("busy", "busy")
 
 // Sink is where an export writes: a folder or a bucket prefix. Keys are
 // slash-separated paths relative to the destination's root.

@@ -10,13 +10,8 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// codedError is a sentinel with a code of its own.
-type codedError struct{ code, text string }
-
-func (e *codedError) Error() string     { return e.text }
-func (e *codedError) ErrorCode() string { return e.code }
-
-func sentinel(code, text string) error { return &codedError{code: code, text: text} }
+// sentinel is a sentinel with a code of its own (recordstore.Code).
+func sentinel(code, text string) error { return recordstore.NewCodedSentinel(code, text) }
 
 var (
 	// ErrGap is returned by Restore and Verify when the replica's history

@@ -238,22 +238,9 @@ type kindLayout struct {
 // readLayouts reads every kind of the catalog: its schema must parse, and
 // its table must be there (a bound kind's table must fit the kind).
 func readLayouts(ctx context.Context, tx *sql.Tx) (map[string]kindLayout, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	all, err := readKindRows(ctx, tx)
 	if err != nil {
-		return nil, fmt.Errorf("read kinds: %w", err)
-	}
-	type entry struct{ name, table, schema string }
-	var all []entry
-	for rows.Next() {
-		var e entry
-		if err := rows.Scan(&e.name, &e.table, &e.schema); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("read kinds: %w", err)
-		}
-		all = append(all, e)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("read kinds: %w", err)
+		return nil, err
 	}
 	out := make(map[string]kindLayout, len(all))
 	for _, e := range all {

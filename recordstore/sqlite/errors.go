@@ -31,7 +31,7 @@ var (
 	//   - when the bookkeeping tables contradict themselves (a stream of a
 	//     kind the catalog does not know, a schema that does not parse).
 	//     This does not stop the writer.
-	ErrCorrupt error = &codedSentinel{msg: "corrupt store", code: "corrupt"}
+	ErrCorrupt error = recordstore.NewCodedSentinel("corrupt", "corrupt store")
 	// ErrWriterFailed is returned by every write after SQLite reported an
 	// I/O error (SQLITE_IOERR, which includes a failed fsync) or a damaged
 	// page (ErrCorrupt, which the error then wraps too) on the writer
@@ -52,13 +52,6 @@ var (
 	// dropped already; a later Seal, once the file is free, finishes.
 	ErrSealBusy = errors.New("file is in use: cannot seal")
 )
-
-// codedSentinel is a sentinel error with a code of its own (see
-// recordstore.Code); errors.Is matches it by identity.
-type codedSentinel struct{ msg, code string }
-
-func (e *codedSentinel) Error() string     { return e.msg }
-func (e *codedSentinel) ErrorCode() string { return e.code }
 
 // SQLite's primary result codes for a file another connection holds.
 const (

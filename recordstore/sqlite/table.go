@@ -283,22 +283,9 @@ func (b *Backend) readTables(ctx context.Context) ([]*table, error) {
 // readTablesOn is readTables on the writer w and the reader pool r (Rotate
 // prepares the tables of the next file before it switches to it).
 func readTablesOn(ctx context.Context, w, r *sql.DB) ([]*table, error) {
-	rows, err := r.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	all, err := readKindRows(ctx, r)
 	if err != nil {
-		return nil, fmt.Errorf("read kinds: %w", err)
-	}
-	type entry struct{ name, table, schema string }
-	var all []entry
-	for rows.Next() {
-		var e entry
-		if err := rows.Scan(&e.name, &e.table, &e.schema); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("read kinds: %w", err)
-		}
-		all = append(all, e)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("read kinds: %w", err)
+		return nil, err
 	}
 	out := make([]*table, 0, len(all))
 	fail := func(err error) ([]*table, error) {
@@ -319,4 +306,32 @@ func readTablesOn(ctx context.Context, w, r *sql.DB) ([]*table, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// kindRow is one row of record_kinds: a kind's name, its table and its
+// schema text.
+type kindRow struct{ name, table, schema string }
+
+// readKindRows reads every row of record_kinds, in name order, through q
+// (the reader pool, or a transaction).
+func readKindRows(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]kindRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name, table_name, schema FROM record_kinds ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("read kinds: %w", err)
+	}
+	var all []kindRow
+	for rows.Next() {
+		var e kindRow
+		if err := rows.Scan(&e.name, &e.table, &e.schema); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("read kinds: %w", err)
+		}
+		all = append(all, e)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("read kinds: %w", err)
+	}
+	return all, nil
 }

@@ -5,7 +5,6 @@ package parquet_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -194,9 +193,6 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func pqEncoderBudget(w io.Writer, kind *recordstore.Kind, rows int) (spool.Encoder, error) {
 	return pq.NewEncoderWithBudget(w, kind, rows, 1<<30)
 }
-
-// rawJSON is a JSON value passed through Normalize as raw text.
-type rawJSON = json.RawMessage
 
 // rawFromValues turns decoded values of kind back into raw arrow-go
 // columns with the types the codec writes, so other writer settings can
