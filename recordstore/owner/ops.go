@@ -265,18 +265,9 @@ func (s *Store[T]) sendPrepared(ctx context.Context, batch recordstore.Batch, op
 		w.Batch, w.Pending = id, true
 		return w, recordstore.BatchResult{}, nil
 	}
-	res, err := s.submit(ctx, batch)
-	if err != nil {
-		return w, res, err // a *PendingError names the batch
-	}
+	res, err := recordstore.SubmitBatch(ctx, s.submit, what, batch) // a *PendingError names the batch
 	w.Batch = res.ID
-	if err := res.Err(); err != nil {
-		return w, res, fmt.Errorf("%s: %w", what, err)
-	}
-	if len(res.Entries) != len(batch.Entries) {
-		return w, res, fmt.Errorf("%s: batch %s has %d entry results, want %d", what, res.ID, len(res.Entries), len(batch.Entries))
-	}
-	return w, res, nil
+	return w, res, err
 }
 
 // sendAppend publishes a prepared append's batch (its last entry is the
