@@ -40,6 +40,29 @@ type WriteOptions struct {
 	// the outcome later, and the owner applies the batch once either way.
 	// The owner applies a write at once, NoWait or not.
 	NoWait bool
+	// Spool makes a process that does not own the store send the write
+	// through the spool even when the fast path (the owner's socket,
+	// ActionAppend) could take it, as Options.SpoolOnly does for every
+	// write. NoWait writes always go through the spool.
+	Spool bool
+}
+
+// spoolOnlyKey marks a context whose writes go through the spool (see
+// WriteOptions.Spool); submit reads it.
+type spoolOnlyKey struct{}
+
+// via returns ctx marked for the spool when o.Spool is set.
+func (o WriteOptions) via(ctx context.Context) context.Context {
+	if !o.Spool {
+		return ctx
+	}
+	return context.WithValue(ctx, spoolOnlyKey{}, true)
+}
+
+// spoolOnly reports whether ctx asks for the spool (WriteOptions.Spool).
+func spoolOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(spoolOnlyKey{}).(bool)
+	return v
 }
 
 // Written says how a write operation of a Store went.
@@ -113,6 +136,7 @@ func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recor
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
+	ctx = opts.via(ctx)
 	if max := s.spool.Limits().MaxRows; max > 0 && int64(len(rows)) > max {
 		return Appended{}, fmt.Errorf("append to %s: %w: %d rows, the limit of one append is %d", stream, spool.ErrTooManyRows, len(rows), max)
 	}
@@ -162,6 +186,7 @@ func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts Wr
 	if err := s.ready(ctx); err != nil {
 		return Mutated{}, err
 	}
+	ctx = opts.via(ctx)
 	spooled := s.Role() != RoleOwner
 	if spooled && opts.NoWait {
 		p, err := s.preparer()
@@ -217,6 +242,7 @@ func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, o
 	if err := s.ready(ctx); err != nil {
 		return Declared{}, err
 	}
+	ctx = opts.via(ctx)
 	p, err := s.preparer()
 	if err != nil {
 		return Declared{}, err

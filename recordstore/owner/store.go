@@ -79,6 +79,11 @@ type Options[T Target] struct {
 	Build string
 	// Format is the spool codec non-owner writes use; default "ndjson".
 	Format string
+	// SpoolOnly makes this process, while it does not own the store,
+	// send every write through the spool, never over the owner's socket
+	// (the fast path, ActionAppend). WriteOptions.Spool asks the same of
+	// one write.
+	SpoolOnly bool
 	// StartWait bounds how long a non-owner waits for the owner to be
 	// ready; default 60s.
 	StartWait time.Duration
@@ -249,7 +254,8 @@ type Store[T Target] struct {
 	// sock is the owner's socket path as last read from the state file.
 	sock struct {
 		sync.Mutex
-		path string
+		path     string
+		noInline string // a socket whose owner answered the append action as unknown
 	}
 
 	mu struct {
@@ -268,6 +274,10 @@ type Store[T Target] struct {
 	}
 
 	ing ingestState // used by the goroutine that drains (under drain)
+
+	// inline holds the batches sent over the control socket (the append
+	// action) that no drain has taken yet.
+	inline inlineQueue
 
 	// applied are the batches committed whose folders are still in
 	// incoming/; flushMu admits one flush at a time (see flushApplied).

@@ -1,0 +1,109 @@
+// The crash matrix, fast path: a non-owner's append sent over the owner's
+// socket (owner.ActionAppend) — applied once whatever process dies where,
+// and never written to the spool while the owner answers.
+
+package owner_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/spool"
+	rt "github.com/fb46ecde/records/recordstoretest"
+)
+
+var _ = Describe("the fast path across processes", Label("crash"), func() {
+	It("commits a non-owner's append over the socket, writing no batch folder; SpoolOnly and WriteOptions.Spool keep the spool", func() {
+		path := storePath()
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
+		p := startProducer(path, fast(), nil, appendGen("s", "fast", 0, 5).Named("append"), closeStore())
+		l := p.MustStepNamed("append", wait)
+		Expect(l.Role).To(Equal(string(owner.RoleNonOwner)))
+		Expect(appendResult(l)).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 5, Appended: 5}))
+		p.MustFinish(wait)
+		Expect(incoming(path)).To(BeEmpty())
+		Expect(entries(path, spool.StateTrash)).To(BeEmpty(), "the append went through the spool")
+
+		sp := startProducer(path, with(func(o *rt.StoreOptions) { o.SpoolOnly = true }), nil,
+			appendGen("s", "spooled", 0, 3).Named("append"), closeStore())
+		Expect(appendResult(sp.MustStepNamed("append", wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 6, To: 8, Appended: 3}))
+		sp.MustFinish(wait)
+		Eventually(func() []string { return entries(path, spool.StateTrash) }, wait, 20*time.Millisecond).Should(HaveLen(1))
+
+		Expect(own.Release()).To(Succeed())
+		recs, err := own.MustStepNamed("scan", wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recs).To(HaveLen(8))
+		own.MustFinish(wait)
+	})
+
+	DescribeTable("applies an append exactly once, with its exact window, when the owner is SIGKILLed",
+		func(point string) {
+			path := storePath()
+			own := startOwner(path, fast(), []rt.FailpointRule{failpoint(point, rt.ActKill)})
+			p := startProducer(path, fast(), nil,
+				appendGen("s", "p", 0, 5).Named("append"),
+				appendGen("s", "p", 5, 5).Named("append-2"),
+				waitRole(owner.RoleOwner).Named("become-owner"), scan("s").Named("scan"))
+			Expect(p.MustStepNamed("open", wait).Role).To(Equal(string(owner.RoleNonOwner)))
+			own.MustEvent(rt.EventFailpoint, wait)
+			_, err := own.Wait(wait)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(own.Killed()).To(BeTrue())
+
+			Expect(appendResult(p.MustStepNamed("append", wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 5, Appended: 5}))
+			Expect(appendResult(p.MustStepNamed("append-2", wait))).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 6, To: 10, Appended: 5}))
+			p.MustStepNamed("become-owner", wait)
+			recs, err := p.MustStepNamed("scan", wait).Records()
+			Expect(err).NotTo(HaveOccurred())
+			want := map[string]int{}
+			for _, k := range genKeys("p", 0, 10) {
+				want[k] = 1
+			}
+			Expect(lineKeyCounts(recs)).To(Equal(want))
+		},
+		Entry("before the commit", owner.FailInlineBeforeCommit),
+		Entry("after the commit, before the answer", owner.FailInlineAfterCommit),
+		Entry("after the answer", owner.FailInlineAfterAnswer),
+	)
+
+	It("applies an append once when its producer is SIGKILLed right after sending it, and nothing reaches the spool", func() {
+		path := storePath()
+		own := startOwner(path, with(func(o *rt.StoreOptions) { o.BatchEvents = true }), nil, scan("s").Named("scan"))
+		p := startProducer(path, fast(), []rt.FailpointRule{failpoint(owner.FailInlineAfterSend, rt.ActKill)},
+			appendGen("s", "sent", 0, 4).Named("append"))
+		p.MustEvent(rt.EventFailpoint, wait)
+		_, err := p.Wait(wait)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Killed()).To(BeTrue())
+		own.MustEvent(rt.EventBatch, wait) // the owner committed it, answering no one
+		Expect(incoming(path)).To(BeEmpty())
+
+		Expect(own.Release()).To(Succeed())
+		recs, err := own.MustStepNamed("scan", wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{
+			rt.GenKey("sent", 0): 1, rt.GenKey("sent", 1): 1, rt.GenKey("sent", 2): 1, rt.GenKey("sent", 3): 1}))
+		own.MustFinish(wait)
+	})
+
+	It("answers a malformed inline batch with an error and commits nothing", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil)
+		st, err := owner.ReadState(owner.PathsFor(path).State)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = owner.Call(ctx, st.Socket, owner.Request{Action: owner.ActionAppend, Batch: []byte("RSIB1\n\x05{}")})
+		Expect(err).To(MatchError(ContainSubstring("refused")))
+		Expect(err).To(MatchError(owner.ErrProtocol))
+		_, err = owner.Call(ctx, st.Socket, owner.Request{Action: owner.ActionAppend})
+		Expect(err).To(MatchError(ContainSubstring("not an inline batch")))
+		Expect(incoming(path)).To(BeEmpty())
+		Expect(own.Release()).To(Succeed())
+		own.MustFinish(wait)
+		Expect(finalRows(path, "s")).To(BeEmpty())
+	})
+})
