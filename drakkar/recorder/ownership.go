@@ -135,17 +135,19 @@ func askOwner(ctx context.Context, socket, id string) (recordstore.BatchResult, 
 }
 
 // writeLocked appends rows to the events stream; the caller holds mu. As
-// the owner it writes the live file. Otherwise it publishes one batch and
-// waits for its outcome with awaitSpooled.
+// the owner it writes the live file. Otherwise it sends one batch on the
+// owner's fast path (owner.WriteOptions.Fast), whose answer is the
+// outcome; when the owner does not answer, the batch is in the spool and
+// awaitSpooled waits for its outcome.
 func (r *Recorder) writeLocked(ctx context.Context, rows recordstore.ValueRows) (owner.Appended, error) {
 	st := r.st()
 	if st.Role() == owner.RoleOwner {
 		return st.AppendBuffer(ctx, EventsKind, &r.events, rows, owner.AppendOptions{})
 	}
-	opts := owner.AppendOptions{Declare: &r.events, WriteOptions: owner.WriteOptions{NoWait: true}}
+	opts := owner.AppendOptions{Declare: &r.events, WriteOptions: owner.WriteOptions{NoWait: true, Fast: true}}
 	a, err := st.AppendBuffer(ctx, EventsKind, &r.events, rows, opts)
-	if err != nil {
-		return owner.Appended{}, err // nothing was published
+	if err != nil || !a.Pending {
+		return a, err // refused here (nothing published), or the owner's answer on the fast path
 	}
 	res, err := r.awaitSpooled(ctx, a.Batch)
 	if err != nil {

@@ -37,31 +37,70 @@ func (s *Store[T]) submitFast(ctx context.Context, b recordstore.Batch) (records
 		return recordstore.BatchResult{}, err
 	}
 	s.stamp(&b)
-	sent := false
-	data, err := spool.EncodeInline(ctx, &b, s.spool.Limits())
-	if err == nil {
-		var res recordstore.BatchResult
-		var ok bool
-		res, ok, sent = s.sendInline(ctx, b.ID, data)
-		if ok {
-			return res, nil
-		}
-		if sent {
-			if res, ok, err := s.ledger(ctx, b.ID); ok || (err != nil && !errors.As(err, new(*PendingError))) {
-				return res, err
-			}
+	res, done, sent, err := s.tryInline(ctx, &b)
+	if done {
+		return res, err
+	}
+	return s.submitSpooled(ctx, b, func(ctx context.Context, b recordstore.Batch, visible func(string)) (string, error) {
+		return s.publishFallback(ctx, b, sent, visible)
+	})
+}
+
+// fastOrPublish is a NoWait write with WriteOptions.Fast in a non-owner:
+// b is stamped and tried on the fast path (tryInline); when the owner
+// answers, done is set with its result (or the ledger's). Otherwise b is
+// published to the spool under the same id, the owner poked, and its id
+// returned (not done), as Publish does.
+func (s *Store[T]) fastOrPublish(ctx context.Context, b recordstore.Batch) (id string, res recordstore.BatchResult, done bool, err error) {
+	if err := s.ready(ctx); err != nil {
+		return "", res, false, err
+	}
+	s.stamp(&b)
+	res, done, sent, err := s.tryInline(ctx, &b)
+	if done {
+		return b.ID, res, true, err
+	}
+	if id, err = s.publishFallback(ctx, b, sent, nil); err != nil {
+		return "", res, false, err
+	}
+	s.nudge(ctx, id)
+	return id, res, false, nil
+}
+
+// tryInline sends the stamped batch b over the fast path when it encodes
+// within spool.MaxInlineBytes and an owner's socket is known. done is set
+// when the outcome is known: the owner's answer, or — after a request that
+// was sent without an answer, since the owner may have committed it — the
+// ledger's record (or the ledger's error). sent says whether a request
+// reached the socket.
+func (s *Store[T]) tryInline(ctx context.Context, b *recordstore.Batch) (res recordstore.BatchResult, done, sent bool, err error) {
+	data, err := spool.EncodeInline(ctx, b, s.spool.Limits())
+	if err != nil {
+		return res, false, false, nil // the spool refuses it the same way, or takes it (too large)
+	}
+	res, ok, sent := s.sendInline(ctx, b.ID, data)
+	if ok {
+		return res, true, true, nil
+	}
+	if sent {
+		if res, ok, err := s.ledger(ctx, b.ID); ok || (err != nil && !errors.As(err, new(*PendingError))) {
+			return res, true, true, err
 		}
 	}
-	// Its seq is taken, and the owner may hold it: it is published
-	// whatever ctx says, so that the producer's seqs have no gap; the wait
-	// for its outcome honours ctx.
-	return s.submitSpooled(ctx, b, func(ctx context.Context, b recordstore.Batch, visible func(string)) (string, error) {
-		id, err := s.publishStamped(context.WithoutCancel(ctx), b, visible)
-		if err != nil && !sent && !errors.Is(err, fsutil.ErrSync) {
-			s.unstamp(&b) // nothing of it is anywhere
-		}
-		return id, err
-	})
+	return res, false, sent, nil
+}
+
+// publishFallback publishes a stamped batch the fast path did not
+// deliver. Its seq is taken, and the owner may hold it: it is published
+// whatever ctx says, so that the producer's seqs have no gap (the wait
+// for its outcome, if any, honours ctx). When the publish fails and the
+// batch was never sent, its seq is given back (unstamp).
+func (s *Store[T]) publishFallback(ctx context.Context, b recordstore.Batch, sent bool, visible func(string)) (string, error) {
+	id, err := s.publishStamped(context.WithoutCancel(ctx), b, visible)
+	if err != nil && !sent && !errors.Is(err, fsutil.ErrSync) {
+		s.unstamp(&b) // nothing of it is anywhere
+	}
+	return id, err
 }
 
 // stamp sets b's ID, Created and Producer, taking the next producer seq.
