@@ -5,6 +5,8 @@
 package owner_test
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,6 +15,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstore/sqlite"
 	rt "github.com/fb46ecde/records/recordstoretest"
 )
 
@@ -105,5 +108,61 @@ var _ = Describe("the fast path across processes", Label("crash"), func() {
 		Expect(own.Release()).To(Succeed())
 		own.MustFinish(wait)
 		Expect(finalRows(path, "s")).To(BeEmpty())
+	})
+})
+
+// nonOwnerHere opens the store at path in this process while a child owns
+// it, with spoolOnly as Options.SpoolOnly; it is closed at the end of the
+// spec.
+func nonOwnerHere(ctx context.Context, path string, spoolOnly bool) *sqliteStore {
+	GinkgoHelper()
+	s, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+		Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion,
+		StartWait: wait, PollMin: 5 * time.Millisecond, PollMax: 100 * time.Millisecond, SpoolOnly: spoolOnly,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(s.Close()).To(Succeed()) })
+	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+	return s
+}
+
+var _ = Describe("the fast path of a NoWait write (WriteOptions.Fast)", Label("crash"), func() {
+	It("is done when the owner answers, and left pending in the spool when the process must spool", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, fast(), nil, scan("s").Named("scan"))
+		fastWrite := owner.AppendOptions{WriteOptions: owner.WriteOptions{NoWait: true, Fast: true}}
+
+		s := nonOwnerHere(ctx, path, false)
+		a, err := s.Append(ctx, "s", "event", []recordstore.Row{row("a"), row("b")}, fastWrite)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(a.Pending).To(BeFalse(), "the owner answered on the fast path")
+		Expect(a.Spooled).To(BeTrue())
+		Expect(a.AppendResult).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 2, Appended: 2}))
+		res, err := s.Await(ctx, a.Batch)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Entries[0].Append).To(Equal(&a.AppendResult))
+		m, err := s.Mutate(ctx, recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "s"}, fastWrite.WriteOptions)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Pending).To(BeFalse())
+		Expect(m.Meta).NotTo(BeNil())
+		Expect(m.Meta.Sealed).To(BeTrue())
+		_, err = s.Append(ctx, "s", "event", []recordstore.Row{row("c")}, fastWrite)
+		Expect(errors.Is(err, recordstore.ErrSealed)).To(BeTrue(), "%v", err)
+		Expect(incoming(path)).To(BeEmpty())
+		Expect(entries(path, spool.StateTrash)).To(BeEmpty())
+
+		a, err = s.Append(ctx, "t", "event", []recordstore.Row{row("d")},
+			owner.AppendOptions{WriteOptions: owner.WriteOptions{NoWait: true, Fast: true, Spool: true}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(a.Pending).To(BeTrue(), "WriteOptions.Spool keeps the spool")
+		res, err = s.Await(ctx, a.Batch)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Entries[0].Append.To).To(BeEquivalentTo(1))
+
+		Expect(own.Release()).To(Succeed())
+		recs, err := own.MustStepNamed("scan", wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{"a": 1, "b": 1}))
+		own.MustFinish(wait)
 	})
 })
