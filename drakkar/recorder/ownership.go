@@ -144,12 +144,14 @@ func (r *Recorder) writeLocked(ctx context.Context, rows recordstore.ValueRows) 
 	if st.Role() == owner.RoleOwner {
 		return st.AppendBuffer(ctx, EventsKind, &r.events, rows, owner.AppendOptions{})
 	}
+	var reported string // the owner instance Options.Waiting was told of
+	r.reportWait(ctx, &reported)
 	opts := owner.AppendOptions{Declare: &r.events, WriteOptions: owner.WriteOptions{NoWait: true, Fast: true}}
 	a, err := st.AppendBuffer(ctx, EventsKind, &r.events, rows, opts)
 	if err != nil || !a.Pending {
 		return a, err // refused here (nothing published), or the owner's answer on the fast path
 	}
-	res, err := r.awaitSpooled(ctx, a.Batch)
+	res, err := r.awaitSpooled(ctx, a.Batch, reported)
 	if err != nil {
 		return owner.Appended{}, err
 	}
@@ -171,9 +173,10 @@ var errOwnerGone = errors.New("the owner of the store went away")
 // When the owner goes away without an answer and no ledger holds one, it
 // takes the store over (takeOver) and waits again, as the owner or for the
 // process that won. A batch found nowhere is an *OutcomeUnknownError; the
-// end of ctx a *owner.PendingError.
-func (r *Recorder) awaitSpooled(ctx context.Context, id string) (recordstore.BatchResult, error) {
-	var reported string
+// end of ctx a *owner.PendingError. reported is the owner instance
+// Options.Waiting was told of already ("" for none): it is told of each
+// other one it waits for.
+func (r *Recorder) awaitSpooled(ctx context.Context, id, reported string) (recordstore.BatchResult, error) {
 	var failing time.Time // since when no ledger could be asked
 	for {
 		st := r.st()
