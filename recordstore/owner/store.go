@@ -245,7 +245,9 @@ type Store[T Target] struct {
 	elect   chan struct{} // held by the election of a deferred store
 
 	// pub serializes this process's publishes so that its producer seqs
-	// reach incoming/ in order and a failed publish leaves no gap.
+	// reach incoming/ in order and a failed publish leaves no gap; a batch
+	// of the fast path takes its seq under it at once (stamp), and may
+	// reach incoming/ later, should it fall back to the spool.
 	pub struct {
 		sync.Mutex
 		seq int64 // last seq published
