@@ -6,7 +6,12 @@ package owner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -163,6 +168,71 @@ var _ = Describe("the fast path of a NoWait write (WriteOptions.Fast)", Label("c
 		recs, err := own.MustStepNamed("scan", wait).Records()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{"a": 1, "b": 1}))
+		own.MustFinish(wait)
+	})
+})
+
+// oldOwnerProxy serves a unix socket in this process in front of the
+// owner's socket real, as an owner that predates the append action would
+// answer: "unknown action" for append, every other request forwarded. It
+// counts the append requests it refused.
+func oldOwnerProxy(real string) (path string, appends *atomic.Int64) {
+	GinkgoHelper()
+	path = filepath.Join(GinkgoT().TempDir(), "old-owner.sock")
+	ln, err := net.Listen("unix", path)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(ln.Close)
+	appends = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req owner.Request
+				if err := json.NewDecoder(c).Decode(&req); err != nil {
+					return
+				}
+				resp := owner.Response{Protocol: owner.Protocol, Error: fmt.Sprintf("unknown action %q", req.Action)}
+				if req.Action == owner.ActionAppend {
+					appends.Add(1)
+				} else if r, err := owner.Call(context.Background(), real, req); err == nil || r.Error != "" {
+					resp = r
+				}
+				_ = json.NewEncoder(c).Encode(resp)
+			}()
+		}
+	}()
+	return path, appends
+}
+
+var _ = Describe("the fast path against an owner that predates it", Label("crash"), func() {
+	It("falls back to the spool when the owner answers the append action as unknown, and does not ask it again", func(ctx SpecContext) {
+		path := storePath()
+		own := startOwner(path, with(func(o *rt.StoreOptions) { o.Heartbeat = time.Hour }), nil, scan("s").Named("scan"))
+		statePath := owner.PathsFor(path).State
+		st, err := owner.ReadState(statePath)
+		Expect(err).NotTo(HaveOccurred())
+		proxy, appends := oldOwnerProxy(st.Socket)
+		st.Socket = proxy // the owner rewrites its state file only at its next heartbeat, an hour away
+		Expect(owner.WriteState(statePath, st)).To(Succeed())
+
+		s := nonOwnerHere(ctx, path, false)
+		res, err := s.Backend().Append(ctx, "s", "event", []recordstore.Row{row("a"), row("b")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(recordstore.AppendResult{Stream: "s", Kind: "event", From: 1, To: 2, Appended: 2}))
+		res, err = s.Backend().Append(ctx, "s", "event", []recordstore.Row{row("c")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.From).To(BeEquivalentTo(3))
+		Expect(appends.Load()).To(BeEquivalentTo(1), "asked the old owner once, then went to the spool")
+		Eventually(func() []string { return entries(path, spool.StateTrash) }, wait, 20*time.Millisecond).Should(HaveLen(2))
+
+		Expect(own.Release()).To(Succeed())
+		recs, err := own.MustStepNamed("scan", wait).Records()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lineKeyCounts(recs)).To(Equal(map[string]int{"a": 1, "b": 1, "c": 1}))
 		own.MustFinish(wait)
 	})
 })
