@@ -46,6 +46,7 @@ func OwnerOptions[T owner.Target](path string, o ChildOptions, open func(ctx con
 		Failpoint:    o.Failpoint,
 		// A deferred open elects at its first write.
 		DeferElection: o.DeferElection,
+		SpoolOnly:     o.SpoolOnly,
 	}
 	if o.OnRole != nil {
 		opts.Events.Role = func(r owner.Role) { o.OnRole(string(r)) }

@@ -267,6 +267,9 @@ type StoreOptions struct {
 	// DeferElection opens the store without an election until its first
 	// write (owner.Options.DeferElection).
 	DeferElection bool `json:"deferElection,omitempty"`
+	// SpoolOnly sends every write of a non-owner through the spool, never
+	// over the owner's socket (owner.Options.SpoolOnly).
+	SpoolOnly bool `json:"spoolOnly,omitempty"`
 }
 
 // The failpoint actions.

@@ -137,19 +137,23 @@ func askOwner(ctx context.Context, socket, id string) (recordstore.BatchResult, 
 }
 
 // writeLocked appends rows to the events stream; the caller holds mu. As
-// the owner it writes the live file. Otherwise it publishes one batch and
-// waits for its outcome with awaitSpooled.
+// the owner it writes the live file. Otherwise it sends one batch on the
+// owner's fast path (owner.WriteOptions.Fast), whose answer is the
+// outcome; when the owner does not answer, the batch is in the spool and
+// awaitSpooled waits for its outcome.
 func (r *Recorder) writeLocked(ctx context.Context, rows recordstore.ValueRows) (owner.Appended, error) {
 	st := r.st()
 	if st.Role() == owner.RoleOwner {
 		return st.AppendBuffer(ctx, EventsKind, &r.events, rows, owner.AppendOptions{})
 	}
-	opts := owner.AppendOptions{Declare: &r.events, WriteOptions: owner.WriteOptions{NoWait: true}}
+	var reported string // the owner instance Options.Waiting was told of
+	r.reportWait(ctx, &reported)
+	opts := owner.AppendOptions{Declare: &r.events, WriteOptions: owner.WriteOptions{NoWait: true, Fast: true}}
 	a, err := st.AppendBuffer(ctx, EventsKind, &r.events, rows, opts)
-	if err != nil {
-		return owner.Appended{}, err // nothing was published
+	if err != nil || !a.Pending {
+		return a, err // refused here (nothing published), or the owner's answer on the fast path
 	}
-	res, err := r.awaitSpooled(ctx, a.Batch)
+	res, err := r.awaitSpooled(ctx, a.Batch, reported)
 	if err != nil {
 		return owner.Appended{}, err
 	}
@@ -171,9 +175,10 @@ var errOwnerGone = errors.New("the owner of the store went away")
 // When the owner goes away without an answer and no ledger holds one, it
 // takes the store over (takeOver) and waits again, as the owner or for the
 // process that won. A batch found nowhere is an *OutcomeUnknownError; the
-// end of ctx a *owner.PendingError.
-func (r *Recorder) awaitSpooled(ctx context.Context, id string) (recordstore.BatchResult, error) {
-	var reported string
+// end of ctx a *owner.PendingError. reported is the owner instance
+// Options.Waiting was told of already ("" for none): it is told of each
+// other one it waits for.
+func (r *Recorder) awaitSpooled(ctx context.Context, id, reported string) (recordstore.BatchResult, error) {
 	var failing time.Time // since when no ledger could be asked
 	for {
 		st := r.st()

@@ -29,7 +29,8 @@ import (
 const otherVersion = sqlite.CatalogVersion + 1
 
 // openOtherVersion opens the store at path in this process as a build of
-// otherVersion, detached when detached is set, counting its publishes in
+// otherVersion, detached when detached is set, counting the batches it
+// sends to the owner (published to the spool, or sent inline) in
 // published. A store it opens is closed at the end of the spec.
 func openOtherVersion(ctx context.Context, path string, detached bool, published *atomic.Int64) (*records.Store, error) {
 	opts := owner.Options[records.Backend]{
@@ -43,8 +44,8 @@ func openOtherVersion(ctx context.Context, path string, detached bool, published
 		CatalogVersion: otherVersion,
 		StartWait:      wait, PollMin: 5 * time.Millisecond, PollMax: 100 * time.Millisecond,
 		Failpoint: func(name string) {
-			if name == owner.FailAfterPublish {
-				published.Add(1)
+			if name == owner.FailAfterPublish || name == owner.FailInlineAfterSend {
+				published.Add(1) // through the spool, or over the socket (the fast path)
 			}
 		},
 	}

@@ -15,7 +15,10 @@ import (
 
 // commitGroup applies a group in one transaction and answers its waiters;
 // its folders stay in incoming/ until the next flush (appliedSet), those of
-// batches a streamed bad row failed go to failed/. A group whose
+// batches a streamed bad row failed go to failed/. A group that holds
+// inline batches is made durable (Sync) before they are answered
+// (answerInline); when its transaction fails they are answered at once and
+// the rest of the group is handled as ever (dropInline). A group whose
 // transaction fails is retried one batch per transaction, so that only
 // the batch at fault is failed (retryOrFail). It returns how many batches
 // it applied or failed.
@@ -29,7 +32,16 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	for i, g := range group {
 		batches[i] = g.batch
 	}
+	if hasInline(group) {
+		s.opts.Failpoint(FailInlineBeforeCommit)
+	}
 	results, err := s.backend.AppendBatch(ctx, batches...)
+	if err != nil && hasInline(group) {
+		if group = dropInline(group, err); len(group) == 0 {
+			s.setLastError(err)
+			return 0, err
+		}
+	}
 	if err != nil {
 		return s.groupFailed(ctx, group, err)
 	}
@@ -39,8 +51,17 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	var bad map[int]bool // batches whose streamed rows failed them
 	for i, res := range results {
 		g := group[i]
-		s.ing.done(g.name.String())
 		s.raiseHighWater(g.name.Instance, g.name.Seq)
+		if g.inline != nil {
+			// No folder: nothing to move. The ledger has its outcome.
+			if res.Outcome != recordstore.OutcomeFailed {
+				s.opts.Metrics.ingested(appendedRows(res), time.Since(g.name.Created))
+				s.noteRefused(g.name, res)
+			}
+			s.announce(res)
+			continue
+		}
+		s.ing.done(g.name.String())
 		if res.Outcome == recordstore.OutcomeFailed {
 			if bad == nil {
 				bad = map[int]bool{}
@@ -52,6 +73,10 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 		s.opts.Metrics.ingested(appendedRows(res), time.Since(g.name.Created))
 		s.noteRefused(g.name, res)
 		s.announce(res)
+	}
+	if hasInline(group) {
+		s.answerInline(ctx, group, results)
+		s.opts.Failpoint(FailInlineAfterAnswer)
 	}
 	s.opts.Failpoint(FailAfterLedger)
 	for i, g := range group {

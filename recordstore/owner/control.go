@@ -42,6 +42,8 @@ type Request struct {
 	Action   string   `json:"action"`
 	IDs      []string `json:"ids,omitempty"`
 	Wait     bool     `json:"wait,omitempty"`
+	// Batch is the inline batch of the append action.
+	Batch []byte `json:"batch,omitempty"`
 }
 
 // Response is one control response. Error is set when OK is false.
@@ -175,6 +177,8 @@ func (s *controlServer) dispatch(ctx context.Context, req Request, resp *Respons
 		resp.Status, resp.OK = &st, true
 	case ActionIngest:
 		resp.Results, resp.OK = s.h.controlIngest(ctx, req.IDs, req.Wait), true
+	case ActionAppend:
+		s.serveAppend(ctx, req, resp)
 	case ActionSpool:
 		l, err := s.h.controlSpool(ctx)
 		if err != nil {

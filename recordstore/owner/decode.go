@@ -12,12 +12,16 @@ import (
 	"github.com/fb46ecde/records/recordstore/spool"
 )
 
-// loaded is a batch read from incoming/, ready to apply. Its large
+// loaded is a batch read from incoming/ (or sent inline), ready to apply. Its large
 // entries stream from their files (readers), closed once it was applied.
 type loaded struct {
 	name    spool.BatchName
 	batch   recordstore.Batch
 	readers []*spool.EntryReader
+	// inline is set for a batch sent over the control socket (the append
+	// action) rather than read from incoming/: it has no folder, and its
+	// producer waits for the answer.
+	inline *inlineReq
 }
 
 // closeLoaded closes the files of loaded batches.

@@ -111,9 +111,9 @@ func (s *Store[T]) finalDrain() (int, error) {
 	}
 }
 
-// drainOnce applies one group of incoming batches and returns how many
-// batches it applied or failed, and whether incoming/ held more waiting
-// batches than that.
+// drainOnce applies one group of incoming batches, and of inline batches
+// sent over the socket (addInline), and returns how many batches it
+// applied or failed, and whether more wait: in incoming/, or inline.
 func (s *Store[T]) drainOnce(ctx context.Context) (int, bool, error) {
 	s.drain.lock()
 	defer s.drain.unlock()
@@ -141,11 +141,14 @@ func (s *Store[T]) drainLocked(ctx context.Context) (int, bool, error) {
 	s.setBacklog(waiting)
 	group, failed, err := s.pickGroup(ctx, names, applied)
 	defer closeLoaded(group)
+	if err == nil {
+		group = s.addInline(group, names, applied)
+	}
 	if err != nil || len(group) == 0 {
-		return failed, waiting > failed, err
+		return failed, waiting > failed || s.inline.pending(), err
 	}
 	n, err := s.commitGroup(ctx, group)
-	return n + failed, waiting > n+failed, err
+	return n + failed, waiting > n+failed || s.inline.pending(), err
 }
 
 func (s *Store[T]) setBacklog(n int) {

@@ -40,6 +40,37 @@ type WriteOptions struct {
 	// the outcome later, and the owner applies the batch once either way.
 	// The owner applies a write at once, NoWait or not.
 	NoWait bool
+	// Spool makes a process that does not own the store send the write
+	// through the spool even when the fast path (the owner's socket,
+	// ActionAppend) could take it, as Options.SpoolOnly does for every
+	// write. NoWait writes go through the spool, unless Fast.
+	Spool bool
+	// Fast, with NoWait, makes a process that does not own the store try
+	// the fast path first: when the owner answers, the write is done as
+	// without NoWait (not Pending, its result returned); otherwise its
+	// batch is published to the spool, under the same id, and left
+	// Pending as with NoWait alone. For a caller that awaits its batches
+	// itself (Await) and wants the owner's answer at once when it comes.
+	// Ignored without NoWait, with Spool or Options.SpoolOnly.
+	Fast bool
+}
+
+// spoolOnlyKey marks a context whose writes go through the spool (see
+// WriteOptions.Spool); submit reads it.
+type spoolOnlyKey struct{}
+
+// via returns ctx marked for the spool when o.Spool is set.
+func (o WriteOptions) via(ctx context.Context) context.Context {
+	if !o.Spool {
+		return ctx
+	}
+	return context.WithValue(ctx, spoolOnlyKey{}, true)
+}
+
+// spoolOnly reports whether ctx asks for the spool (WriteOptions.Spool).
+func spoolOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(spoolOnlyKey{}).(bool)
+	return v
 }
 
 // Written says how a write operation of a Store went.
@@ -113,6 +144,7 @@ func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recor
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
+	ctx = opts.via(ctx)
 	if max := s.spool.Limits().MaxRows; max > 0 && int64(len(rows)) > max {
 		return Appended{}, fmt.Errorf("append to %s: %w: %d rows, the limit of one append is %d", stream, spool.ErrTooManyRows, len(rows), max)
 	}
@@ -162,6 +194,7 @@ func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts Wr
 	if err := s.ready(ctx); err != nil {
 		return Mutated{}, err
 	}
+	ctx = opts.via(ctx)
 	spooled := s.Role() != RoleOwner
 	if spooled && opts.NoWait {
 		p, err := s.preparer()
@@ -172,8 +205,11 @@ func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts Wr
 		if err != nil {
 			return Mutated{}, err
 		}
-		w, _, err := s.sendPrepared(ctx, batch, opts, string(e.Op)+" "+e.Stream)
-		return Mutated{Written: w}, err
+		w, res, err := s.sendPrepared(ctx, batch, opts, string(e.Op)+" "+e.Stream)
+		if err != nil || w.Pending {
+			return Mutated{Written: w}, err
+		}
+		return Mutated{Meta: res.Entries[len(res.Entries)-1].Meta, Written: w}, nil // answered on the fast path
 	}
 	m, err := s.mutateBackend(ctx, e)
 	return Mutated{Meta: m, Written: Written{Spooled: spooled}}, err
@@ -217,6 +253,7 @@ func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, o
 	if err := s.ready(ctx); err != nil {
 		return Declared{}, err
 	}
+	ctx = opts.via(ctx)
 	p, err := s.preparer()
 	if err != nil {
 		return Declared{}, err
@@ -227,8 +264,14 @@ func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, o
 	}
 	spooled := s.Role() != RoleOwner
 	if spooled && opts.NoWait {
-		w, _, err := s.sendPrepared(ctx, batch, opts, "declare kinds")
-		return Declared{Written: w}, err
+		w, res, err := s.sendPrepared(ctx, batch, opts, "declare kinds")
+		out := Declared{Written: w}
+		if err == nil && !w.Pending { // answered on the fast path
+			for _, e := range res.Entries {
+				out.Statuses = append(out.Statuses, e.Status)
+			}
+		}
+		return out, err
 	}
 	out := Declared{Written: Written{Spooled: spooled}}
 	for _, k := range kinds {
@@ -250,13 +293,27 @@ func (s *Store[T]) preparer() (Preparer, error) {
 	return p, nil
 }
 
-// sendPrepared sends a prepared batch through the spool: published and
-// left pending with NoWait, else published and awaited. The owner's
+// sendPrepared sends a prepared batch to the owner: published and left
+// pending with NoWait (tried on the fast path first with Fast, and then
+// done when the owner answered), else submitted (the fast path, or the
+// spool) and awaited. The owner's
 // result comes back with an entry result per entry; an error it recorded
 // (the batch's, or its first refused entry's) is returned wrapped with
 // what. On a publish error nothing was published.
 func (s *Store[T]) sendPrepared(ctx context.Context, batch recordstore.Batch, opts WriteOptions, what string) (Written, recordstore.BatchResult, error) {
 	w := Written{Spooled: true}
+	if opts.NoWait && opts.Fast && !opts.Spool && !s.opts.SpoolOnly && !spoolOnly(ctx) && s.Role() != RoleOwner {
+		id, res, done, err := s.fastOrPublish(ctx, batch)
+		if err != nil && !done {
+			return w, recordstore.BatchResult{}, err
+		}
+		w.Batch, w.Pending = id, !done
+		if !done {
+			return w, recordstore.BatchResult{}, nil
+		}
+		res, err = recordstore.SubmitBatch(ctx, func(context.Context, recordstore.Batch) (recordstore.BatchResult, error) { return res, err }, what, batch)
+		return w, res, err
+	}
 	if opts.NoWait {
 		id, err := s.Publish(ctx, batch)
 		if err != nil {
@@ -265,18 +322,9 @@ func (s *Store[T]) sendPrepared(ctx context.Context, batch recordstore.Batch, op
 		w.Batch, w.Pending = id, true
 		return w, recordstore.BatchResult{}, nil
 	}
-	res, err := s.submit(ctx, batch)
-	if err != nil {
-		return w, res, err // a *PendingError names the batch
-	}
+	res, err := recordstore.SubmitBatch(ctx, s.submit, what, batch) // a *PendingError names the batch
 	w.Batch = res.ID
-	if err := res.Err(); err != nil {
-		return w, res, fmt.Errorf("%s: %w", what, err)
-	}
-	if len(res.Entries) != len(batch.Entries) {
-		return w, res, fmt.Errorf("%s: batch %s has %d entry results, want %d", what, res.ID, len(res.Entries), len(batch.Entries))
-	}
-	return w, res, nil
+	return w, res, err
 }
 
 // sendAppend publishes a prepared append's batch (its last entry is the

@@ -79,6 +79,11 @@ type Options[T Target] struct {
 	Build string
 	// Format is the spool codec non-owner writes use; default "ndjson".
 	Format string
+	// SpoolOnly makes this process, while it does not own the store,
+	// send every write through the spool, never over the owner's socket
+	// (the fast path, ActionAppend). WriteOptions.Spool asks the same of
+	// one write.
+	SpoolOnly bool
 	// StartWait bounds how long a non-owner waits for the owner to be
 	// ready; default 60s.
 	StartWait time.Duration
@@ -240,7 +245,9 @@ type Store[T Target] struct {
 	elect   chan struct{} // held by the election of a deferred store
 
 	// pub serializes this process's publishes so that its producer seqs
-	// reach incoming/ in order and a failed publish leaves no gap.
+	// reach incoming/ in order and a failed publish leaves no gap; a batch
+	// of the fast path takes its seq under it at once (stamp), and may
+	// reach incoming/ later, should it fall back to the spool.
 	pub struct {
 		sync.Mutex
 		seq int64 // last seq published
@@ -249,7 +256,8 @@ type Store[T Target] struct {
 	// sock is the owner's socket path as last read from the state file.
 	sock struct {
 		sync.Mutex
-		path string
+		path     string
+		noInline string // a socket whose owner answered the append action as unknown
 	}
 
 	mu struct {
@@ -268,6 +276,10 @@ type Store[T Target] struct {
 	}
 
 	ing ingestState // used by the goroutine that drains (under drain)
+
+	// inline holds the batches sent over the control socket (the append
+	// action) that no drain has taken yet.
+	inline inlineQueue
 
 	// applied are the batches committed whose folders are still in
 	// incoming/; flushMu admits one flush at a time (see flushApplied).

@@ -19,9 +19,26 @@ import (
 // awaitPoll is the ledger polling period when the socket cannot help.
 const awaitPoll = 25 * time.Millisecond
 
-// submit is the Submitter this store hands its read-only backend.
-// Awaiting pokes the owner itself, so the batch is published without a
-// separate poke.
+// submit is the Submitter this store hands its read-only backend: the
+// fast path first (submitFast), unless Options.SpoolOnly or the write's
+// WriteOptions.Spool, then the spool (submitSpooled).
+func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
+	return s.submitVia(ctx, b, !s.opts.SpoolOnly && !spoolOnly(ctx))
+}
+
+// submitVia is submit, trying the fast path first when fast is set (see
+// submitFast).
+func (s *Store[T]) submitVia(ctx context.Context, b recordstore.Batch, fast bool) (recordstore.BatchResult, error) {
+	if fast && s.Role() != RoleOwner {
+		return s.submitFast(ctx, b)
+	}
+	return s.submitSpooled(ctx, b, s.publishNotify)
+}
+
+// submitSpooled publishes b to the spool with publish (publishNotify, or
+// for a stamped batch publishStamped) and awaits its outcome. Awaiting
+// pokes the owner itself, so the batch is published without a separate
+// poke.
 //
 // The owner is asked for the outcome as soon as the batch is in incoming/,
 // while the publish's last fsyncs (of the folders the rename touched) still
@@ -30,7 +47,8 @@ const awaitPoll = 25 * time.Millisecond
 // publish failed. Should a power loss undo the rename, the owner's commit
 // was not synced either (see flushApplied), and the caller had
 // no answer yet.
-func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
+func (s *Store[T]) submitSpooled(ctx context.Context, b recordstore.Batch,
+	publish func(context.Context, recordstore.Batch, func(string)) (string, error)) (recordstore.BatchResult, error) {
 	type outcome struct {
 		res recordstore.BatchResult
 		err error
@@ -38,7 +56,7 @@ func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	got := make(chan outcome, 1)
-	_, err := s.publishNotify(ctx, b, func(id string) {
+	_, err := publish(ctx, b, func(id string) {
 		go func() {
 			start := time.Now()
 			res, err := s.await(actx, id, true)

@@ -72,9 +72,10 @@ func mpOpenParent(b *testing.B, path string) *records.Store {
 	return s
 }
 
-// BenchmarkSpooledAppend: this process, a non-owner, appends one row and
+// BenchmarkSpooledAppend: this process, a non-owner, appends one row
+// through the spool (owner.WriteOptions.Spool: the fast path off) and
 // waits for its outcome (publish, poke, pushed answer); a child process
-// owns the store. Reported: p50_ms and p99_ms of the round trip, and as
+// owns the store. BenchmarkNonOwnerAppend measures the fast path. Reported: p50_ms and p99_ms of the round trip, and as
 // the same-run baseline the bare durable part — write, fsync, rename and
 // fsync the folder, of one file the size of the batch's files, in the
 // store's folder — as baseline_p50_ms, with vs_fsync = p50 / baseline p50,
@@ -85,8 +86,9 @@ func BenchmarkSpooledAppend(b *testing.B) {
 	mpStartOwner(b, path)
 	s := mpOpenParent(b, path)
 	k := benchdata.Kind()
+	viaSpool := owner.AppendOptions{WriteOptions: owner.WriteOptions{Spool: true}}
 	appendOne := func(i int) error {
-		_, err := s.Backend().Append(ctx, "spooled", k.Name, []recordstore.Row{mpRow(i, int64(i))})
+		_, err := s.Append(ctx, "spooled", k.Name, []recordstore.Row{mpRow(i, int64(i))}, viaSpool)
 		return err
 	}
 	for i := range 3 { // warm up: stream, statements, socket

@@ -29,7 +29,7 @@ import (
 // The environment of a benchmark child.
 const (
 	// mpChildEnv names the role: "owner", "owner batches", "standby",
-	// "producer <stream> <rows>" or catalogOwnerRole.
+	// "producer <stream> <rows>", mpEchoRole or catalogOwnerRole.
 	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
 	// mpStoreEnv is the store path the child opens.
 	mpStoreEnv = "RECORDRESULTS_BENCH_STORE"
@@ -70,6 +70,8 @@ func mpRunChild(role string) int {
 			err = runCatalogOwner(ctx, path)
 		case plainOwnerRole:
 			err = runPlainOwner(ctx, path)
+		case mpEchoRole:
+			err = mpRunEcho(path)
 		default:
 			err = fmt.Errorf("unknown benchmark child role %q", role)
 		}

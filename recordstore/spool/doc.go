@@ -54,6 +54,15 @@
 // decoding, so a hostile file (a gzip bomb, a line of a gigabyte) costs at
 // most the configured Limits in memory.
 //
+// # Inline batches
+//
+// EncodeInline and DecodeInline carry a small batch (at most
+// MaxInlineBytes) as one byte string instead of a folder: the manifest and
+// each append entry's NDJSON data, checked on decoding exactly as a loaded
+// folder is. A producer sends one over the owner's control socket (the
+// owner package's append action); nothing of it is on disk until the owner
+// commits it.
+//
 // # Codecs
 //
 // "ndjson" and "ndjson.gz" are built in; "parquet" registers itself when
@@ -74,6 +83,7 @@
 //	FuzzManifest        manifest decode + validate, stable round trip
 //	FuzzEncodeValue     the value encoder against encoding/json, the JSON rules and strconv
 //	FuzzBatchName       batch folder names against the documented form
+//	FuzzInlineDecode    inline batches (EncodeInline): clean errors, stable round trip
 //
 // Seed corpora are committed under testdata/fuzz/<FuzzName>/.
 package spool

@@ -92,32 +92,23 @@ func (b *Backend) readOnlyErr(what string) error {
 	return fmt.Errorf("%s: %w: store %s is open read-only", what, recordstore.ErrReadOnly, b.path)
 }
 
-// submit hands one entry to Options.Submit as a batch carrying schemas and
-// returns the entry's result. An error of Submit itself (the owner could
-// not be reached, or ctx ended first: the owner's *PendingError) is
-// returned unchanged; an error the owner recorded for the batch or the
-// entry is a *recordstore.BatchError, wrapped with what, so that
-// errors.Is finds its sentinel. The caller must not hold life: Submit may
-// wait for this very process to be promoted and apply the batch.
+// submit hands one entry to Options.Submit as a batch carrying schemas,
+// through recordstore.SubmitBatch, and returns the entry's result. An
+// error of Submit itself (the owner could not be reached, or ctx ended
+// first: the owner's *PendingError) is returned unchanged; an error the
+// owner recorded for the batch or the entry is a *recordstore.BatchError,
+// wrapped with what, so that errors.Is finds its sentinel. The caller must
+// not hold life: Submit may wait for this very process to be promoted and
+// apply the batch.
 func (b *Backend) submit(ctx context.Context, what string, schemas []recordstore.Kind, e recordstore.BatchEntry) (recordstore.EntryResult, error) {
 	if b.opts.Submit == nil {
 		return recordstore.EntryResult{}, b.readOnlyErr(what)
 	}
-	res, err := b.opts.Submit(ctx, recordstore.Batch{Schemas: schemas, Entries: []recordstore.BatchEntry{e}})
+	res, err := recordstore.SubmitBatch(ctx, b.opts.Submit, what, recordstore.Batch{Schemas: schemas, Entries: []recordstore.BatchEntry{e}})
 	if err != nil {
 		return recordstore.EntryResult{}, err
 	}
-	if res.Error != nil {
-		return recordstore.EntryResult{}, fmt.Errorf("%s: %w", what, res.Error)
-	}
-	if len(res.Entries) != 1 {
-		return recordstore.EntryResult{}, fmt.Errorf("%s: batch %s has %d entry results, want 1", what, res.ID, len(res.Entries))
-	}
-	r := res.Entries[0]
-	if r.Error != nil {
-		return r, fmt.Errorf("%s: %w", what, r.Error)
-	}
-	return r, nil
+	return res.Entries[0], nil
 }
 
 // declareReadOnly declares k through Submit, unless the catalog has it

@@ -11,12 +11,12 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 )
 
-// submit hands one batch to Options.Submit and returns the result of its
-// last entry (the entry a declaration travels ahead of). An error of
-// Submit itself (the owner could not be reached, or ctx ended first: the
-// owner package's *PendingError) is returned unchanged; an error the owner
-// recorded for the batch or an entry is a *recordstore.BatchError, wrapped
-// with what, so that errors.Is finds its sentinel.
+// submit hands one batch to Options.Submit through
+// recordstore.SubmitBatch and returns the result of its last entry (the
+// entry a declaration travels ahead of). An error of Submit itself is
+// returned unchanged; an error the owner recorded for the batch or an
+// entry is a *recordstore.BatchError, wrapped with what, so that
+// errors.Is finds its sentinel.
 func (b *Backend) submit(ctx context.Context, what string, batch recordstore.Batch) (recordstore.EntryResult, error) {
 	if err := b.check(); err != nil {
 		return recordstore.EntryResult{}, err
@@ -24,20 +24,9 @@ func (b *Backend) submit(ctx context.Context, what string, batch recordstore.Bat
 	if b.opts.Submit == nil {
 		return recordstore.EntryResult{}, b.readOnlyErr(what)
 	}
-	res, err := b.opts.Submit(ctx, batch)
+	res, err := recordstore.SubmitBatch(ctx, b.opts.Submit, what, batch)
 	if err != nil {
 		return recordstore.EntryResult{}, err
-	}
-	if res.Error != nil {
-		return recordstore.EntryResult{}, fmt.Errorf("%s: %w", what, res.Error)
-	}
-	if len(res.Entries) != len(batch.Entries) {
-		return recordstore.EntryResult{}, fmt.Errorf("%s: batch %s has %d entry results, want %d", what, res.ID, len(res.Entries), len(batch.Entries))
-	}
-	for _, r := range res.Entries {
-		if r.Error != nil {
-			return r, fmt.Errorf("%s: %w", what, r.Error)
-		}
 	}
 	return res.Entries[len(res.Entries)-1], nil
 }
