@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
-	"github.com/fb46ecde/records/recordstore/internal/benchdata"
-	"github.com/fb46ecde/records/recordstore/recordresults"
+	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // mpEchoRole is the child that answers every message on a unix socket
@@ -99,7 +99,7 @@ func BenchmarkNonOwnerAppend(b *testing.B) {
 
 // mpInlineSize returns the size of the inline batch of a one-row append
 // of k (what the fast path sends, before the request's base64 and JSON).
-func mpInlineSize(b *testing.B, s *recordresults.Store, k *recordstore.Kind) int {
+func mpInlineSize(b *testing.B, s *records.Store, k *recordstore.Kind) int {
 	batch, err := s.Backend().PrepareAppend(context.Background(), "fast", k.Name, nil, []recordstore.Row{mpRow(0, 0)})
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +114,7 @@ func mpInlineSize(b *testing.B, s *recordresults.Store, k *recordstore.Kind) int
 }
 
 // mpTrashed counts the batch folders in the spool's trash/ and incoming/.
-func mpTrashed(b *testing.B, s *recordresults.Store) int {
+func mpTrashed(b *testing.B, s *records.Store) int {
 	n := 0
 	for _, state := range []string{"trash", "incoming"} {
 		des, err := os.ReadDir(filepath.Join(s.Spool().Root(), state))
