@@ -40,6 +40,11 @@ type WriteOptions struct {
 	// the outcome later, and the owner applies the batch once either way.
 	// The owner applies a write at once, NoWait or not.
 	NoWait bool
+	// Replicated makes the write return only once the store's replica
+	// holds its commit (see Store.WaitReplicated). When the wait fails
+	// the write stays applied and its error is a *NotReplicatedError. It
+	// does nothing with NoWait through the spool (the write is pending).
+	Replicated bool
 }
 
 // Written says how a write operation of a Store went.
@@ -110,6 +115,7 @@ type Declared struct {
 // published or applied.
 func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (out Appended, err error) {
 	defer s.countAppend(s.Role(), len(rows), &err)
+	defer s.waitReplicatedAfter(ctx, opts.WriteOptions, &out.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}

@@ -111,6 +111,15 @@ type Options[T Target] struct {
 	Logger *slog.Logger
 	// Events are callbacks.
 	Events Events
+	// Replica, when set, replicates the live file while this process
+	// owns the store: started as it becomes the owner (at Open or by a
+	// promotion), stopped — after shipping what is left, bounded by
+	// DrainOnClose — before Close lets go of the lock. Non-owners never
+	// run it. A Replicator serves one store: give each store its own.
+	// The backend must then leave checkpoints to the replicator (see
+	// sqlite.Options.NoCheckpoint), which has to see every WAL frame
+	// before it is checkpointed away.
+	Replica Replicator
 	// Metrics are measurement hooks (see Metrics); zero: none.
 	Metrics Metrics
 	// Failpoint, when set, is called at named points (see the Failpoint

@@ -79,12 +79,16 @@ func (s *Server) URL(prefix string) string {
 }
 
 // Env returns the environment variables an S3 client reads its
-// credentials from, for child processes (append them to cmd.Env).
+// credentials from, for child processes (append them to cmd.Env). It
+// empties AWS_CA_BUNDLE: the server speaks plain HTTP, and Litestream's S3
+// client fails to load any configuration while that variable names a
+// bundle (it cannot add root certificates to its own HTTP client).
 func (s *Server) Env() []string {
 	return []string{
 		"AWS_ACCESS_KEY_ID=" + AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + SecretKey,
 		"AWS_REGION=" + Region,
+		"AWS_CA_BUNDLE=",
 	}
 }
 
