@@ -198,3 +198,13 @@ func (s *Store[T]) waitReplicatedAfter(ctx context.Context, opts WriteOptions, w
 		*err = &NotReplicatedError{Err: werr}
 	}
 }
+
+// ReplicaStatus returns the replicator's status while this process owns
+// the store and runs one; ok is false otherwise. It is cheap (no I/O but a
+// stat of the WAL), for callers that watch many stores.
+func (s *Store[T]) ReplicaStatus() (st ReplicaStatus, ok bool) {
+	if s.opts.Replica == nil || s.Role() != RoleOwner {
+		return ReplicaStatus{}, false
+	}
+	return s.opts.Replica.Status(), true
+}

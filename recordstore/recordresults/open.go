@@ -65,6 +65,10 @@ type Options struct {
 	StartWait time.Duration
 	// DrainOnClose bounds the owner's final drain (default 10s).
 	DrainOnClose time.Duration
+	// Replica, when set, replicates the live file while this process owns
+	// the store (see owner.Options.Replica; replica.New makes one from an
+	// address). The live file's checkpoints are then left to it.
+	Replica owner.Replicator
 	// SweepInterval is the retention sweeper's period while this process
 	// owns the store (default 1m; negative disables it).
 	SweepInterval time.Duration
@@ -195,6 +199,7 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 		Format:         opts.Format,
 		StartWait:      opts.StartWait,
 		DrainOnClose:   opts.DrainOnClose,
+		Replica:        opts.Replica,
 		Heartbeat:      opts.Heartbeat,
 		Logger:         opts.Logger,
 		Events:         opts.Events,
@@ -210,6 +215,7 @@ func openOwner(ctx context.Context, path string, opts Options, readOnly bool) (*
 				ReadOnly:       ro,
 				ReadOnlyFile:   readOnly,
 				Submit:         submit,
+				NoCheckpoint:   opts.Replica != nil,
 			})
 			if err != nil {
 				return nil, err // not a nil *sqlite.Backend in a non-nil Backend
