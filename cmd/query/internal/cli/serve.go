@@ -157,6 +157,7 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *read
 			copts.Spool = nil // a read-only store has no spool
 		}
 		h := withConsole(recordresults.Handler(st.Backend(), hopts), console.Handler(copts))
+		reg.MustRegister(replicaCollector{status: st.Status})
 		m := metricsHandler(reg, storeView{Role: st.Role, Status: st.Status, Damage: damageOf(st.Backend())}, log)
 		return runHTTP(ctx, ln, hm.wrap(withMetrics(h, m)), log, func() { close(done) })
 	})

@@ -135,14 +135,16 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 		minRes = -1 // fleet.Options: negative is none, 0 the default
 	}
 	storeLog := a.logger(slog.LevelWarn)
+	so := fleet.StoreOptions{Logger: storeLog, Build: "query " + buildVersion().Version}
+	if err := a.fleetReplica(&so); err != nil {
+		return err
+	}
 	f, err := fleet.Open(p.root, fleet.Options{
 		Mode: mode, Path: p.path, Kinds: kinds,
 		// A read never creates a store, in a slot fleet either.
 		CreateOnDemand: fleet.OnDemandRefuse,
 		MaxOpen:        p.maxOpen, MinResidency: minRes, IdleClose: p.idleClose,
-		Open: fleet.DefaultOpener(fleet.StoreOptions{
-			Logger: storeLog, Build: "query " + buildVersion().Version,
-		}),
+		Open:   fleet.DefaultOpener(so),
 		Logger: storeLog,
 	})
 	if err != nil {
@@ -157,6 +159,7 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerFleetMetrics(reg, f)
+	reg.MustRegister(fleetReplicaCollector{f: f})
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,

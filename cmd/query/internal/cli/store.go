@@ -34,6 +34,11 @@ func (a *app) withOwned(ctx context.Context, opts recordresults.Options, fn func
 	if a.readOnly {
 		opts.ReadOnly = true
 	}
+	if !opts.ReadOnly {
+		if opts.Replica, err = a.replicator(); err != nil {
+			return err
+		}
+	}
 	st, err := recordresults.Open(ctx, a.storePath, opts)
 	if err != nil {
 		return err
