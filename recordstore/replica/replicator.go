@@ -20,7 +20,7 @@ import (
 
 // DefaultInterval is how often a Replicator looks for new commits when
 // Options.Interval is zero.
-const DefaultInterval = 100 * time.Millisecond
+const DefaultInterval = 250 * time.Millisecond
 
 // Options configure New.
 type Options struct {
