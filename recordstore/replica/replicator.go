@@ -47,8 +47,10 @@ type Replicator struct {
 	log    *slog.Logger
 	every  time.Duration
 
-	// ship serializes shipping cycles (the loop's, Wait's and Stop's).
-	ship sync.Mutex
+	// ship serializes shipping cycles (the loop's, Wait's and Stop's):
+	// a one-slot semaphore, so that a Wait gives up when its ctx ends
+	// while another cycle retries an unreachable replica.
+	ship chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -78,7 +80,8 @@ func New(url string, opts Options) (*Replicator, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
-	r := &Replicator{target: Redact(url), client: c, log: opts.Logger.With("component", "recordstore_replica"), every: opts.Interval}
+	r := &Replicator{target: Redact(url), client: c, log: opts.Logger.With("component", "recordstore_replica"), every: opts.Interval,
+		ship: make(chan struct{}, 1)}
 	r.mu.status.Target = r.target
 	return r, nil
 }
@@ -144,8 +147,12 @@ func (r *Replicator) loop(ctx context.Context, done chan struct{}) {
 // when Litestream decides to), then every LTX file the replica lacks to
 // the replica. It records the outcome for Status.
 func (r *Replicator) shipNow(ctx context.Context) error {
-	r.ship.Lock()
-	defer r.ship.Unlock()
+	select {
+	case r.ship <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.ship }()
 	r.mu.Lock()
 	db, live := r.mu.db, r.mu.live
 	r.mu.Unlock()
@@ -226,8 +233,13 @@ func (r *Replicator) Stop(ctx context.Context) error {
 	if db == nil {
 		return nil
 	}
-	r.ship.Lock()
-	defer r.ship.Unlock()
+	select {
+	case r.ship <- struct{}{}: // the loop is halted; a Wait may be shipping
+		defer func() { <-r.ship }()
+	case <-ctx.Done():
+		// Closed all the same (Litestream serializes it with that ship):
+		// its read transaction must not outlive this owner.
+	}
 	db.ShutdownSyncTimeout = 0 // one attempt; the bound is ctx's
 	if dl, ok := ctx.Deadline(); ok {
 		db.ShutdownSyncTimeout = time.Until(dl)

@@ -139,3 +139,59 @@ func TestAppendReplicatedIsInTheReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaFailureIsReportedAndAppendsGoOn stops the S3 server under a
+// replicated store: appends still commit, the status reports the error
+// and since when, and an append that waits for the replica fails with
+// code not_replicated, its rows appended.
+func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
+	srv, err := s3test.Start("records")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.SetEnv()()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "store")
+	st, err := openReplicated(ctx, path, srv.URL("down"), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	if _, err := st.DeclareKinds(ctx, []recordstore.Kind{counterKind}, owner.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	replicated := owner.AppendOptions{WriteOptions: owner.WriteOptions{Replicated: true}}
+	if _, err := st.Append(ctx, "s", "counter", rowsOf(1, 1), replicated); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, "s", "counter", rowsOf(2, 1), owner.AppendOptions{}); err != nil {
+		t.Fatalf("a plain append with the replica down: %v", err)
+	}
+	var rs owner.ReplicaStatus
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		rs, _ = st.ReplicaStatus()
+		if rs.LastError != "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("failing reported: %s", rs.LastError)
+	if rs.LastError == "" || rs.FailingSince.IsZero() || !rs.Running {
+		t.Fatalf("status with the replica down: %+v", rs)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err = st.Append(wctx, "s", "counter", rowsOf(3, 1), replicated)
+	wcancel()
+	var nre *owner.NotReplicatedError
+	if !errors.As(err, &nre) || recordstore.Code(err) != "not_replicated" {
+		t.Fatalf("waiting append with the replica down: %v (code %s)", err, recordstore.Code(err))
+	}
+	t.Logf("waiting append failed: %v", err)
+	recs, err := st.Backend().Scan(ctx, "s", recordstore.ScanOptions{})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("rows after the failed wait: %d, %v; want 3", len(recs), err)
+	}
+}
