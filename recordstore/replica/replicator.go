@@ -55,6 +55,8 @@ type Replicator struct {
 	mu struct {
 		sync.Mutex
 		db      *litestream.DB
+		store   *litestream.Store // compaction and retention of db's files
+		opened  bool              // store opened (its client initialized)
 		live    string
 		cancel  context.CancelFunc
 		done    chan struct{}
@@ -102,25 +104,34 @@ func Factory(url string, opts Options) (func(sub string) (owner.Replicator, erro
 	}, nil
 }
 
-// Start begins shipping the live file at live. A replicator already
-// running is stopped first (without shipping: the lock was held
-// throughout, the new run ships what the old one left). It fails only
-// when Litestream cannot be set up on the file; an unreachable replica is
-// reported by Status and retried every Interval.
+// Start begins shipping the live file at live, in the background: it
+// sets Litestream up on the file (its replica client, its compaction of
+// shipped files into larger ones, its retention of local ones) and ships
+// every Interval. A replica that cannot be reached, even at first, is
+// reported by Status and tried again every Interval. A replicator already
+// running is closed first, without waiting for a ship (the lock was held
+// throughout: this run ships what that one left).
 func (r *Replicator) Start(_ context.Context, live string) error {
-	r.halt()
+	r.mu.Lock()
+	old, opened := r.mu.store, r.mu.opened
+	r.mu.Unlock()
+	if db := r.halt(); db != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = r.closeDB(ctx, db, old, opened)
+	}
 	db := litestream.NewDB(live)
-	db.Logger = r.log.With("live", live)
 	db.MonitorInterval = 0 // this replicator's loop syncs
 	db.Replica = litestream.NewReplicaWithClient(db, r.client)
 	db.Replica.MonitorEnabled = false
-	if err := db.Open(); err != nil {
-		return fmt.Errorf("replicate %s: %w", live, err)
-	}
+	store := litestream.NewStore([]*litestream.DB{db}, litestream.DefaultCompactionLevels)
+	store.Logger = r.log
+	db.SetLogger(r.log.With("live", live))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	r.mu.Lock()
-	r.mu.db, r.mu.live, r.mu.cancel, r.mu.done = db, live, cancel, done
+	r.mu.db, r.mu.store, r.mu.opened = db, store, false
+	r.mu.live, r.mu.cancel, r.mu.done = live, cancel, done
 	r.mu.status.Running = true
 	r.mu.walSeen = walStamp{size: -1}
 	r.mu.Unlock()
@@ -128,19 +139,52 @@ func (r *Replicator) Start(_ context.Context, live string) error {
 	return nil
 }
 
-// loop ships every Interval until its ctx ends.
+// loop opens the Litestream store (until it can), then ships every
+// Interval while the WAL changed since the last ship or the last ship
+// failed, until its ctx ends.
 func (r *Replicator) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(r.every)
 	defer t.Stop()
 	for {
-		_ = r.shipNow(ctx)
+		if r.due() {
+			_ = r.shipNow(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// open opens the Litestream store once (it clears Litestream's staging
+// files, so it runs in the ship slot, never beside a ship); a failure is
+// recorded for Status.
+func (r *Replicator) open(ctx context.Context) bool {
+	r.mu.Lock()
+	store, opened := r.mu.store, r.mu.opened
+	r.mu.Unlock()
+	if opened || store == nil {
+		return opened
+	}
+	err := store.Open(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.failed(err)
+		return false
+	}
+	r.mu.opened = true
+	return true
+}
+
+// due reports whether the loop has anything to do: the store is not
+// open yet, the WAL changed since the last ship, or that ship failed.
+func (r *Replicator) due() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.mu.opened || r.mu.status.LastError != "" || statWAL(r.mu.live) != r.mu.walSeen
 }
 
 // shipNow runs one cycle: new WAL frames into an LTX file (checkpointing
@@ -158,6 +202,11 @@ func (r *Replicator) shipNow(ctx context.Context) error {
 	r.mu.Unlock()
 	if db == nil {
 		return fmt.Errorf("%w", owner.ErrNotReplicating)
+	}
+	if !r.open(ctx) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return errors.New(r.mu.status.LastError)
 	}
 	started := time.Now()
 	wal := statWAL(live)
@@ -193,10 +242,7 @@ func (r *Replicator) record(db *litestream.DB, wal walStamp, started time.Time, 
 		if errors.Is(err, context.Canceled) && r.mu.db != db {
 			return // stopped meanwhile
 		}
-		st.LastError = err.Error()
-		if st.FailingSince.IsZero() {
-			st.FailingSince = time.Now().UTC()
-		}
+		r.failed(err)
 		return
 	}
 	st.LastError, st.FailingSince = "", time.Time{}
@@ -204,6 +250,15 @@ func (r *Replicator) record(db *litestream.DB, wal walStamp, started time.Time, 
 	r.mu.walSeen = wal
 	if !r.mu.pending.IsZero() && !r.mu.pending.After(started) {
 		r.mu.pending = time.Time{}
+	}
+}
+
+// failed records a failure for Status; r.mu is held.
+func (r *Replicator) failed(err error) {
+	st := &r.mu.status
+	st.LastError = err.Error()
+	if st.FailingSince.IsZero() {
+		st.FailingSince = time.Now().UTC()
 	}
 }
 
@@ -229,6 +284,9 @@ func (r *Replicator) Wait(ctx context.Context) error {
 // syncs the WAL a last time, uploads, and releases its read transaction.
 // The working files stay for the next owner.
 func (r *Replicator) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	store, opened := r.mu.store, r.mu.opened
+	r.mu.Unlock()
 	db := r.halt()
 	if db == nil {
 		return nil
@@ -240,13 +298,8 @@ func (r *Replicator) Stop(ctx context.Context) error {
 		// Closed all the same (Litestream serializes it with that ship):
 		// its read transaction must not outlive this owner.
 	}
-	db.ShutdownSyncTimeout = 0 // one attempt; the bound is ctx's
-	if dl, ok := ctx.Deadline(); ok {
-		db.ShutdownSyncTimeout = time.Until(dl)
-		db.ShutdownSyncInterval = 100 * time.Millisecond
-	}
 	wal := statWAL(db.Path())
-	err := db.Close(ctx)
+	err := r.closeDB(ctx, db, store, opened)
 	r.record(db, wal, time.Now(), err)
 	r.mu.Lock()
 	r.mu.status.Running = false
@@ -257,11 +310,27 @@ func (r *Replicator) Stop(ctx context.Context) error {
 	return nil
 }
 
+// closeDB closes db with one last ship bounded by ctx: through its
+// Litestream store when it was opened (which stops compaction and
+// retention first), else alone.
+func (r *Replicator) closeDB(ctx context.Context, db *litestream.DB, store *litestream.Store, opened bool) error {
+	timeout := time.Duration(0) // one attempt; the bound is ctx's
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	db.ShutdownSyncTimeout, db.ShutdownSyncInterval = timeout, 100*time.Millisecond
+	if opened {
+		store.ShutdownSyncTimeout, store.ShutdownSyncInterval = timeout, 100*time.Millisecond
+		return store.Close(ctx)
+	}
+	return db.Close(ctx)
+}
+
 // halt stops the loop and takes the running DB out (nil when none).
 func (r *Replicator) halt() *litestream.DB {
 	r.mu.Lock()
 	db, cancel, done := r.mu.db, r.mu.cancel, r.mu.done
-	r.mu.db, r.mu.cancel, r.mu.done = nil, nil, nil
+	r.mu.db, r.mu.store, r.mu.opened, r.mu.cancel, r.mu.done = nil, nil, false, nil, nil
 	r.mu.Unlock()
 	if cancel != nil {
 		cancel()
