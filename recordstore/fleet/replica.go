@@ -6,6 +6,7 @@ package fleet
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 )
 
@@ -82,4 +83,10 @@ func (f *Fleet) ReplicaHealth() ReplicaHealth {
 		}
 	}
 	return h
+}
+
+// replicaWorkDir is the folder where Litestream keeps its working files
+// for the store file abs: ".<name>-litestream" beside it.
+func replicaWorkDir(abs string) string {
+	return filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+"-litestream")
 }

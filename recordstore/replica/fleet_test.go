@@ -2,6 +2,10 @@ package replica_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +90,54 @@ func TestFleetStoresReplicateUnderTheirKeys(t *testing.T) {
 		if len(got) != 1 || got[int64(i+1)] != rowsPerBatch {
 			t.Errorf("%s restored %v, want batch %d only", id, got, i+1)
 		}
+	}
+}
+
+// TestFleetDeleteRemovesTheReplicatorsFolder deletes a replicated fleet
+// store: the replicator's working folder beside it goes with it, and the
+// bucket folder is left empty and removed.
+func TestFleetDeleteRemovesTheReplicatorsFolder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	factory, err := replica.Factory("file://"+filepath.Join(t.TempDir(), "replica"), replica.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.Open(root, fleet.Options{
+		Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{counterKind}, CreateOnDemand: fleet.OnDemandCreate,
+		SweepInterval: -1, Open: fleet.DefaultOpener(fleet.StoreOptions{Replica: factory}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	k, err := f.KeyFor("gamma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Do(ctx, k, func(ctx context.Context, st *fleet.Store) error {
+		_, err := st.Append(ctx, "s", "counter", rowsOf(1, 1), owner.AppendOptions{WriteOptions: owner.WriteOptions{Replicated: true}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := f.Path(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+"-litestream")
+	if _, err := os.Stat(work); err != nil {
+		t.Fatalf("the replicator's folder: %v", err)
+	}
+	if err := f.CloseStore(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Delete(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(abs)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("bucket folder after delete: %v", err)
 	}
 }
