@@ -40,10 +40,11 @@ type WriteOptions struct {
 	// the outcome later, and the owner applies the batch once either way.
 	// The owner applies a write at once, NoWait or not.
 	NoWait bool
-	// Replicated makes the write return only once the store's replica
-	// holds its commit (see Store.WaitReplicated). When the wait fails
-	// the write stays applied and its error is a *NotReplicatedError. It
-	// does nothing with NoWait through the spool (the write is pending).
+	// Replicated makes the write (Append, AppendBuffer, Mutate,
+	// DeclareKinds) return only once the store's replica holds its commit
+	// (see Store.WaitReplicated). When the wait fails the write stays
+	// applied and its error is a *NotReplicatedError. It does nothing
+	// with NoWait through the spool (the write is pending).
 	Replicated bool
 }
 
@@ -164,7 +165,8 @@ func (s *Store[T]) appendOwned(ctx context.Context, stream, kind string, rows []
 // and sends it through the spool, waiting for the owner's outcome until
 // ctx ends (a *PendingError naming the batch) or, with NoWait, returning
 // once the batch is published.
-func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts WriteOptions) (Mutated, error) {
+func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts WriteOptions) (out Mutated, err error) {
+	defer s.waitReplicatedAfter(ctx, opts, &out.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Mutated{}, err
 	}
@@ -219,7 +221,8 @@ func (s *Store[T]) mutateBackend(ctx context.Context, e recordstore.BatchEntry) 
 // them). Without NoWait, a non-owner sends each declaration through the
 // spool and waits for it (until ctx ends: a *PendingError naming its
 // batch); with NoWait it publishes them all in one batch and returns.
-func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, opts WriteOptions) (Declared, error) {
+func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, opts WriteOptions) (res Declared, err error) {
+	defer s.waitReplicatedAfter(ctx, opts, &res.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Declared{}, err
 	}

@@ -190,6 +190,15 @@ func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
 		t.Fatalf("waiting append with the replica down: %v (code %s)", err, recordstore.Code(err))
 	}
 	t.Logf("waiting append failed: %v", err)
+	wctx, wcancel = context.WithTimeout(ctx, 2*time.Second)
+	_, err = st.Mutate(wctx, recordstore.BatchEntry{Op: recordstore.OpSeal, Stream: "s"}, owner.WriteOptions{Replicated: true})
+	wcancel()
+	if !errors.As(err, &nre) {
+		t.Fatalf("waiting seal with the replica down: %v", err)
+	}
+	if m, err := st.Backend().Meta(ctx, "s"); err != nil || !m.Sealed {
+		t.Fatalf("the stream after the failed wait of its seal: %+v, %v", m, err)
+	}
 	recs, err := st.Backend().Scan(ctx, "s", recordstore.ScanOptions{})
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("rows after the failed wait: %d, %v; want 3", len(recs), err)
