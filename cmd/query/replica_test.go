@@ -93,6 +93,19 @@ var _ = Describe("--replica", func() {
 		Expect(body).To(ContainSubstring("records_replica_lag_seconds"))
 	})
 
+	It("query fleet append --wait-replicated ships the tenant's store under <prefix>/tenant/<id>", func() {
+		root := filepath.Join(s.dir, "fleet")
+		Expect(os.Mkdir(root, 0o700)).To(Succeed())
+		fleetArgs := func(args ...string) []string {
+			return append([]string{"--replica", srv.URL("fleet"), "fleet", args[0], "--root", root, "--kinds", kindsFile()}, args[1:]...)
+		}
+		r := runQuery(s.dir, srv.Env(), "", fleetArgs("provision", "tenant:acme")...)
+		Expect(r.code).To(Equal(0), r.stderr)
+		r = runQuery(s.dir, srv.Env(), msgLines("t", 0, 2), fleetArgs("append", "tenant:acme", "--stream", "e1", "--kind", "events", "--wait-replicated")...)
+		Expect(r.code).To(Equal(0), r.stderr)
+		Expect(restoredMessages(srv.URL("fleet/tenant/acme"), "e1")).To(Equal([]string{"t-0", "t-1"}))
+	})
+
 	It("refuses an address with credentials before anything is created", func() {
 		bad := newStore()
 		r := runQuery(bad.dir, nil, msgLines("x", 0, 1), "--store", bad.path, "--replica", "s3://key:secret@records/p", "append", "--stream", "e1", "--kind", "events")
