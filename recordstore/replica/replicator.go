@@ -215,6 +215,9 @@ func (r *Replicator) shipNow(ctx context.Context) error {
 	if err == nil {
 		err = db.Replica.Sync(ctx)
 	}
+	if err != nil && ctx.Err() != nil {
+		return err // the caller stopped waiting: not a failure of shipping
+	}
 	r.record(db, wal, started, err)
 	return err
 }

@@ -165,7 +165,7 @@ func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
 	if _, err := st.Append(ctx, "s", "counter", rowsOf(1, 1), replicated); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Close(); err != nil {
+	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Append(ctx, "s", "counter", rowsOf(2, 1), owner.AppendOptions{}); err != nil {

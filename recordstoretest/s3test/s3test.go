@@ -136,3 +136,10 @@ func (s *Server) Close() error {
 	defer cancel()
 	return s.srv.Shutdown(ctx)
 }
+
+// Kill stops the server at once: the listener and every connection,
+// also one in the middle of a request, are closed; the bucket's contents
+// are gone with it. It is how a spec makes the replica unreachable.
+func (s *Server) Kill() error {
+	return s.srv.Close()
+}
