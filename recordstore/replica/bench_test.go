@@ -24,7 +24,7 @@ func benchStores(b *testing.B) (srv *s3test.Server, on, off *owner.Store[*sqlite
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = srv.Close() })
+	b.Cleanup(func() { _ = srv.Kill() })
 	b.Cleanup(srv.SetEnv())
 	ctx := context.Background()
 	on, err = openReplicated(ctx, filepath.Join(b.TempDir(), "on"), srv.URL("bench"), time.Minute)

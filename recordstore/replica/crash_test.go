@@ -228,7 +228,7 @@ func TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = srv.Close() }()
+	defer func() { _ = srv.Kill() }()
 	defer srv.SetEnv()()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -27,7 +27,7 @@ func TestFleetStoresReplicateUnderTheirKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = srv.Close() }()
+	defer func() { _ = srv.Kill() }()
 	defer srv.SetEnv()()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

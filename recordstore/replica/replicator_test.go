@@ -98,7 +98,7 @@ func TestAppendReplicatedIsInTheReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = srv.Close() }()
+	defer func() { _ = srv.Kill() }()
 	defer srv.SetEnv()()
 	for name, url := range map[string]string{
 		"s3":   srv.URL("store"),
