@@ -19,6 +19,14 @@ import (
 // benchStores opens a store replicated to the S3 test server and one that
 // is not, side by side, with the kind declared in each.
 func benchStores(b *testing.B) (srv *s3test.Server, on, off *owner.Store[*sqlite.Backend]) {
+	srv, on, off, _ = benchStores3(b)
+	return srv, on, off
+}
+
+// benchStores3 is benchStores with a third store, without replica and
+// without checkpoints (sqlite.Options.NoCheckpoint), as the replicated
+// one's writer runs.
+func benchStores3(b *testing.B) (srv *s3test.Server, on, off, offNoCkpt *owner.Store[*sqlite.Backend]) {
 	b.Helper()
 	srv, err := s3test.Start("records")
 	if err != nil {
@@ -32,34 +40,42 @@ func benchStores(b *testing.B) (srv *s3test.Server, on, off *owner.Store[*sqlite
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = on.Close() })
-	dir := filepath.Join(b.TempDir(), "off")
-	off, err = owner.Open(ctx, owner.Options[*sqlite.Backend]{
-		Path: dir, CatalogVersion: sqlite.CatalogVersion,
-		Open: func(ctx context.Context, ro bool, submit owner.Submitter) (*sqlite.Backend, error) {
-			return sqlite.Open(ctx, dir, sqlite.Options{ReadOnly: ro, Submit: submit, SweepInterval: -1})
-		},
-	})
-	if err != nil {
-		b.Fatal(err)
+	plain := func(name string, noCkpt bool) *owner.Store[*sqlite.Backend] {
+		dir := filepath.Join(b.TempDir(), name)
+		st, err := owner.Open(ctx, owner.Options[*sqlite.Backend]{
+			Path: dir, CatalogVersion: sqlite.CatalogVersion,
+			Open: func(ctx context.Context, ro bool, submit owner.Submitter) (*sqlite.Backend, error) {
+				return sqlite.Open(ctx, dir, sqlite.Options{ReadOnly: ro, Submit: submit, SweepInterval: -1, NoCheckpoint: noCkpt})
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st
 	}
-	b.Cleanup(func() { _ = off.Close() })
-	for _, st := range []*owner.Store[*sqlite.Backend]{on, off} {
+	off, offNoCkpt = plain("off", false), plain("offnockpt", true)
+	for _, st := range []*owner.Store[*sqlite.Backend]{on, off, offNoCkpt} {
 		if _, err := st.DeclareKinds(ctx, []recordstore.Kind{counterKind}, owner.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return srv, on, off
+	return srv, on, off, offNoCkpt
 }
 
 // BenchmarkAppendReplicated appends one 10-row batch to a replicated store
 // and one to a store without replica in each iteration, alternating which
 // goes first. vs_raw is the time without replication over the time with
 // it (goal ≥ 0.9): what shipping in the background costs the writer.
+// vs_nockpt compares with a third store, without replica and without
+// checkpoints, appended to in the same iterations: the cost of shipping
+// alone, apart from the checkpoints the replicated store leaves to
+// Litestream.
 func BenchmarkAppendReplicated(b *testing.B) {
-	_, on, off := benchStores(b)
+	_, on, off, offNoCkpt := benchStores3(b)
 	ctx := context.Background()
 	rows := rowsOf(1, 10)
-	var tOn, tOff time.Duration
+	var tOn, tOff, tNoCkpt time.Duration
 	appendTo := func(st *owner.Store[*sqlite.Backend], acc *time.Duration) {
 		t0 := time.Now()
 		if _, err := st.Append(ctx, "s", "counter", rows, owner.AppendOptions{}); err != nil {
@@ -72,13 +88,16 @@ func BenchmarkAppendReplicated(b *testing.B) {
 		if i%2 == 0 {
 			appendTo(on, &tOn)
 			appendTo(off, &tOff)
+			appendTo(offNoCkpt, &tNoCkpt)
 		} else {
+			appendTo(offNoCkpt, &tNoCkpt)
 			appendTo(off, &tOff)
 			appendTo(on, &tOn)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(tOff)/float64(tOn), "vs_raw")
+	b.ReportMetric(float64(tNoCkpt)/float64(tOn), "vs_nockpt")
 	b.ReportMetric(float64(b.N)/tOn.Seconds(), "appends/s_on")
 	b.ReportMetric(float64(b.N)/tOff.Seconds(), "appends/s_off")
 }
