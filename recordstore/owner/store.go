@@ -485,6 +485,8 @@ func (s *Store[T]) fatal() error {
 
 // Close releases this Open. The last Close of the process stops the store:
 // as owner it stops the socket, drains the spool (bounded by DrainOnClose),
+// ships what its replica lacks and stops replicating (Options.Replica; the
+// ship bounded by DrainOnClose too — what it leaves, the next owner ships),
 // removes its state file, unlocks, then drains again for as long as
 // batches keep arriving and the lock is free (so a batch published during
 // the final drain is not stranded), and closes the backend.
