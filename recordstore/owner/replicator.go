@@ -126,7 +126,9 @@ func (s *Store[T]) replicaStatus() *ReplicaStatus {
 // the owner committed before the call: in the owner directly, elsewhere by
 // asking the owner over its socket. It fails with an error wrapping
 // ErrNotReplicating when the owner runs no replica, and with the
-// replicator's error (or ctx's) when it cannot ship. It writes nothing.
+// replicator's error (or ctx's) when it cannot ship. A non-owner's wait is
+// also bounded by the control socket's deadline (10 s per request). It
+// writes nothing.
 func (s *Store[T]) WaitReplicated(ctx context.Context) error {
 	if err := s.ready(ctx); err != nil {
 		return err
