@@ -54,7 +54,7 @@ var _ = Describe("--replica", func() {
 		var err error
 		srv, err = s3test.Start("records")
 		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Kill) // at once: a replicator may still hold a connection
+		DeferCleanup(srv.Kill)     // at once: a replicator may still hold a connection
 		DeferCleanup(srv.SetEnv()) // for the restores made here
 		s = newStore()
 		env = append(srv.Env(), "RECORDS_REPLICA="+srv.URL("one"))
