@@ -17,8 +17,10 @@ import (
 )
 
 // Delete removes the store of k: the file, SQLite's sidecars, the owner's
-// state file and socket, the spool folder, then the lock file, and the
-// bucket folders it empties (never the root). The store is first closed in
+// state file and socket, the spool folder, the replicator's working
+// folder (StoreOptions.Replica), then the lock file, and the bucket
+// folders it empties (never the root). The store's replica is left as it
+// is: remove its prefix (ReplicaPrefix) where it lives. The store is first closed in
 // this process (waiting for its leases until ctx ends); meanwhile opens of
 // k fail with ErrDeleting. While another process owns the store (holds
 // its flock) Delete refuses with ErrInUse and removes nothing. A key with
@@ -93,6 +95,12 @@ func removeStore(abs string, paths owner.Paths) error {
 	}
 	if err := os.RemoveAll(paths.Spool); err != nil {
 		return fmt.Errorf("remove %s: %w", paths.Spool, err)
+	}
+	// The replicator's working folder (Litestream's LTX files of what it
+	// shipped), when the store was replicated: a store provisioned again
+	// for the key must not start from another file's positions.
+	if err := os.RemoveAll(replicaWorkDir(abs)); err != nil {
+		return fmt.Errorf("remove %s: %w", replicaWorkDir(abs), err)
 	}
 	if err := os.Remove(paths.Lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", paths.Lock, err)

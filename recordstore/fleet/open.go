@@ -321,7 +321,7 @@ func (f *Fleet) readIdentity(ctx context.Context, abs string) (string, error) {
 // openChecked opens the store file at abs, whose identity is k's: the
 // owner election, then the fleet's kinds. On error nothing stays open.
 func (f *Fleet) openChecked(ctx context.Context, k Key, abs string) (*Store, error) {
-	st, err := f.opts.Open(ctx, abs)
+	st, err := f.opts.Open(withKey(ctx, k), abs)
 	if err != nil {
 		return nil, fmt.Errorf("open the store of %s: %w", k, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/records"
 )
 
@@ -38,6 +40,13 @@ type StoreOptions struct {
 	// process its owner (the lock free) or a non-owner; a store that is
 	// only read never runs the election.
 	EagerElection bool
+	// Replica, when set, gives each store a replicator of its own under
+	// the sub-prefix it is called with, the store key's ReplicaPrefix
+	// ("tenant/<id>" or "slot/<nnnnn>"); replica.Factory makes one from the
+	// fleet's replica address. A store replicates while this process owns
+	// it, its checkpoints left to the replicator (see
+	// owner.Options.Replica). The opener fails with its error.
+	Replica func(sub string) (owner.Replicator, error)
 }
 
 // DefaultOpener returns the Opener a fleet uses by default: records.Open,
@@ -58,6 +67,10 @@ func DefaultOpener(so StoreOptions) Opener {
 		conns = 2
 	}
 	return func(ctx context.Context, path string) (*Store, error) {
+		rep, err := storeReplica(ctx, so.Replica)
+		if err != nil {
+			return nil, err
+		}
 		return records.Open(ctx, path, records.Options{
 			Owner: records.OwnerOptions{
 				Build:         so.Build,
@@ -67,10 +80,24 @@ func DefaultOpener(so StoreOptions) Opener {
 				Logger:        so.Logger,
 				Failpoint:     so.Failpoint,
 				DeferElection: !so.EagerElection,
+				Replica:       rep,
 			},
 			SweepInterval: sweep,
 			ReadConns:     conns,
 			LiveFile:      path,
 		})
 	}
+}
+
+// storeReplica is the replicator of the store an Opener opens (KeyOf
+// ctx), from the fleet's factory; nil without one.
+func storeReplica(ctx context.Context, factory func(sub string) (owner.Replicator, error)) (owner.Replicator, error) {
+	if factory == nil {
+		return nil, nil
+	}
+	k, ok := KeyOf(ctx)
+	if !ok {
+		return nil, recordstore.Errorf(recordstore.ErrInvalid, "replicate a fleet store: the opener was not called by the fleet (no store key)")
+	}
+	return factory(k.ReplicaPrefix())
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -24,15 +23,10 @@ const (
 	DefaultVerifySample = 8
 )
 
-// ReplicaPrefix is the sub-prefix of a store's replica under a fleet's
-// replica root: "tenant/<id>" or "slot/<nnnnn>" (the key with '/' for
-// ':'). ReplicaAddress joins it to the root.
-func ReplicaPrefix(k Key) string { return strings.Replace(k.String(), ":", "/", 1) }
-
 // ReplicaAddress returns the replica address of the store of k under the
 // fleet's replica root address (see replica.Join).
 func ReplicaAddress(root string, k Key) (string, error) {
-	return replica.Join(root, ReplicaPrefix(k))
+	return replica.Join(root, k.ReplicaPrefix())
 }
 
 // VerifyOutcome is the verification of one store's replica.

@@ -48,6 +48,7 @@ type SourceAppender interface {
 // applied once) or, with NoWait, returns once the batch is published.
 func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows recordstore.Rows, opts AppendOptions) (out Appended, err error) {
 	defer s.countAppend(s.Role(), bufferedRows(rows), &err)
+	defer s.waitReplicatedAfter(ctx, opts.WriteOptions, &out.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}

@@ -34,6 +34,9 @@ const (
 	ActionStatus = "status"
 	ActionIngest = "ingest"
 	ActionSpool  = "spool"
+	// ActionReplicated waits until the owner's replica holds every
+	// commit made before the request (see Store.WaitReplicated).
+	ActionReplicated = "replicated"
 )
 
 // Request is one control request.
@@ -54,6 +57,9 @@ type Response struct {
 	Status   *Status         `json:"status,omitempty"`
 	Results  []IngestOutcome `json:"results,omitempty"`
 	Spool    *SpoolListing   `json:"spool,omitempty"`
+	// NotReplicated answers ActionReplicated of an owner without a
+	// replica (OK is false).
+	NotReplicated bool `json:"notReplicated,omitempty"`
 }
 
 // IngestOutcome answers ingest for one batch id: Done with the ledger's
@@ -94,6 +100,7 @@ type controlHandler interface {
 	controlStatus(ctx context.Context) Status
 	controlIngest(ctx context.Context, ids []string, wait bool) []IngestOutcome
 	controlSpool(ctx context.Context) (SpoolListing, error)
+	controlReplicated(ctx context.Context) (notReplicated bool, err error)
 }
 
 // controlServer serves one socket path.
@@ -186,6 +193,13 @@ func (s *controlServer) dispatch(ctx context.Context, req Request, resp *Respons
 			return
 		}
 		resp.Spool, resp.OK = &l, true
+	case ActionReplicated:
+		notRep, err := s.h.controlReplicated(ctx)
+		if err != nil {
+			resp.Error, resp.NotReplicated = err.Error(), notRep
+			return
+		}
+		resp.OK = true
 	default:
 		resp.Error = fmt.Sprintf("unknown action %q", req.Action)
 	}

@@ -103,6 +103,10 @@ func (f *fakeHandler) controlSpool(context.Context) (SpoolListing, error) {
 	return SpoolListing{Incoming: []BatchRef{{Batch: "b1"}}}, nil
 }
 
+func (f *fakeHandler) controlReplicated(context.Context) (bool, error) {
+	return true, ErrNotReplicating
+}
+
 var _ = Describe("control socket", func() {
 	var path string
 	var h *fakeHandler

@@ -53,6 +53,12 @@ type WriteOptions struct {
 	// itself (Await) and wants the owner's answer at once when it comes.
 	// Ignored without NoWait, with Spool or Options.SpoolOnly.
 	Fast bool
+	// Replicated makes the write (Append, AppendBuffer, Mutate,
+	// DeclareKinds) return only once the store's replica holds its commit
+	// (see Store.WaitReplicated). When the wait fails the write stays
+	// applied and its error is a *NotReplicatedError. It does nothing
+	// with NoWait through the spool (the write is pending).
+	Replicated bool
 }
 
 // spoolOnlyKey marks a context whose writes go through the spool (see
@@ -141,6 +147,7 @@ type Declared struct {
 // published or applied.
 func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recordstore.Row, opts AppendOptions) (out Appended, err error) {
 	defer s.countAppend(s.Role(), len(rows), &err)
+	defer s.waitReplicatedAfter(ctx, opts.WriteOptions, &out.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
@@ -190,7 +197,8 @@ func (s *Store[T]) appendOwned(ctx context.Context, stream, kind string, rows []
 // and sends it through the spool, waiting for the owner's outcome until
 // ctx ends (a *PendingError naming the batch) or, with NoWait, returning
 // once the batch is published.
-func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts WriteOptions) (Mutated, error) {
+func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts WriteOptions) (out Mutated, err error) {
+	defer s.waitReplicatedAfter(ctx, opts, &out.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Mutated{}, err
 	}
@@ -249,7 +257,8 @@ func (s *Store[T]) mutateBackend(ctx context.Context, e recordstore.BatchEntry) 
 // them). Without NoWait, a non-owner sends each declaration through the
 // spool and waits for it (until ctx ends: a *PendingError naming its
 // batch); with NoWait it publishes them all in one batch and returns.
-func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, opts WriteOptions) (Declared, error) {
+func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, opts WriteOptions) (res Declared, err error) {
+	defer s.waitReplicatedAfter(ctx, opts, &res.Written, &err)
 	if err := s.ready(ctx); err != nil {
 		return Declared{}, err
 	}

@@ -279,6 +279,7 @@ func (s *Store[T]) serveAsOwner() error {
 		ctrl.close(s.id.Instance)
 		return err
 	}
+	s.startReplica()
 	s.setRole(RoleOwner)
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.ownerCancel = cancel
@@ -350,6 +351,9 @@ func (s *Store[T]) closeOwner() error {
 	_, err := s.finalDrain()
 	err = s.leftBehind(err)
 	s.opts.Failpoint(FailAfterFinalDrain)
+	// What the replica could not take in time is not lost (it is in the
+	// live file, and the next owner ships it): logged, not an error.
+	_ = s.stopReplica()
 	if rerr := removeStateIfOurs(s.paths.State, s.id.Instance); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -379,7 +383,10 @@ func (s *Store[T]) closeNonOwner() error {
 	if err := s.backend.Promote(ctx); err != nil {
 		return fmt.Errorf("promote to drain on close: %w", err)
 	}
-	_, err = s.finalDrain()
+	n, err := s.finalDrain()
+	if n > 0 {
+		s.shipOnce()
+	}
 	return s.leftBehind(err)
 }
 
@@ -394,6 +401,9 @@ func (s *Store[T]) recheck() error {
 			return err
 		}
 		n, derr := s.finalDrain()
+		if n > 0 {
+			s.shipOnce()
+		}
 		_ = s.lock.unlock()
 		if derr != nil || n == 0 {
 			return s.leftBehind(derr)

@@ -7,6 +7,8 @@ package owner
 import (
 	"context"
 	"fmt"
+
+	"github.com/fb46ecde/records/recordstore"
 )
 
 // Rotator is the optional capability of a target that can switch its live
@@ -26,7 +28,9 @@ type Rotator interface {
 // resumes.
 //
 // It fails with an error wrapping ErrNotOwner in a process that does not
-// own the store, ErrNoRotation when the backend is no Rotator, and
+// own the store, ErrNoRotation when the backend is no Rotator,
+// recordstore.ErrUnsupported for a replicated store (Options.Replica: a
+// replica follows one live file), and
 // recordstore.ErrClosed after Close. On error of the flush or of the
 // backend the old file stays live (see the backend's Rotate for what is on
 // disk); when only the state file cannot be written, the new file is live
@@ -41,6 +45,9 @@ func (s *Store[T]) Rotate(ctx context.Context, newLive string) (string, error) {
 	r, ok := any(s.backend).(Rotator)
 	if !ok {
 		return "", fmt.Errorf("rotate store %s: %w", s.opts.Path, ErrNoRotation)
+	}
+	if s.opts.Replica != nil {
+		return "", recordstore.Errorf(recordstore.ErrUnsupported, "rotate store %s: a replicated store keeps one live file", s.opts.Path)
 	}
 	s.drain.lock()
 	defer s.drain.unlock()

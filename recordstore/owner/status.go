@@ -56,6 +56,9 @@ type Status struct {
 	HeartbeatAgeMS int64 `json:"heartbeatAgeMs"`
 	// Hint says what to do about a status of PhaseUnknown.
 	Hint string `json:"hint,omitempty"`
+	// Replica is where the owner's replication stands: set by an owner
+	// that runs a replica (Options.Replica), nil otherwise.
+	Replica *ReplicaStatus `json:"replica,omitempty"`
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.

@@ -116,6 +116,15 @@ type Options[T Target] struct {
 	Logger *slog.Logger
 	// Events are callbacks.
 	Events Events
+	// Replica, when set, replicates the live file while this process
+	// owns the store: started as it becomes the owner (at Open or by a
+	// promotion), stopped — after shipping what is left, bounded by
+	// DrainOnClose — before Close lets go of the lock. Non-owners never
+	// run it. A Replicator serves one store: give each store its own.
+	// The backend must then leave checkpoints to the replicator (see
+	// sqlite.Options.NoCheckpoint), which has to see every WAL frame
+	// before it is checkpointed away.
+	Replica Replicator
 	// Metrics are measurement hooks (see Metrics); zero: none.
 	Metrics Metrics
 	// Failpoint, when set, is called at named points (see the Failpoint
@@ -488,6 +497,8 @@ func (s *Store[T]) fatal() error {
 
 // Close releases this Open. The last Close of the process stops the store:
 // as owner it stops the socket, drains the spool (bounded by DrainOnClose),
+// ships what its replica lacks and stops replicating (Options.Replica; the
+// ship bounded by DrainOnClose too — what it leaves, the next owner ships),
 // removes its state file, unlocks, then drains again for as long as
 // batches keep arriving and the lock is free (so a batch published during
 // the final drain is not stranded), and closes the backend.

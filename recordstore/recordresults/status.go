@@ -60,6 +60,9 @@ type printedStatus struct {
 	SocketAlive    bool            `json:"socketAlive"`
 	Stale          bool            `json:"stale"`
 	Corrupt        string          `json:"corrupt,omitempty"`
+	// Replica is the owner's replication (owner.Status.Replica), printed
+	// only when the owner replicates.
+	Replica *owner.ReplicaStatus `json:"replica,omitempty"`
 }
 
 // MarshalJSON prints {"phase":"none"} when no process owns the store (with
@@ -78,7 +81,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		StartedAt: datetime(st.StartedAt), HeartbeatAt: datetime(st.HeartbeatAt),
 		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
 		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
-		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt,
+		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt, Replica: s.Replica,
 	})
 }
 
@@ -103,7 +106,7 @@ func (s *Status) UnmarshalJSON(data []byte) error {
 		Phase: p.Phase, Epoch: p.Epoch, StartedAt: started, HeartbeatAt: heartbeat,
 		Store: p.Store, CatalogVersion: p.CatalogVersion, Socket: p.Socket, Spool: p.Spool,
 		Backlog: p.Backlog, Failed: p.Failed, Refused: p.Refused, LastError: p.LastError,
-	}, SocketAlive: p.SocketAlive, Stale: p.Stale}, Corrupt: p.Corrupt}
+	}, SocketAlive: p.SocketAlive, Stale: p.Stale, Replica: p.Replica}, Corrupt: p.Corrupt}
 	return nil
 }
 

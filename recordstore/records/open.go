@@ -261,6 +261,9 @@ func openSQLite(ctx context.Context, path string, opts Options, role sqlite.Opti
 	so.ReadConns = opts.ReadConns
 	so.BusyTimeout = opts.BusyTimeout
 	so.LiveFile = opts.LiveFile
+	// A replicated store's checkpoints are the replicator's: it must see
+	// every WAL frame before a checkpoint moves it into the file.
+	so.NoCheckpoint = opts.Owner.Replica != nil
 	if !role.ReadOnly && opts.NameLive != nil {
 		live, carry, err := opts.NameLive()
 		if err != nil {

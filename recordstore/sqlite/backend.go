@@ -39,6 +39,15 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns is the size of the reader pool; default 4.
 	ReadConns int
+	// NoCheckpoint turns SQLite's automatic checkpoints off on the writer
+	// connection (wal_autocheckpoint=0), for a live file whose WAL another
+	// component checkpoints: a replicator that must read every WAL frame
+	// before it is checkpointed away (owner.Options.Replica). The WAL then
+	// grows until that component checkpoints it. The backend never
+	// checkpoints explicitly; its last connection still checkpoints and
+	// removes the WAL as it closes (SQLite's rule), which is why the owner
+	// stops its replicator, after shipping, before it closes the backend.
+	NoCheckpoint bool
 
 	// ReadOnly opens an existing store without writing to it: only the
 	// reader pool is opened, no sweeper runs, and every mutation is handed
@@ -304,16 +313,17 @@ func (b *Backend) open(ctx context.Context) error {
 }
 
 func (b *Backend) openWriter(ctx context.Context) error {
-	w, err := openWriterDB(ctx, b.live, b.opts.BusyTimeout)
+	w, err := openWriterDB(ctx, b.live, b.opts.BusyTimeout, b.opts.NoCheckpoint)
 	b.w = w
 	return err
 }
 
 // openWriterDB opens the single writer connection of the file live and
-// checks that it is in WAL mode. The *sql.DB is returned (to be closed)
+// checks that it is in WAL mode; noCheckpoint turns its automatic
+// checkpoints off (Options.NoCheckpoint). The *sql.DB is returned (to be closed)
 // even with an error, once opened.
-func openWriterDB(ctx context.Context, live string, busy time.Duration) (*sql.DB, error) {
-	w, err := sql.Open("sqlite", writerDSN(live, busy))
+func openWriterDB(ctx context.Context, live string, busy time.Duration, noCheckpoint bool) (*sql.DB, error) {
+	w, err := sql.Open("sqlite", writerDSN(live, busy, noCheckpoint))
 	if err != nil {
 		return nil, fmt.Errorf("open writer: %w", err)
 	}

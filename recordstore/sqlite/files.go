@@ -255,12 +255,16 @@ func fixModes(live string) error {
 
 // writerDSN is the connection string of the single writer connection:
 // WAL, synchronous=NORMAL, busy_timeout, and BEGIN IMMEDIATE for every
-// transaction so that a second writer waits instead of failing on upgrade.
-func writerDSN(live string, busy time.Duration) string {
+// transaction so that a second writer waits instead of failing on upgrade;
+// with noCheckpoint, wal_autocheckpoint=0 (Options.NoCheckpoint).
+func writerDSN(live string, busy time.Duration, noCheckpoint bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	if noCheckpoint {
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+	}
 	q.Set("_txlock", "immediate")
 	return FileURI(live, q)
 }

@@ -119,7 +119,7 @@ func (b *Backend) prepareNext(ctx context.Context, path string) (*nextFile, erro
 	if err != nil {
 		return n, err
 	}
-	if n.w, err = openWriterDB(ctx, path, b.opts.BusyTimeout); err != nil {
+	if n.w, err = openWriterDB(ctx, path, b.opts.BusyTimeout, b.opts.NoCheckpoint); err != nil {
 		return n, err
 	}
 	if err := b.seedNext(ctx, n.w, kinds); err != nil {

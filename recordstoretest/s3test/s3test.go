@@ -89,12 +89,16 @@ func (s *Server) URL(prefix string) string {
 }
 
 // Env returns the environment variables an S3 client reads its
-// credentials from, for child processes (append them to cmd.Env).
+// credentials from, for child processes (append them to cmd.Env). It
+// empties AWS_CA_BUNDLE: the server speaks plain HTTP, and Litestream's S3
+// client fails to load any configuration while that variable names a
+// bundle (it cannot add root certificates to its own HTTP client).
 func (s *Server) Env() []string {
 	return []string{
 		"AWS_ACCESS_KEY_ID=" + AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + SecretKey,
 		"AWS_REGION=" + Region,
+		"AWS_CA_BUNDLE=",
 	}
 }
 
@@ -153,4 +157,11 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
+}
+
+// Kill stops the server at once: the listener and every connection,
+// also one in the middle of a request, are closed; the bucket's contents
+// are gone with it. It is how a spec makes the replica unreachable.
+func (s *Server) Kill() error {
+	return s.srv.Close()
 }

@@ -72,7 +72,7 @@ type api struct {
 
 // Handler returns the HTTP API of f:
 //
-//	GET /healthz                                    {"status":"ok"}
+//	GET /healthz                                    {"status":"ok"}, with "replica" (fleet.ReplicaHealth) while it ships stores
 //	GET /api/v1/tenants[?after=KEY&limit=N]         {"tenants":[{key,path,size}...],"next":KEY}
 //	    /api/v1/tenants/{key}/healthz               the store's /healthz
 //	    /api/v1/tenants/{key}/<route>               the store's /api/v1/<route>
@@ -105,7 +105,11 @@ func Handler(f *fleet.Fleet, opts Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		body := map[string]any{"status": "ok"}
+		if rh := f.ReplicaHealth(); rh.Replicating > 0 {
+			body["replica"] = rh // the stores this process owns and ships (a replica configured)
+		}
+		httpx.WriteJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /api/v1/tenants", h.tenants)
 	mux.HandleFunc(TenantsPrefix+"{key}", h.tenant)

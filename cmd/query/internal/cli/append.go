@@ -37,6 +37,7 @@ type appendArgs struct {
 	format                    enumValue
 	wait                      waitFlags
 	batchRows                 int64 // > 0: bulk mode, batches of this many rows
+	waitReplicated            bool  // --wait-replicated
 }
 
 // appended is the output of append: the window written, and how.
@@ -120,6 +121,9 @@ func (p *appendArgs) take(args []string) error {
 	if p.batchRows > 0 && p.wait.noWait {
 		return usagef("--batch-rows and --no-wait cannot be used together")
 	}
+	if p.waitReplicated && p.wait.noWait {
+		return usagef("--wait-replicated and --no-wait cannot be used together")
+	}
 	return schemaFromStdin(p.schema, p.src)
 }
 
@@ -132,6 +136,7 @@ func (p *appendArgs) register(cmd *cobra.Command) {
 	f.StringVar(&p.schema, "schema", "", `kind file ({"kinds": [...]}) declaring the kind, declared before the append; default: the store's catalog`)
 	f.Var(&p.format, "format", "input format: ndjson")
 	p.wait.register(f)
+	f.BoolVar(&p.waitReplicated, "wait-replicated", false, "return only once the store's replica holds the append (the owner runs with --replica); a wait that fails is not_replicated, the rows staying appended; --timeout bounds it")
 	f.Int64Var(&p.batchRows, "batch-rows", 0, "stream the input in batches of N rows, each all-or-nothing (default: one append of every row)")
 	_ = cmd.MarkFlagRequired("stream")
 	_ = cmd.MarkFlagRequired("kind")
@@ -190,6 +195,11 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 		if err != nil {
 			return err
 		}
+		if p.waitReplicated {
+			if err := st.WaitReplicated(actx); err != nil {
+				return &owner.NotReplicatedError{Err: err}
+			}
+		}
 		return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
 	}
 	limits := spool.DefaultLimits // a store opened --read-only has no spool: its append fails read_only
@@ -212,7 +222,9 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 	}
 	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 	defer cancel()
-	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
+	wo := p.wait.options()
+	wo.Replicated = p.waitReplicated
+	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: wo})
 	if err != nil {
 		return suggestBatches(err)
 	}

@@ -70,10 +70,15 @@ func (a *app) openFleet(p *fleetArgs) (*fleet.Fleet, error) {
 		}
 		kinds = file.Kinds
 	}
+	so := fleet.StoreOptions{Logger: a.logger(slog.LevelWarn)}
+	if err := a.fleetReplica(&so); err != nil {
+		return nil, err
+	}
 	return fleet.Open(p.root, fleet.Options{
 		Mode: mode, Path: p.path, Kinds: kinds, SweepInterval: -1,
 		Outside: []string{a.storePath},
 		Logger:  a.logger(slog.LevelWarn),
+		Open:    fleet.DefaultOpener(so),
 	})
 }
 

@@ -31,7 +31,8 @@ type Env struct {
 type app struct {
 	env       Env
 	storePath string
-	readOnly  bool // --read-only
+	readOnly  bool   // --read-only
+	replica   string // --replica
 	logLevel  enumValue
 }
 
@@ -77,6 +78,7 @@ line exits 2.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.storePath, "store", store, "path of the store; defaults to $"+StoreEnv+", else "+DefaultStore)
 	pf.BoolVar(&a.readOnly, "read-only", false, "open the store read-only, without taking part in the owner election: nothing is created or written, writes fail with read_only")
+	a.registerReplica(pf)
 	pf.Var(&a.logLevel, "log-level", "log level on stderr: debug, info, warn or error (default info for serve, warn otherwise)")
 
 	root.AddCommand(

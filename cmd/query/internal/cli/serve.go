@@ -163,6 +163,7 @@ func (a *app) serve(ctx context.Context, addr string, allowWrites bool, rf *read
 		if err := reg.Register(ownermetrics.NewStoreCollector(ownermetrics.ViewOf(st))); err != nil {
 			return err
 		}
+		reg.MustRegister(ownermetrics.NewReplicaCollector(st.Status))
 		h = ownermetrics.Mount(h, ownermetrics.Handler(reg, log))
 		return runHTTP(ctx, ln, hm.Wrap(h), log, func() { close(done) })
 	})

@@ -136,14 +136,16 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 		minRes = -1 // fleet.Options: negative is none, 0 the default
 	}
 	storeLog := a.logger(slog.LevelWarn)
+	so := fleet.StoreOptions{Logger: storeLog, Build: "query " + buildVersion().Version}
+	if err := a.fleetReplica(&so); err != nil {
+		return err
+	}
 	f, err := fleet.Open(p.root, fleet.Options{
 		Mode: mode, Path: p.path, Kinds: kinds,
 		// A read never creates a store, in a slot fleet either.
 		CreateOnDemand: fleet.OnDemandRefuse,
 		MaxOpen:        p.maxOpen, MinResidency: minRes, IdleClose: p.idleClose,
-		Open: fleet.DefaultOpener(fleet.StoreOptions{
-			Logger: storeLog, Build: "query " + buildVersion().Version,
-		}),
+		Open:   fleet.DefaultOpener(so),
 		Logger: storeLog,
 	})
 	if err != nil {
@@ -159,7 +161,7 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 		return err
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		ownermetrics.NewFleetCollector(f))
+		ownermetrics.NewFleetCollector(f), ownermetrics.NewFleetReplicaCollector(f))
 	metrics := ownermetrics.Handler(reg, log)
 	done := make(chan struct{})
 	h := fleethttp.Handler(f, fleethttp.Options{Logger: log, Done: done, MaxExportRows: p.maxExport})

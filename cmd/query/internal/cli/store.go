@@ -34,6 +34,11 @@ func (a *app) withOwned(ctx context.Context, opts records.Options, fn func(*reco
 	if a.readOnly {
 		opts.ReadOnly = true
 	}
+	if !opts.ReadOnly {
+		if opts.Owner.Replica, err = a.replicator(); err != nil {
+			return err
+		}
+	}
 	st, err := records.Open(ctx, a.storePath, opts)
 	if err != nil {
 		return err
