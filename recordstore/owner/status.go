@@ -56,6 +56,15 @@ type Status struct {
 	HeartbeatAgeMS int64 `json:"heartbeatAgeMs"`
 	// Hint says what to do about a status of PhaseUnknown.
 	Hint string `json:"hint,omitempty"`
+	// Wake says how followers learn of the owner's commits: WakePush or
+	// WakePolling. In the owner's answer, WakePush (it pushes commit
+	// notices); in a non-owner's Store.Status, whether that process is
+	// subscribed to them right now; read from the state file alone (the
+	// socket dead), WakePolling.
+	Wake string `json:"wake,omitempty"`
+	// Subscribers is, in the owner's answer, how many processes are
+	// subscribed to its commit notices.
+	Subscribers int64 `json:"subscribers,omitempty"`
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.
@@ -94,6 +103,7 @@ func ReadStatus(ctx context.Context, path string, heartbeat time.Duration) (Stat
 	}
 	if !out.SocketAlive {
 		out.Backlog = countIncoming(path)
+		out.Wake = WakePolling
 	}
 	out.HeartbeatAgeMS = time.Since(out.HeartbeatAt).Milliseconds()
 	out.Stale = time.Since(out.HeartbeatAt) > 3*heartbeat ||

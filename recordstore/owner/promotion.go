@@ -1,0 +1,83 @@
+// Promotion timing: how fast a standby notices that the owner is gone,
+// and what each step of its promotion costs (Events.Promoted).
+
+package owner
+
+import "time"
+
+// promoteFastRetry and promoteFastTries: after the owner's subscription
+// ended (see push.go) the promoter tries the lock every promoteFastRetry,
+// promoteFastTries times, before it goes back to every promoteRetry. The
+// kernel releases a dead process's lock and closes its connections in the
+// same exit, in no fixed order, so the first try may come a little early.
+const (
+	promoteFastRetry = time.Millisecond
+	promoteFastTries = 100
+)
+
+// promoterPause waits before the promoter's next try of the lock:
+// promoteRetry, or promoteFastRetry while *fast counts tries left; a kick
+// from the subscriber (the owner's connection ended) ends the wait at once
+// and starts promoteFastTries fast tries. It reports false once the store
+// closed.
+func (s *Store[T]) promoterPause(fast *int) bool {
+	d := promoteRetry
+	if *fast > 0 {
+		*fast--
+		d = promoteFastRetry
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	case <-s.push.kick():
+		*fast = promoteFastTries
+		return true
+	}
+}
+
+// Promotion is what Events.Promoted reports of one promotion of a
+// non-owner (not of an owner elected at Open).
+type Promotion struct {
+	// Epoch is the new writer epoch.
+	Epoch int64
+	// Locked is when the promotion began, just after the lock was taken.
+	Locked time.Time
+	// Phases are the promotion's steps, in order, each with its duration:
+	// "check live" (the live file is still the store's), "state starting"
+	// (the state file written), "backend" (the backend made writable: a
+	// new epoch committed), "socket" (the control socket bound), "state
+	// ready" and "role" (Events.Role called).
+	Phases []PromotionPhase
+}
+
+// PromotionPhase is one step of a Promotion.
+type PromotionPhase struct {
+	Name string
+	Took time.Duration
+}
+
+// promotionClock times the phases of one promotion; a nil clock (an
+// owner elected at Open) times nothing.
+type promotionClock struct {
+	p    Promotion
+	last time.Time
+}
+
+func newPromotionClock() *promotionClock {
+	now := time.Now()
+	return &promotionClock{p: Promotion{Locked: now}, last: now}
+}
+
+// mark ends the phase named name.
+func (c *promotionClock) mark(name string) {
+	if c == nil {
+		return
+	}
+	now := time.Now()
+	c.p.Phases = append(c.p.Phases, PromotionPhase{Name: name, Took: now.Sub(c.last)})
+	c.last = now
+}
