@@ -3,7 +3,11 @@
 
 package owner
 
-import "time"
+import (
+	"net"
+	"os"
+	"time"
+)
 
 // promoteFastRetry and promoteFastTries: after the owner's subscription
 // ended (see push.go) the promoter tries the lock every promoteFastRetry,
@@ -80,4 +84,31 @@ func (c *promotionClock) mark(name string) {
 	now := time.Now()
 	c.p.Phases = append(c.p.Phases, PromotionPhase{Name: name, Took: now.Sub(c.last)})
 	c.last = now
+}
+
+// takeOverSocket removes the socket file of the previous owner prev (the
+// state file's before this promotion) when that owner's process still
+// listens on it. This process holds the lock, so prev no longer does:
+// it is dying — the kernel releases a killed process's lock before it
+// closes its other descriptors (see lockFDFloor) — and its listener
+// accepts connections nobody will answer. Without this, listenControl
+// would take it for a live program and the promotion would serve a second
+// later. A socket served by any other process (SO_PEERCRED, Linux only)
+// is left alone, for listenControl to refuse.
+func (s *Store[T]) takeOverSocket(prev State) {
+	if prev.PID == 0 || prev.PID == os.Getpid() || prev.Socket != s.paths.Socket || !sameHost(prev.Host) {
+		return
+	}
+	c, err := net.DialTimeout("unix", s.paths.Socket, 200*time.Millisecond)
+	if err != nil {
+		return // nobody listens: listenControl replaces the file
+	}
+	pid, ok := peerPID(c)
+	_ = c.Close()
+	if !ok || pid != prev.PID {
+		return
+	}
+	if err := os.Remove(s.paths.Socket); err == nil {
+		s.log.Debug("took over the socket of the previous owner, still exiting", "pid", pid)
+	}
 }

@@ -140,9 +140,11 @@ type pushState struct {
 	wake     atomic.Pointer[string] // nil: polling
 	kickOnce sync.Once
 	kickCh   chan struct{}
-	// clock times the promotion under way (set and read by the promoting
-	// goroutine only; nil otherwise).
+	// clock times the promotion under way, and prev is the state file's
+	// owner before it (see takeOverSocket); both set and read by the
+	// promoting goroutine only, nil and zero otherwise.
 	clock *promotionClock
+	prev  State
 }
 
 // kick returns the channel through which the subscriber tells the

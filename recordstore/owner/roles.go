@@ -246,7 +246,7 @@ func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 	start := time.Now()
 	clock := newPromotionClock()
 	s.push.clock = clock
-	defer func() { s.push.clock = nil }()
+	defer func() { s.push.clock, s.push.prev = nil, State{} }()
 	if err := s.checkLive(); err != nil {
 		if s.Gone() != nil {
 			return false, s.refuseHeld(err)
@@ -254,6 +254,7 @@ func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 		return false, err
 	}
 	clock.mark("check live")
+	s.push.prev, _ = ReadState(s.paths.State)
 	if err := s.writeState(PhaseStarting); err != nil {
 		return false, err
 	}
@@ -278,6 +279,7 @@ func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 
 // serveAsOwner binds the socket, writes state ready and starts the loops.
 func (s *Store[T]) serveAsOwner() error {
+	s.takeOverSocket(s.push.prev)
 	ctrl, err := listenControl(s.paths.Socket, s, s.log)
 	if err != nil {
 		return err
