@@ -19,13 +19,24 @@ const (
 	promoteFastTries = 100
 )
 
+// promotePushedRetry is how often the promoter tries the lock while this
+// process is subscribed to the owner's notices: the subscription's end is
+// what tells it the owner is gone, so the polling is only a safety net,
+// and a store with hundreds of followers is spared their thousands of
+// tries a second.
+const promotePushedRetry = 200 * time.Millisecond
+
 // promoterPause waits before the promoter's next try of the lock:
-// promoteRetry, or promoteFastRetry while *fast counts tries left; a kick
+// promoteRetry (promotePushedRetry while subscribed to the owner's
+// notices), or promoteFastRetry while *fast counts tries left; a kick
 // from the subscriber (the owner's connection ended) ends the wait at once
 // and starts promoteFastTries fast tries. It reports false once the store
 // closed.
 func (s *Store[T]) promoterPause(fast *int) bool {
 	d := promoteRetry
+	if s.push.wakeMode() == WakePush {
+		d = promotePushedRetry
+	}
 	if *fast > 0 {
 		*fast--
 		d = promoteFastRetry
