@@ -224,8 +224,12 @@ func (s *Store[T]) controlSubscribe(ctx context.Context, c net.Conn) {
 }
 
 // changePoller is a backend that can look for other processes' commits
-// at once (sqlite.Backend.PollChanges) instead of at its next poll.
-type changePoller interface{ PollChanges() }
+// at once (sqlite.Backend.PollChanges) instead of at its next poll, and
+// poll less while the owner's notices reach it (SetPushed).
+type changePoller interface {
+	PollChanges()
+	SetPushed(on bool)
+}
 
 // startSubscriber subscribes this non-owner to the owner's commit notices
 // (see subscriber).
@@ -304,7 +308,9 @@ func (s *Store[T]) subscribeOnce() (connected bool, err error) {
 	_ = c.SetDeadline(time.Time{})
 	s.push.setWake(WakePush)
 	poller := any(s.backend).(changePoller)
-	poller.PollChanges() // whatever was committed while there was no subscription
+	poller.SetPushed(true)
+	defer poller.SetPushed(false) // polls at once, and at the usual pace again
+	poller.PollChanges()          // whatever was committed while there was no subscription
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {

@@ -156,7 +156,7 @@ func (f *feedHandle) tick() {
 		f.finishLocked()
 		return
 	}
-	next := f.b.opts.ChangeInterval
+	next := f.b.feedInterval()
 	if f.again {
 		f.again, next = false, 0
 	}

@@ -3,6 +3,8 @@
 
 package sqlite
 
+import "time"
+
 // PollChanges has a read-only backend's change feed poll now rather than
 // at its next interval: when it finds that the live file changed, it
 // refreshes the catalog and wakes every follower, as each poll does. It
@@ -33,4 +35,28 @@ func (f *feedHandle) kick() {
 		return
 	}
 	f.again = true
+}
+
+// PushedIntervals is how many ChangeIntervals the change feed waits
+// between polls while SetPushed(true) holds.
+const PushedIntervals = 10
+
+// SetPushed tells a read-only backend whether the owner's commit notices
+// reach it (the owner package's push): while they do, each one calls
+// PollChanges, and the feed polls on its own only every PushedIntervals
+// ChangeIntervals, as a safety net (a commit nobody announces — a writer
+// outside the owner — is then seen within that). Set back to false, the
+// feed polls at once and every ChangeInterval again.
+func (b *Backend) SetPushed(on bool) {
+	if b.pushed.Swap(on) && !on {
+		b.PollChanges()
+	}
+}
+
+// feedInterval is the change feed's wait between two polls.
+func (b *Backend) feedInterval() time.Duration {
+	if b.pushed.Load() {
+		return PushedIntervals * b.opts.ChangeInterval
+	}
+	return b.opts.ChangeInterval
 }
