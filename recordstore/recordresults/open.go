@@ -71,8 +71,11 @@ type Options struct {
 	// Heartbeat is the owner's state refresh period (default 5s).
 	Heartbeat time.Duration
 	// ChangeInterval is how often a non-owner looks for the owner's
-	// commits to wake its followers (Notifier, Tail; default 100ms): a
-	// follower in another process sees an append after about half of it.
+	// commits to wake its followers (Notifier, Tail; default 100ms) while
+	// the owner's commit notices do not reach it; while they do, a
+	// follower in another process sees an append at once (about a
+	// millisecond), and the non-owner looks only every ten intervals, as
+	// a safety net (see owner's push, docs/multi-process.md).
 	ChangeInterval time.Duration
 	// Events are the owner's callbacks (role changes, batches).
 	Events owner.Events
