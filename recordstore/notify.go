@@ -16,6 +16,9 @@ import (
 type Notifier struct {
 	mu      sync.Mutex
 	waiters map[string]chan struct{} // guarded by mu; closed and dropped on notify
+	// observers are called, under mu, after every Notify and NotifyAll
+	// (see Observe); keyed by registration.
+	observers map[*func()]struct{}
 }
 
 // NewNotifier returns a Notifier with no waiters.
@@ -47,6 +50,7 @@ func (n *Notifier) Notify(streams ...string) {
 			delete(n.waiters, s)
 		}
 	}
+	n.observeLocked()
 }
 
 // NotifyAll wakes every follower.
@@ -56,6 +60,35 @@ func (n *Notifier) NotifyAll() {
 	for s, ch := range n.waiters {
 		close(ch)
 		delete(n.waiters, s)
+	}
+	n.observeLocked()
+}
+
+// Observe calls fn after every Notify and NotifyAll, whichever streams
+// they name, until cancel is called: how an owner learns of each commit
+// of its backend to tell the followers of other processes. fn runs on the
+// notifying goroutine — the writer's, just after its commit — with the
+// Notifier's lock held: it must return at once (hand the news to another
+// goroutine without blocking) and must not call the Notifier.
+func (n *Notifier) Observe(fn func()) (cancel func()) {
+	key := &fn
+	n.mu.Lock()
+	if n.observers == nil {
+		n.observers = map[*func()]struct{}{}
+	}
+	n.observers[key] = struct{}{}
+	n.mu.Unlock()
+	return func() {
+		n.mu.Lock()
+		delete(n.observers, key)
+		n.mu.Unlock()
+	}
+}
+
+// observeLocked calls the observers; the caller holds mu.
+func (n *Notifier) observeLocked() {
+	for fn := range n.observers {
+		(*fn)()
 	}
 }
 

@@ -29,4 +29,17 @@ var _ = Describe("Notifier", func() {
 		Expect(a).To(BeClosed())
 		Expect(b).To(BeClosed())
 	})
+
+	It("calls its observers after every Notify and NotifyAll until they cancel", func() {
+		n := recordstore.NewNotifier()
+		var calls int
+		cancel := n.Observe(func() { calls++ })
+		n.Notify("a")
+		n.Notify() // a commit that touched no followed stream still counts
+		n.NotifyAll()
+		Expect(calls).To(Equal(3))
+		cancel()
+		n.Notify("a")
+		Expect(calls).To(Equal(3))
+	})
 })

@@ -25,7 +25,7 @@ import (
 // statusKeys are the fields query status prints while a process owns the
 // store.
 var statusKeys = []string{"instance", "pid", "host", "build", "phase", "epoch", "startedAt", "heartbeatAt",
-	"store", "catalogVersion", "socket", "spool", "backlog", "failed", "refused", "lastError", "socketAlive", "stale"}
+	"store", "catalogVersion", "socket", "spool", "backlog", "failed", "refused", "lastError", "socketAlive", "stale", "wake"}
 
 // pendingRE matches the failure of an append whose wait ran out, and
 // captures the batch id.
@@ -108,6 +108,7 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(st).To(HaveKeyWithValue("phase", "ready"))
 			Expect(st).To(HaveKeyWithValue("pid", pidOf(session)))
 			Expect(st).To(HaveKeyWithValue("socketAlive", true))
+			Expect(st).To(HaveKeyWithValue("wake", "push"), "the owner pushes commit notices")
 			Expect(st).To(HaveKeyWithValue("stale", false))
 			Expect(st).To(HaveKeyWithValue("catalogVersion", num("1")))
 			Expect(st).To(HaveKeyWithValue("backlog", num("0")))
@@ -132,6 +133,7 @@ var _ = Describe("a store owned by query serve", func() {
 			Expect(st).To(HaveKeyWithValue("pid", pidOf(session)))
 			Expect(st).To(HaveKeyWithValue("stale", true))
 			Expect(st).To(HaveKeyWithValue("socketAlive", false))
+			Expect(st).To(HaveKeyWithValue("wake", "polling"), "no owner answers: followers poll")
 		})
 	})
 

@@ -169,6 +169,9 @@ func (s *controlServer) handle(c net.Conn) {
 		resp.Error = "malformed request: " + err.Error()
 	} else if req.Protocol != Protocol {
 		resp.Error = fmt.Sprintf("unsupported protocol %d (this owner speaks %d)", req.Protocol, Protocol)
+	} else if sub, ok := s.h.(subscriptionHandler); ok && req.Action == ActionSubscribe {
+		sub.controlSubscribe(s.ctx, c) // a long-lived connection: see push.go
+		return
 	} else {
 		s.dispatch(ctx, req, &resp)
 	}

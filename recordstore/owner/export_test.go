@@ -7,3 +7,6 @@ func StandInFileSystem(name string, remote bool) (restore func()) {
 	probeFileSystem = func(string) (string, bool, error) { return name, remote, nil }
 	return func() { probeFileSystem = real }
 }
+
+// AppendNotice appends the notice line the owner writes for commit count n.
+func AppendNotice(buf []byte, n uint64) []byte { return appendNotice(buf, n) }

@@ -20,21 +20,19 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gofrs/flock"
-
 	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // lockFile is one flock on a path.
 type lockFile struct {
-	f *flock.Flock
+	f *flockFile
 }
 
 func newLockFile(path string) (*lockFile, error) {
 	if err := fsutil.MkdirAll(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return &lockFile{f: flock.New(path, flock.SetPermissions(fsutil.FileMode))}, nil
+	return &lockFile{f: newFlockFile(path, fsutil.FileMode)}, nil
 }
 
 // lockTries bounds how often try locks anew after the file it locked

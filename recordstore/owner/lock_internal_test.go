@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gofrs/flock"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -14,10 +13,10 @@ var _ = Describe("the store lock", func() {
 		path := filepath.Join(GinkgoT().TempDir(), "s.lock")
 		// A descriptor that locks the file after its holder removed it, as
 		// one opened before the removal and locked after the holder let go.
-		stale := flock.New(path)
+		stale := newFlockFile(path, 0o600)
 		Expect(stale.TryLock()).To(BeTrue())
 		Expect(os.Remove(path)).To(Succeed())
-		Expect(stale.Locked()).To(BeTrue())
+		Expect(stale.TryLock()).To(BeTrue(), "still held")
 
 		l := &lockFile{f: stale}
 		Expect(l.try()).To(BeTrue())

@@ -86,6 +86,7 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 // non-owner role and starts its promoter (unless Options.NoPromotion).
 func (s *Store[T]) becomeNonOwner() {
 	s.setRole(RoleNonOwner)
+	s.startSubscriber()
 	if s.opts.NoPromotion {
 		return
 	}
@@ -134,6 +135,7 @@ const promoteRetry = 20 * time.Millisecond
 func (s *Store[T]) promoter() {
 	defer s.wg.Done()
 	var failures repeatedError
+	var fast int // tries left at promoteFastRetry (see promoterPause)
 	for {
 		if err := s.checkLive(); err != nil && s.Gone() != nil {
 			return
@@ -146,7 +148,7 @@ func (s *Store[T]) promoter() {
 			return
 		}
 		if !won && err == nil {
-			if !s.pause(promoteRetry) {
+			if !s.promoterPause(&fast) {
 				return
 			}
 			continue
@@ -242,30 +244,42 @@ func (s *Store[T]) pause(d time.Duration) bool {
 // when the live file is missing, and the lock let go.
 func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 	start := time.Now()
+	clock := newPromotionClock()
+	s.push.clock = clock
+	defer func() { s.push.clock, s.push.prev = nil, State{} }()
 	if err := s.checkLive(); err != nil {
 		if s.Gone() != nil {
 			return false, s.refuseHeld(err)
 		}
 		return false, err
 	}
+	clock.mark("check live")
+	s.push.prev, _ = ReadState(s.paths.State)
 	if err := s.writeState(PhaseStarting); err != nil {
 		return false, err
 	}
+	clock.mark("state starting")
 	s.opts.Failpoint(FailDuringStarting)
 	if err := s.backend.Promote(ctx); err != nil {
 		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
 		return false, fmt.Errorf("promote backend: %w", err)
 	}
+	clock.mark("backend")
 	if err := s.serveAsOwner(); err != nil {
 		return true, err
 	}
 	s.log.Info("promoted", "epoch", s.backend.Epoch(), "took", time.Since(start))
 	s.opts.Metrics.promoted(s.backend.Epoch())
+	if s.opts.Events.Promoted != nil {
+		clock.p.Epoch = s.backend.Epoch()
+		s.opts.Events.Promoted(clock.p)
+	}
 	return false, nil
 }
 
 // serveAsOwner binds the socket, writes state ready and starts the loops.
 func (s *Store[T]) serveAsOwner() error {
+	s.takeOverSocket(s.push.prev)
 	ctrl, err := listenControl(s.paths.Socket, s, s.log)
 	if err != nil {
 		return err
@@ -273,19 +287,23 @@ func (s *Store[T]) serveAsOwner() error {
 	s.mu.Lock()
 	s.mu.ctrl = ctrl
 	s.mu.Unlock()
+	s.push.clock.mark("socket")
 	s.ing.reset()
 	s.opts.Failpoint(FailBeforeStateReady)
 	if err := s.writeState(PhaseReady); err != nil {
 		ctrl.close(s.id.Instance)
 		return err
 	}
+	s.push.clock.mark("state ready")
 	s.startReplica()
 	s.setRole(RoleOwner)
+	s.push.clock.mark("role")
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.ownerCancel = cancel
 	// The watch starts before the ingest loop's first drain: a batch
 	// arriving after that drain's listing is then seen by the watch.
 	s.startWatch(ctx)
+	s.startPush(ctx)
 	s.ownerWG.Add(4)
 	go s.ingestLoop(ctx)
 	go s.flushLoop(ctx)

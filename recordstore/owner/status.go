@@ -59,6 +59,15 @@ type Status struct {
 	// Replica is where the owner's replication stands: set by an owner
 	// that runs a replica (Options.Replica), nil otherwise.
 	Replica *ReplicaStatus `json:"replica,omitempty"`
+	// Wake says how followers learn of the owner's commits: WakePush or
+	// WakePolling. In the owner's answer, WakePush (it pushes commit
+	// notices); in a non-owner's Store.Status, whether that process is
+	// subscribed to them right now; read from the state file alone (the
+	// socket dead), WakePolling.
+	Wake string `json:"wake,omitempty"`
+	// Subscribers is, in the owner's answer, how many processes are
+	// subscribed to its commit notices.
+	Subscribers int64 `json:"subscribers,omitempty"`
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.
@@ -97,6 +106,7 @@ func ReadStatus(ctx context.Context, path string, heartbeat time.Duration) (Stat
 	}
 	if !out.SocketAlive {
 		out.Backlog = countIncoming(path)
+		out.Wake = WakePolling
 	}
 	out.HeartbeatAgeMS = time.Since(out.HeartbeatAt).Milliseconds()
 	out.Stale = time.Since(out.HeartbeatAt) > 3*heartbeat ||

@@ -48,6 +48,9 @@ type Events struct {
 	Role func(Role)
 	// Batch is called after a spooled batch committed or failed.
 	Batch func(recordstore.BatchResult)
+	// Promoted is called after this process, a non-owner, became the
+	// owner: when, and how long each step took (after Role).
+	Promoted func(Promotion)
 }
 
 // Options configure Open. Path and Open are required.
@@ -304,6 +307,10 @@ type Store[T Target] struct {
 	// waits for it.
 	watching atomic.Bool
 
+	// push is the commit notices: served as owner, subscribed to as
+	// non-owner (see push.go).
+	push pushState
+
 	ctx         context.Context // the store's life; cancelled by Close
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup // the promoter
@@ -466,6 +473,9 @@ func (s *Store[T]) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Role = s.Role()
+	if st.Role != RoleOwner { // this process's own wake mode, not the owner's
+		st.Wake = s.push.wakeMode()
+	}
 	return st, nil
 }
 

@@ -28,7 +28,7 @@ import (
 
 // The environment of a benchmark child.
 const (
-	// mpChildEnv names the role: "owner", "owner batches", "standby",
+	// mpChildEnv names the role: "owner", "owner batches", "standby", "follower",
 	// "producer <stream> <rows>", mpEchoRole or catalogOwnerRole.
 	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
 	// mpStoreEnv is the store path the child opens.
@@ -64,6 +64,8 @@ func mpRunChild(role string) int {
 			err = mpRunOwner(ctx, path, args[1:])
 		case "standby":
 			err = mpRunStandby(ctx, path)
+		case "follower":
+			err = mpRunFollower(ctx, path)
 		case "producer":
 			err = mpRunProducer(ctx, path, args[1:])
 		case catalogOwnerRole:
@@ -195,8 +197,12 @@ func mpRunOwner(ctx context.Context, path string, args []string) (err error) {
 	return in.Err()
 }
 
-// mpRunStandby opens the store as a non-owner and prints "open <role>";
-// when it becomes the owner it prints "owner <wall clock ns>" at once.
+// mpRunStandby opens the store as a non-owner, waits until it is
+// subscribed to the owner's commit notices (which also tell it when the
+// owner is gone) and prints "open <role> <wake>"; when it becomes the
+// owner it prints "owner <wall clock ns>" at once, then "promoted <locked
+// ns> <phase>=<ns>..." with the promotion's phases (owner.Promotion; the
+// names with blanks made dashes).
 func mpRunStandby(ctx context.Context, path string) (err error) {
 	opts := mpOptions()
 	opts.Owner.Events.Role = func(r owner.Role) {
@@ -204,13 +210,73 @@ func mpRunStandby(ctx context.Context, path string) (err error) {
 			mpSay("owner %d", time.Now().UnixNano())
 		}
 	}
+	opts.Owner.Events.Promoted = func(p owner.Promotion) {
+		var line strings.Builder
+		fmt.Fprintf(&line, "promoted %d", p.Locked.UnixNano())
+		for _, ph := range p.Phases {
+			fmt.Fprintf(&line, " %s=%d", strings.ReplaceAll(ph.Name, " ", "-"), ph.Took.Nanoseconds())
+		}
+		mpSay("%s", line.String())
+	}
 	s, err := mpOpenAs(ctx, path, opts, owner.RoleNonOwner)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	mpSay("open %s", s.Role())
+	wake, err := mpAwaitPush(ctx, s)
+	if err != nil {
+		return err
+	}
+	mpSay("open %s %s", s.Role(), wake)
 	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+// mpAwaitPush waits, up to mpChildWait, until s is subscribed to the
+// owner's commit notices, and returns its wake mode then.
+func mpAwaitPush(ctx context.Context, s *records.Store) (string, error) {
+	deadline := time.Now().Add(mpChildWait)
+	for {
+		st, err := s.Status(ctx)
+		if err != nil {
+			return "", err
+		}
+		if st.Wake == owner.WakePush || time.Now().After(deadline) {
+			return st.Wake, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// mpChildWait bounds a child's wait for its subscription.
+const mpChildWait = time.Minute
+
+// mpRunFollower opens the store as a non-owner, follows mpTailStream
+// with recordstore.Tail (as query serve's SSE and scan --follow do),
+// prints "following <wake>" once subscribed to the owner's notices, and
+// follows until its input ends.
+func mpRunFollower(ctx context.Context, path string) (err error) {
+	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleNonOwner)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	ctx, cancel := context.WithCancel(ctx)
+	tailed := make(chan error, 1)
+	go func() {
+		tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, 0, func(recordstore.Record) error { return nil })
+	}()
+	wake, err := mpAwaitPush(ctx, s)
+	if err != nil {
+		cancel()
+		return errors.Join(err, <-tailed)
+	}
+	mpSay("following %s", wake)
+	_, err = io.Copy(io.Discard, os.Stdin)
+	cancel()
+	if terr := <-tailed; !errors.Is(terr, context.Canceled) {
+		err = errors.Join(err, terr)
+	}
 	return err
 }
 

@@ -16,8 +16,9 @@ import (
 // Status is an owner.Status as it is printed: it is the owner's status,
 // with the damage the serving process met beside it. Its JSON form differs
 // from owner.Status's: times are in the stored datetime form (UTC,
-// microseconds; "" when zero), lastError is always there, and role,
-// heartbeatAgeMs and hint are left out. When no process owns the store
+// microseconds; "" when zero), lastError is always there, wake and
+// subscribers are there when set, and role, heartbeatAgeMs and hint are
+// left out. When no process owns the store
 // (phase "none") it prints as {"phase":"none"} alone (with "corrupt" when
 // set).
 type Status struct {
@@ -59,6 +60,8 @@ type printedStatus struct {
 	LastError      string          `json:"lastError"`
 	SocketAlive    bool            `json:"socketAlive"`
 	Stale          bool            `json:"stale"`
+	Wake           string          `json:"wake,omitempty"`
+	Subscribers    int64           `json:"subscribers,omitempty"`
 	Corrupt        string          `json:"corrupt,omitempty"`
 	// Replica is the owner's replication (owner.Status.Replica), printed
 	// only when the owner replicates.
@@ -81,7 +84,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		StartedAt: datetime(st.StartedAt), HeartbeatAt: datetime(st.HeartbeatAt),
 		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
 		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
-		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt, Replica: s.Replica,
+		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt, Wake: s.Wake, Subscribers: s.Subscribers, Replica: s.Replica,
 	})
 }
 
@@ -106,7 +109,7 @@ func (s *Status) UnmarshalJSON(data []byte) error {
 		Phase: p.Phase, Epoch: p.Epoch, StartedAt: started, HeartbeatAt: heartbeat,
 		Store: p.Store, CatalogVersion: p.CatalogVersion, Socket: p.Socket, Spool: p.Spool,
 		Backlog: p.Backlog, Failed: p.Failed, Refused: p.Refused, LastError: p.LastError,
-	}, SocketAlive: p.SocketAlive, Stale: p.Stale, Replica: p.Replica}, Corrupt: p.Corrupt}
+	}, SocketAlive: p.SocketAlive, Stale: p.Stale, Wake: p.Wake, Subscribers: p.Subscribers, Replica: p.Replica}, Corrupt: p.Corrupt}
 	return nil
 }
 

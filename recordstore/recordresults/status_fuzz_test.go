@@ -16,6 +16,7 @@ func FuzzStatusJSON(f *testing.F) {
 	withReplica := recordresults.NewStatus(fullStatus())
 	withReplica.Replica = &owner.ReplicaStatus{Target: "s3://b/p", Running: true, LocalTXID: 9, ReplicaTXID: 7,
 		LagSeconds: 0.25, LagBytes: 4096, LastError: "boom"}
+	withReplica.Wake, withReplica.Subscribers = owner.WakePush, 3
 	for _, st := range []recordresults.Status{recordresults.NewStatus(fullStatus()), withReplica} {
 		raw, err := json.Marshal(st)
 		if err != nil {

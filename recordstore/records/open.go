@@ -40,8 +40,11 @@ type Options struct {
 	// disables it).
 	SweepInterval time.Duration
 	// ChangeInterval is how often a non-owner looks for the owner's
-	// commits to wake its followers (Notifier, Tail; default 100ms): a
-	// follower in another process sees an append after about half of it.
+	// commits to wake its followers (Notifier, Tail; default 100ms) while
+	// the owner's commit notices do not reach it; while they do, a
+	// follower in another process sees an append at once (about a
+	// millisecond), and the non-owner looks only every ten intervals, as
+	// a safety net (see the owner's push, docs/multi-process.md).
 	ChangeInterval time.Duration
 	// ReadConns is the size of the SQLite backend's reader pool (default
 	// 4).

@@ -186,6 +186,9 @@ type Backend struct {
 
 	tables   tableCache
 	notifier *recordstore.Notifier
+	// pushed is set while the owner's commit notices reach this
+	// read-only backend (SetPushed): the change feed then polls less.
+	pushed atomic.Bool
 
 	// promoteMu serializes Promote calls.
 	promoteMu sync.Mutex

@@ -93,6 +93,7 @@ type feedHandle struct {
 	mu       sync.Mutex
 	timer    *time.Timer
 	running  bool // a poll is running
+	again    bool // poll again at once when the running one ends (see kick)
 	ended    bool // no poll is to start any more
 	finished bool // done is closed
 }
@@ -155,7 +156,11 @@ func (f *feedHandle) tick() {
 		f.finishLocked()
 		return
 	}
-	f.timer.Reset(f.b.opts.ChangeInterval)
+	next := f.b.feedInterval()
+	if f.again {
+		f.again, next = false, 0
+	}
+	f.timer.Reset(next)
 }
 
 // end stops the feed when its context ends: at once when no poll runs,

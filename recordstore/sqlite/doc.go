@@ -112,7 +112,9 @@
 // catalog. The backend follows the file's changes (PRAGMA data_version,
 // see WatchChanges) to reload kinds and columns other processes added and
 // to wake its Notifier, so followers in this process see the owner's
-// appends. Promote makes the same *Backend writable in place.
+// appends; PollChanges looks at once (the owner package calls it on each
+// of the owner's commit notices) and SetPushed slows the polling while
+// those notices arrive. Promote makes the same *Backend writable in place.
 //
 // # Another catalog version
 //

@@ -20,9 +20,13 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Print one JSON object about the store's owner: the fields of its state
 file (instance, pid, host, build, phase, epoch, startedAt, heartbeatAt,
 store, catalogVersion, socket, spool, backlog, failed, refused, lastError) plus
-socketAlive (the owner answered over its socket) and stale (its heartbeat
+socketAlive (the owner answered over its socket), stale (its heartbeat
 is older than three intervals, or the state says ready but its pid is
-gone). backlog is counted in the spool's incoming/ folder when the status
+gone) and wake: "push" when the owner answered (it pushes a notice of
+each commit to the processes that follow the store, which then wake at
+once; subscribers counts them, left out when none), "polling" when it
+did not (followers in other processes then see commits at their next
+poll of the file). backlog is counted in the spool's incoming/ folder when the status
 is taken (by the owner when it answers: the batches it has not applied),
 never taken from the state file's last heartbeat. When no process owns
 the store it prints {"phase":"none"}; when the state file is not a valid

@@ -1,0 +1,132 @@
+// Specs for commit notices (push.go): a non-owner's followers woken by the
+// owner's commit with the change feed's polling out of the way, the wake
+// mode in status, and a subscriber that reads nothing dropped without
+// holding the writer up.
+
+package owner_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
+	"github.com/fb46ecde/records/recordstore/sqlite"
+)
+
+// openFollower opens the store at path in this process as a non-owner
+// that never promotes and whose change feed polls once an hour: only a
+// push wakes its followers in a spec's time.
+func openFollower(path string) *sqliteStore {
+	GinkgoHelper()
+	s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+		Path: path, CatalogVersion: sqlite.CatalogVersion, NoPromotion: true, StartWait: wait,
+		Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
+			return sqlite.Open(ctx, path, sqlite.Options{ReadOnly: readOnly, Submit: submit, SweepInterval: -1,
+				ChangeInterval: time.Hour})
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(s.Close)
+	Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+	return s
+}
+
+// wakeOf returns the wake mode s reports in its status.
+func wakeOf(s *sqliteStore) func() string {
+	return func() string {
+		st, err := s.Status(context.Background())
+		if err != nil {
+			return err.Error()
+		}
+		return st.Wake
+	}
+}
+
+var _ = Describe("commit notices", func() {
+	It("wake a follower in another process at the owner's commit, and say push or polling in status", func() {
+		recheck := recordstore.FollowRecheck
+		recordstore.FollowRecheck = time.Hour // Wait's own safety net out of the way
+		DeferCleanup(func() { recordstore.FollowRecheck = recheck })
+		path := storePath()
+		own := startOwner(path, fast(), nil, appendGen("s", "a", 0, 1).Named("append"), hold().Named("after"))
+		DeferCleanup(own.Kill)
+		s := openFollower(path)
+		Eventually(wakeOf(s)).WithTimeout(wait).Should(Equal(owner.WakePush))
+		st, err := owner.ReadStatus(context.Background(), path, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Wake).To(Equal(owner.WakePush))
+		Expect(st.Subscribers).To(BeNumerically(">=", 1))
+
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		woken := make(chan recordstore.Meta, 1)
+		go func() {
+			defer GinkgoRecover()
+			m, err := recordstore.Wait(ctx, s.Backend(), "s", 0)
+			Expect(err).NotTo(HaveOccurred(), "no wake: the change feed polls once an hour")
+			woken <- m
+		}()
+		Expect(own.Release()).To(Succeed())
+		own.MustStepNamed("append", wait)
+		var m recordstore.Meta
+		Eventually(woken).WithTimeout(wait).Should(Receive(&m))
+		Expect(m.HighSeq).To(Equal(int64(1)))
+
+		Expect(own.Kill()).To(Succeed())
+		Eventually(wakeOf(s)).WithTimeout(wait).Should(Equal(owner.WakePolling), "the owner is gone: polling")
+	})
+
+	It("drop a subscriber that reads nothing, and never hold the writer up for it", func() {
+		path := storePath()
+		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+			Path: path, CatalogVersion: sqlite.CatalogVersion, Open: sqliteOpener(path)})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		Expect(s.Role()).To(Equal(owner.RoleOwner))
+		ctx := context.Background()
+		_, err = s.Backend().DeclareKind(ctx, *eventKind())
+		Expect(err).NotTo(HaveOccurred())
+
+		c, err := net.Dial("unix", owner.PathsFor(path).Socket)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(c.Close)
+		Expect(json.NewEncoder(c).Encode(owner.Request{Protocol: owner.Protocol, Action: owner.ActionSubscribe})).To(Succeed())
+		r := bufio.NewReader(c)
+		line, err := r.ReadBytes('\n')
+		Expect(err).NotTo(HaveOccurred())
+		var resp owner.Response
+		Expect(json.Unmarshal(line, &resp)).To(Succeed())
+		Expect(resp.OK).To(BeTrue(), "%s", line)
+		Expect(s.Status(ctx)).To(HaveField("Subscribers", int64(1)))
+
+		appendOne := func() {
+			_, err := s.Backend().Append(ctx, "s", "event", []recordstore.Row{{"k": "x"}})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		appendOne()
+		line, err = r.ReadBytes('\n')
+		Expect(err).NotTo(HaveOccurred())
+		n, err := owner.DecodeNotice(line)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n.Commit).To(BeNumerically(">=", 1))
+
+		// From now on nothing is read: the socket's buffer fills, the
+		// owner's write to it times out and the subscriber is dropped,
+		// while every append returns.
+		Eventually(func() int64 {
+			for range 100 {
+				appendOne()
+			}
+			st, err := s.Status(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return st.Subscribers
+		}).WithTimeout(wait).WithPolling(10 * time.Millisecond).Should(BeZero())
+	})
+})
