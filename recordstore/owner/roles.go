@@ -45,6 +45,10 @@ func (s *Store[T]) waitReady(ctx context.Context) (State, bool, error) {
 // startOwner runs the owner's start-up with the lock held: state
 // starting, backend writable, socket, state ready, loops.
 func (s *Store[T]) startOwner(ctx context.Context) error {
+	// A previous owner killed a moment ago may still be exiting, its
+	// listener still open after its lock went (see takeOverSocket).
+	s.push.prev, _ = ReadState(s.paths.State)
+	defer func() { s.push.prev = State{} }()
 	if err := s.writeState(PhaseStarting); err != nil {
 		return err
 	}
