@@ -82,34 +82,34 @@ func (p *Pair) Report(b *testing.B, name string) {
 }
 
 // FsyncMs returns the disk's bare fsync time in milliseconds: the median
-// of 15 rounds of rewriting one 4 KiB block of a file in dir and fsyncing
-// it, the cheapest durable write a store can make there. An fsync-bound
-// figure means little without it: the same code is several times slower
-// on a disk whose flush is. The file is removed before FsyncMs returns;
-// on failure, tb fails and the file may be left in dir.
+// of 15 rounds of creating a file in dir, writing 4 KiB to it and fsyncing
+// it (block allocation and a journal commit, as a spool batch's or a state
+// file's first fsync), the cheapest durable new file a store can make
+// there. An fsync-bound figure means little without it: the same code is
+// several times slower on a disk whose flush is. Each round's file is
+// removed, untimed; on failure tb fails and one file may be left in dir.
 func FsyncMs(tb testing.TB, dir string) float64 {
 	tb.Helper()
-	f, err := os.CreateTemp(dir, "fsync-probe-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-	}()
 	block := make([]byte, 4096)
 	const rounds = 15
 	ds := make([]time.Duration, rounds)
 	for i := range ds {
 		block[0] = byte(i)
 		t0 := time.Now()
-		if _, err := f.WriteAt(block, 0); err != nil {
+		f, err := os.CreateTemp(dir, "fsync-probe-")
+		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := f.Sync(); err != nil {
-			tb.Fatal(err)
+		_, err = f.Write(block)
+		if err == nil {
+			err = f.Sync()
 		}
 		ds[i] = time.Since(t0)
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		if err != nil {
+			tb.Fatal(err)
+		}
 	}
 	slices.Sort(ds)
 	return float64(ds[rounds/2].Microseconds()) / 1000
