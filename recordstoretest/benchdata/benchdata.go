@@ -173,13 +173,6 @@ func (r *Raw) InsertAll(ctx context.Context, vals []recordstore.Values) error {
 	return tx.Commit()
 }
 
-// Count returns how many rows the bare table holds.
-func (r *Raw) Count(ctx context.Context) (int, error) {
-	var n int
-	err := r.db.QueryRowContext(ctx, "SELECT count(*) FROM raw").Scan(&n)
-	return n, err
-}
-
 // ScanAll reads every row of the bare table in rowid order and returns how
 // many it read.
 func (r *Raw) ScanAll(ctx context.Context) (int, error) {
