@@ -21,6 +21,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/fleet"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // benchRoot makes a root of n tenant stores "b00000"...: one provisioned,
@@ -110,15 +111,20 @@ func p50(d []time.Duration) time.Duration {
 }
 
 // BenchmarkFleetOpen: the first Acquire of a store (identity, owner
-// election, kinds) and a first read (Streams), then its close (untimed),
-// alternating with the baseline on another store. p50_ms is ours,
-// raw_p50_ms the baseline's, vs_raw = raw / ours; close_p50_ms is the
-// p50 of the untimed CloseStore (the owner's final drain, state file,
-// unlock and the backend's close); identity_reads/op, the share of opens
-// that read the store's identity (a reopen of a store unchanged since this
-// process closed it skips it; the 64 keys are reopened in turn).
+// election, kinds) and a first read (Streams), against the baseline, a
+// plain read-only SQLite connection and one query (rawOpenRead) on
+// another store. Every iteration opens two stores this process never
+// opened, one for each side (a reopen would skip the identity read),
+// ours first in even iterations and the baseline first in odd ones, then
+// closes ours (CloseStore, untimed), so that neither side always follows
+// a close's fsyncs. p50_ms is ours, raw_p50_ms the baseline's, vs_raw =
+// raw p50 / our p50; close_p50_ms is the p50 of the untimed CloseStore
+// (the owner's final drain, state file, unlock and the backend's close);
+// identity_reads/op, the share of opens that read the store's identity
+// (1: every open is a first one); fsync_ms, the disk's bare fsync time
+// (an open elects an owner, which fsyncs its folder).
 func BenchmarkFleetOpen(b *testing.B) {
-	root, keys := benchRoot(b, 64)
+	root, keys := benchRoot(b, 2*b.N)
 	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, Kinds: []recordstore.Kind{noteKind}, SweepInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -127,41 +133,38 @@ func BenchmarkFleetOpen(b *testing.B) {
 	var reads int
 	f.SetIdentityRead(func(string) { reads++ })
 	ctx := context.Background()
-	var ours, raw, closes []time.Duration
+	var p benchdata.Pair
+	var closes []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		k := keys[i%len(keys)]
-		t0 := time.Now()
-		l, err := f.Acquire(ctx, k)
-		if err == nil {
+		k := keys[2*i]
+		other, _ := f.Path(keys[2*i+1])
+		ours := func() error {
+			l, err := f.Acquire(ctx, k)
+			if err != nil {
+				return err
+			}
 			_, err = l.Store().Backend().Streams(ctx, "")
 			l.Release()
+			return err
 		}
-		ours = append(ours, time.Since(t0))
-		if err != nil {
-			b.Fatal(err)
-		}
+		p.Run(b, i, ours, func() error { return rawOpenRead(other) })
 		b.StopTimer()
 		t2 := time.Now()
 		if err := f.CloseStore(ctx, k); err != nil {
 			b.Fatal(err)
 		}
 		closes = append(closes, time.Since(t2))
-		other, _ := f.Path(keys[(i+len(keys)/2)%len(keys)])
-		t1 := time.Now()
-		if err := rawOpenRead(other); err != nil {
-			b.Fatal(err)
-		}
-		raw = append(raw, time.Since(t1))
 		b.StartTimer()
 	}
 	b.StopTimer()
-	o, r := p50(ours), p50(raw)
+	o, r := p50(p.Ours), p50(p.Base)
 	b.ReportMetric(float64(o.Microseconds())/1000, "p50_ms")
 	b.ReportMetric(float64(r.Microseconds())/1000, "raw_p50_ms")
 	b.ReportMetric(float64(r)/float64(o), "vs_raw")
 	b.ReportMetric(float64(p50(closes).Microseconds())/1000, "close_p50_ms")
 	b.ReportMetric(float64(reads)/float64(b.N), "identity_reads/op")
+	benchdata.ReportFsync(b, root)
 }
 
 // rssBytes is this process's resident set size.
@@ -259,14 +262,67 @@ func removeListRoot() {
 	}
 }
 
-// BenchmarkFleetList: List of 10,000 stores with the root's identity index
-// warm (no store file opened: each file's stat is checked against the
-// index), alternating with the baseline in the same run, a bare
-// filepath.WalkDir of the same tree that stats nothing and opens nothing
-// (the floor of any list that must find the files). ms/list is ours,
-// walk_ms the baseline's, vs_walk = walk / ours; identity_reads/op must be
-// 0. cold_ms is one List with the index removed first (every identity
-// read, as the first list of a root does), timed once before the loop.
+// walkStat is the plain code listing the stores of a root that trusts its
+// layout: a filepath.WalkDir of the tree and an lstat of each ".db" file
+// (its size, as List reports). It returns how many it found.
+func walkStat(root string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".db") {
+			return err
+		}
+		if _, err := os.Lstat(p); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// openEach is the plain code listing the stores of a root with the answer
+// List gives (which key each file records, so that a misplaced file shows):
+// walkStat's walk, and for each ".db" file a read-only SQLite connection,
+// the identity row read, closed. It returns how many files recorded a key.
+func openEach(ctx context.Context, root string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".db") {
+			return err
+		}
+		if _, err := os.Lstat(p); err != nil {
+			return err
+		}
+		db, err := sql.Open("sqlite", "file:"+p+"?mode=ro")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		var key string
+		if err := db.QueryRowContext(ctx, `SELECT key FROM `+fleet.IdentityTable).Scan(&key); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		n++
+		return db.Close()
+	})
+	return n, err
+}
+
+// BenchmarkFleetList: List of 10,000 stores, warm (the root's identity
+// index known: no store file opened, each file's stat checked against the
+// index) and cold (the index removed first, untimed: every identity read
+// from the file's pages, as the first list of a root), against two plain
+// listings of the same tree: openEach, the code a user would write for
+// the same answer (a SQLite open and the identity row per file), and
+// walkStat, a walk that trusts the layout and reads no identity (the
+// floor of any list that reports sizes). The four run in one process (the
+// same GOMAXPROCS), in an order that rotates from one iteration to the
+// next. ms/list is the warm list's p50, cold_ms the cold one's,
+// open_each_ms and walk_stat_ms the baselines'; vs_open_each = open_each
+// p50 / warm p50 and vs_open_each_cold = open_each p50 / cold p50 (the
+// same answer: above 1 List is faster), vs_walk_stat = walk_stat p50 /
+// warm p50 (the floor: below 1 by what checking the names and the index
+// costs); identity_reads/op, the files a warm list opened, must be 0.
 func BenchmarkFleetList(b *testing.B) {
 	root := sharedListRoot(b)
 	f, err := fleet.Open(root, fleet.Options{Mode: fleet.ModeTenant, SweepInterval: -1})
@@ -275,42 +331,81 @@ func BenchmarkFleetList(b *testing.B) {
 	}
 	defer f.Close()
 	ctx := context.Background()
-	list := func() {
+	const stores = 10000
+	list := func() error {
 		l, err := f.List(ctx, fleet.ListOptions{})
-		if err != nil || len(l.Stores) != 10000 || len(l.Skipped) != 0 {
-			b.Fatalf("listed %d stores, skipped %d: %v", len(l.Stores), len(l.Skipped), err)
+		if err == nil && (len(l.Stores) != stores || len(l.Skipped) != 0) {
+			err = fmt.Errorf("listed %d stores, skipped %d", len(l.Stores), len(l.Skipped))
+		}
+		return err
+	}
+	counted := func(what string, count func() (int, error)) func() error {
+		return func() error {
+			n, err := count()
+			if err == nil && n != stores {
+				err = fmt.Errorf("%s found %d stores", what, n)
+			}
+			return err
 		}
 	}
-	walk := func() {
-		n := 0
-		if err := filepath.WalkDir(root, func(string, os.DirEntry, error) error { n++; return nil }); err != nil {
-			b.Fatal(err)
-		}
+	reads, warmReads := 0, 0
+	f.SetInspected(func(string) { reads++ })
+	var warm, cold, walk, each []time.Duration
+	steps := []func() error{
+		func() error { // warm list: the index is there (the first step writes it)
+			before := reads
+			t0 := time.Now()
+			err := list()
+			warm = append(warm, time.Since(t0))
+			warmReads += reads - before
+			return err
+		},
+		func() error { // cold list
+			b.StopTimer()
+			if err := os.RemoveAll(filepath.Join(root, fleet.IndexName)); err != nil {
+				return err
+			}
+			b.StartTimer()
+			t0 := time.Now()
+			err := list()
+			cold = append(cold, time.Since(t0))
+			return err
+		},
+		func() error {
+			t0 := time.Now()
+			err := counted("walkStat", func() (int, error) { return walkStat(root) })()
+			walk = append(walk, time.Since(t0))
+			return err
+		},
+		func() error {
+			t0 := time.Now()
+			err := counted("openEach", func() (int, error) { return openEach(ctx, root) })()
+			each = append(each, time.Since(t0))
+			return err
+		},
 	}
-	if err := os.RemoveAll(filepath.Join(root, fleet.IndexName)); err != nil {
+	if err := list(); err != nil { // writes the index if missing
 		b.Fatal(err)
 	}
-	t0 := time.Now()
-	list()
-	cold := time.Since(t0)
-	reads := 0
-	f.SetInspected(func(string) { reads++ })
-	var ours, raw time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		t1 := time.Now()
-		walk()
-		raw += time.Since(t1)
-		b.StartTimer()
-		t0 := time.Now()
-		list()
-		ours += time.Since(t0)
+		for j := range steps {
+			// Whatever ran before it, the warm list finds the index: the
+			// list before the loop wrote it, and every cold list does.
+			if err := steps[(i+j)%len(steps)](); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(ours.Microseconds())/1000/float64(b.N), "ms/list")
-	b.ReportMetric(float64(raw.Microseconds())/1000/float64(b.N), "walk_ms")
-	b.ReportMetric(float64(raw)/float64(ours), "vs_walk")
-	b.ReportMetric(float64(cold.Microseconds())/1000, "cold_ms")
-	b.ReportMetric(float64(reads)/float64(b.N), "identity_reads/op")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	w, c, ws, oe := p50(warm), p50(cold), p50(walk), p50(each)
+	b.ReportMetric(ms(w), "ms/list")
+	b.ReportMetric(ms(c), "cold_ms")
+	b.ReportMetric(ms(oe), "open_each_ms")
+	b.ReportMetric(ms(ws), "walk_stat_ms")
+	b.ReportMetric(float64(oe)/float64(w), "vs_open_each")
+	b.ReportMetric(float64(oe)/float64(c), "vs_open_each_cold")
+	b.ReportMetric(float64(ws)/float64(w), "vs_walk_stat")
+	b.ReportMetric(float64(warmReads)/float64(b.N), "identity_reads/op")
 }

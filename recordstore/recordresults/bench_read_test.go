@@ -20,6 +20,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/recordresults"
 	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstoretest/benchdata"
 )
 
 // benchLogs is the kind the read benchmarks fill: a message to search, a
@@ -160,10 +161,13 @@ func openPlain(b *testing.B, st *records.Store) *sql.DB {
 }
 
 // BenchmarkExport exports a stream of BENCH_EXPORT_ROWS rows (default
-// 200 000) in each format to io.Discard, alternating iteration by
-// iteration with plainSelect of the same rows (nothing written). Reports
-// rows/s of the export and vs_raw = plain SELECT time / export time (1:
-// the export costs no more than reading the rows with one SELECT).
+// 200 000) in each format to io.Discard, alternating with plainSelect of
+// the same rows (nothing written), the export first in even iterations
+// and the SELECT first in odd ones (benchdata.Pair), in one process and so
+// with the same GOMAXPROCS. Reports rows/s of the export, vs_raw = plain
+// SELECT time / export time (1: the export costs no more than reading the
+// rows with one SELECT) and vs_raw_p50, the median of the per-iteration
+// ratios.
 func BenchmarkExport(b *testing.B) {
 	ctx := context.Background()
 	n := benchRows("BENCH_EXPORT_ROWS", 200_000)
@@ -173,23 +177,29 @@ func BenchmarkExport(b *testing.B) {
 	q := recordresults.Query{Stream: "logs"}
 	for _, f := range []recordresults.Format{recordresults.FormatNDJSON, recordresults.FormatCSV, recordresults.FormatParquet} {
 		b.Run("format="+string(f), func(b *testing.B) {
-			var export, plain time.Duration
-			for range b.N {
-				start := time.Now()
+			export := func() error {
 				rows, err := rd.Export(ctx, io.Discard, q, f, nil)
-				export += time.Since(start)
-				if err != nil || rows != int64(n) {
-					b.Fatalf("exported %d rows (%v), want %d", rows, err, n)
+				if err == nil && rows != int64(n) {
+					err = fmt.Errorf("exported %d rows, want %d", rows, n)
 				}
-				start = time.Now()
-				count, err := plainSelect(ctx, db)
-				plain += time.Since(start)
-				if err != nil || count != n {
-					b.Fatalf("selected %d rows (%v), want %d", count, err, n)
-				}
+				return err
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/export.Seconds(), "rows/s")
-			b.ReportMetric(plain.Seconds()/export.Seconds(), "vs_raw")
+			plain := func() error {
+				count, err := plainSelect(ctx, db)
+				if err == nil && count != n {
+					err = fmt.Errorf("selected %d rows, want %d", count, n)
+				}
+				return err
+			}
+			var p benchdata.Pair
+			b.ResetTimer()
+			for i := range b.N {
+				p.Run(b, i, export, plain)
+			}
+			b.StopTimer()
+			o, _ := p.Total()
+			b.ReportMetric(float64(n)*float64(b.N)/o.Seconds(), "rows/s")
+			p.Report(b, "vs_raw")
 		})
 	}
 }

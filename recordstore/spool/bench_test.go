@@ -127,7 +127,8 @@ func rawDecode(b *testing.B, lines [][]byte) {
 // Dir opened as owner.Store opens its own (Options.Prepare: the folder of
 // the next publish is prepared after each one), and once more without
 // Prepare (rows=1/unprepared), against the baseline rawPublish of the same
-// bytes.
+// bytes. fsync_ms is the disk's bare fsync time (benchdata.FsyncMs) in the
+// same folder, measured after the runs.
 func BenchmarkPublish(b *testing.B) {
 	k := benchdata.Kind()
 	kind := &k
@@ -211,6 +212,8 @@ func BenchmarkPublish(b *testing.B) {
 			b.ReportMetric(tRaw.Seconds()/tEncode.Seconds(), "ceiling")
 
 			b.ReportMetric(tRaw.Seconds()/tOurs.Seconds(), "vs_raw")
+			// Both sides wait on fsyncs: the disk's own time, beside them.
+			benchdata.ReportFsync(b, root)
 		})
 	}
 }

@@ -22,10 +22,8 @@ import (
 // BenchmarkIngest measures what an owner does with spooled batches.
 //
 // batch=50000: one batch of one 50,000-row entry, decoded from NDJSON (the
-// spool codec) while AppendBatch applies it (the entry's rows stream from
-// the decoder, as the owner's do); the baseline inserts the same
-// rows, decoded beforehand, through one prepared single-row INSERT in one
-// transaction on a bare table (vs_raw = baseline time / our time).
+// spool codec) while AppendBatch applies it (see benchIngestBatch;
+// vs_raw = baseline time / our time).
 //
 // batches=1000x1: 1,000 batches of one one-row entry, applied with one
 // AppendBatch call (group commit), against two baselines, the three
@@ -42,7 +40,24 @@ func BenchmarkIngest(b *testing.B) {
 	b.Run("batches=1000x1", benchIngestGroup)
 }
 
+// benchIngestBatch: the entry's rows stream from the decoder, as the
+// owner's do, decoded on a goroutine of their own while AppendBatch
+// inserts; the baseline inserts the same rows, decoded beforehand,
+// through prepared multi-row INSERTs in one transaction on a bare table
+// (benchdata.Raw), the two alternating. procs=2 runs both sides with
+// GOMAXPROCS 2 (the decoding overlaps the inserts on the second
+// processor; the baseline has nothing to overlap), procs=1 with
+// GOMAXPROCS 1, where neither can use a second processor.
 func benchIngestBatch(b *testing.B) {
+	for _, procs := range []int{2, 1} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			pinProcs(b, procs)
+			benchIngestBatchOn(b)
+		})
+	}
+}
+
+func benchIngestBatchOn(b *testing.B) {
 	const n = 50000
 	ctx := context.Background()
 	s, raw, k := openBench(b)
