@@ -48,13 +48,17 @@ type Server struct {
 // Start listens on a free loopback port, creates bucket and serves until
 // Close. It fails only when no loopback port can be bound or the bucket
 // cannot be made; nothing is left listening then.
-func Start(bucket string) (*Server, error) {
+func Start(bucket string) (*Server, error) { return StartAt("127.0.0.1:0", bucket) }
+
+// StartAt is Start on a given address ("127.0.0.1:9000"); a port of 0
+// picks a free one.
+func StartAt(addr, bucket string) (*Server, error) {
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		return nil, fmt.Errorf("s3test: create bucket %q: %w", bucket, err)
 	}
 	faker := gofakes3.New(backend, gofakes3.WithTimeSkewLimit(0))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("s3test: listen: %w", err)
 	}
