@@ -59,6 +59,10 @@ type Status struct {
 	// Replica is where the owner's replication stands: set by an owner
 	// that runs a replica (Options.Replica), nil otherwise.
 	Replica *ReplicaStatus `json:"replica,omitempty"`
+	// Lease is the owner's lease on the store (Options.Fence): set by an
+	// owner that holds one, nil otherwise. Its generation is the fencing
+	// epoch across hosts; Epoch stays the live file's own writer epoch.
+	Lease *FenceStatus `json:"lease,omitempty"`
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.
