@@ -91,6 +91,14 @@ var _ = Describe("--lease s3", func() {
 		}
 		appendAcked(b, "b", 3, 2)
 
+		scanned := runQuery(b.dir, env, "", "--store", b.path, "scan", "--stream", "e1")
+		Expect(scanned.code).To(Equal(0), scanned.stderr)
+		var onB []string
+		for _, row := range decodeLines(scanned.stdout) {
+			onB = append(onB, row["msg"].(string))
+		}
+		Expect(onB).To(Equal([]string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "b-3", "b-4"}), "host B's store")
+
 		got := restoredMessages(url, "e1")
 		sort.Strings(got)
 		Expect(got).To(Equal([]string{"a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "b-3", "b-4"}),
