@@ -60,6 +60,9 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 		return Appended{}, recordstore.Errorf(recordstore.ErrUnsupported, "the store's backend cannot append rows from a source")
 	}
 	if s.Role() == RoleOwner {
+		if err := s.checkFence(); err != nil {
+			return Appended{}, err
+		}
 		if opts.Declare != nil {
 			if _, err := s.backend.DeclareKind(ctx, *kind); err != nil {
 				return Appended{}, err

@@ -111,6 +111,9 @@ func (s *Store[T]) AppendFrom(ctx context.Context, stream string, kind *recordst
 		return BulkAppended{}, fmt.Errorf("append to %s: %w: batches of %d rows, the limit of one batch is %d", stream, spool.ErrTooManyRows, n, max)
 	}
 	if opts.Declare {
+		if err := s.checkFence(); err != nil {
+			return BulkAppended{}, err
+		}
 		if _, err := s.backend.DeclareKind(ctx, *kind); err != nil {
 			return BulkAppended{}, err
 		}

@@ -35,6 +35,12 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 	if hasInline(group) {
 		s.opts.Failpoint(FailInlineBeforeCommit)
 	}
+	if err := s.checkFence(); err != nil {
+		if hasInline(group) {
+			dropInline(group, err) // their callers get the error now
+		}
+		return 0, err
+	}
 	results, err := s.backend.AppendBatch(ctx, batches...)
 	if err != nil && hasInline(group) {
 		if group = dropInline(group, err); len(group) == 0 {
@@ -133,6 +139,9 @@ func (s *Store[T]) failBatch(ctx context.Context, n spool.BatchName, cause error
 	// stands (this is then a replay of a failure already recorded).
 	if marked, err := s.spool.RetryMarked(ctx, spool.StateIncoming, key); err == nil {
 		b.Retry = marked
+	}
+	if err := s.checkFence(); err != nil {
+		return err
 	}
 	results, err := s.backend.AppendBatch(ctx, b)
 	if err != nil {

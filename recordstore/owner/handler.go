@@ -27,7 +27,7 @@ func (s *Store[T]) controlStatus(ctx context.Context) Status {
 	s.mu.Unlock()
 	st.Corrupt = damageOf(s.backend)
 	return Status{State: st, Role: role, SocketAlive: true,
-		HeartbeatAgeMS: time.Since(st.HeartbeatAt).Milliseconds(), Replica: s.replicaStatus(),
+		HeartbeatAgeMS: time.Since(st.HeartbeatAt).Milliseconds(), Replica: s.replicaStatus(), Lease: s.fenceStatus(),
 		Wake: WakePush, Subscribers: s.push.hub.subs.Load()}
 }
 

@@ -177,6 +177,9 @@ func (s *Store[T]) Append(ctx context.Context, stream, kind string, rows []recor
 
 // appendOwned is Append in the owner: the declaration, then the append.
 func (s *Store[T]) appendOwned(ctx context.Context, stream, kind string, rows []recordstore.Row, declare *recordstore.Kind) (Appended, error) {
+	if err := s.checkFence(); err != nil {
+		return Appended{}, err
+	}
 	if declare != nil {
 		if declare.Name != kind {
 			return Appended{}, recordstore.Invalidf("append to %s: the declaration is of kind %s, not %s", stream, declare.Name, kind)
@@ -218,6 +221,11 @@ func (s *Store[T]) Mutate(ctx context.Context, e recordstore.BatchEntry, opts Wr
 			return Mutated{Written: w}, err
 		}
 		return Mutated{Meta: res.Entries[len(res.Entries)-1].Meta, Written: w}, nil // answered on the fast path
+	}
+	if !spooled {
+		if err := s.checkFence(); err != nil {
+			return Mutated{}, err
+		}
 	}
 	m, err := s.mutateBackend(ctx, e)
 	return Mutated{Meta: m, Written: Written{Spooled: spooled}}, err
@@ -284,6 +292,11 @@ func (s *Store[T]) DeclareKinds(ctx context.Context, kinds []recordstore.Kind, o
 	}
 	out := Declared{Written: Written{Spooled: spooled}}
 	for _, k := range kinds {
+		if !spooled {
+			if err := s.checkFence(); err != nil {
+				return out, err
+			}
+		}
 		status, err := s.backend.DeclareKind(ctx, k)
 		if err != nil {
 			return out, err

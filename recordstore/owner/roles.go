@@ -49,13 +49,18 @@ func (s *Store[T]) startOwner(ctx context.Context) error {
 	// listener still open after its lock went (see takeOverSocket).
 	s.push.prev, _ = ReadState(s.paths.State)
 	defer func() { s.push.prev = State{} }()
+	if err := s.acquireFence(ctx); err != nil {
+		return err
+	}
 	if err := s.writeState(PhaseStarting); err != nil {
+		_ = s.releaseFence()
 		return err
 	}
 	s.opts.Failpoint(FailDuringStarting)
 	b, err := s.opts.Open(ctx, false, nil)
 	if err != nil {
 		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+		_ = s.releaseFence()
 		return err
 	}
 	s.backend = b
@@ -259,13 +264,18 @@ func (s *Store[T]) promote(ctx context.Context) (writable bool, err error) {
 	}
 	clock.mark("check live")
 	s.push.prev, _ = ReadState(s.paths.State)
+	if err := s.acquireFence(ctx); err != nil {
+		return false, err
+	}
 	if err := s.writeState(PhaseStarting); err != nil {
+		_ = s.releaseFence()
 		return false, err
 	}
 	clock.mark("state starting")
 	s.opts.Failpoint(FailDuringStarting)
 	if err := s.backend.Promote(ctx); err != nil {
 		_ = removeStateIfOurs(s.paths.State, s.id.Instance)
+		_ = s.releaseFence()
 		return false, fmt.Errorf("promote backend: %w", err)
 	}
 	clock.mark("backend")
@@ -313,6 +323,10 @@ func (s *Store[T]) serveAsOwner() error {
 	go s.flushLoop(ctx)
 	go s.heartbeatLoop(ctx)
 	go s.gcLoop(ctx)
+	if s.opts.Fence != nil {
+		s.ownerWG.Add(1)
+		go s.fenceLoop(ctx)
+	}
 	return nil
 }
 
@@ -379,8 +393,12 @@ func (s *Store[T]) closeOwner() error {
 	if rerr := removeStateIfOurs(s.paths.State, s.id.Instance); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
+	_ = s.releaseFence() // logged; the lease expires all the same
 	if uerr := s.lock.unlock(); uerr != nil {
 		err = errors.Join(err, uerr)
+	}
+	if s.opts.Fence != nil {
+		return err // no drain without the lease: the next owner drains
 	}
 	return errors.Join(err, s.recheck())
 }
@@ -389,7 +407,7 @@ func (s *Store[T]) closeOwner() error {
 // is free (the owner vanished and nobody took over). A detached process
 // never does: it cannot write the store's catalog.
 func (s *Store[T]) closeNonOwner() error {
-	if s.Role() == RoleDetached || s.opts.NoPromotion || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
+	if s.Role() == RoleDetached || s.opts.NoPromotion || s.opts.Fence != nil || s.opts.DrainOnClose <= 0 || !s.spoolHasIncoming() {
 		return nil
 	}
 	if s.Gone() != nil || s.checkLive() != nil {

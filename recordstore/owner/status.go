@@ -68,6 +68,10 @@ type Status struct {
 	// Subscribers is, in the owner's answer, how many processes are
 	// subscribed to its commit notices.
 	Subscribers int64 `json:"subscribers,omitempty"`
+	// Lease is the owner's lease on the store (Options.Fence): set by an
+	// owner that holds one, nil otherwise. Its generation is the fencing
+	// epoch across hosts; Epoch stays the live file's own writer epoch.
+	Lease *FenceStatus `json:"lease,omitempty"`
 }
 
 // BadStateHint is the Hint of a status whose state file cannot be read.

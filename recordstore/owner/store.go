@@ -128,6 +128,18 @@ type Options[T Target] struct {
 	// sqlite.Options.NoCheckpoint), which has to see every WAL frame
 	// before it is checkpointed away.
 	Replica Replicator
+	// Fence, when set, is a lease on the store shared by every host that
+	// may own it (package recordstore/replica has one on the replica's
+	// object store). The owner takes it after the file lock and before it
+	// writes anything; while another process holds it this process stays
+	// a non-owner and its promoter tries again every second. The owner
+	// checks it before every commit: once it is lost, the write fails with
+	// a *FencedError (code "fenced"), the owner steps down — replication
+	// stops without shipping more, the lease and the lock are let go —
+	// and this process never writes the store again (its later writes
+	// fail the same way). A closing owner releases it after shipping. A
+	// store with a Fence is never drained on Close by a non-owner.
+	Fence Fence
 	// Metrics are measurement hooks (see Metrics); zero: none.
 	Metrics Metrics
 	// Failpoint, when set, is called at named points (see the Failpoint
@@ -287,6 +299,8 @@ type Store[T Target] struct {
 		gone    error // see Gone
 	}
 
+	fence fenceState // Options.Fence
+
 	ing ingestState // used by the goroutine that drains (under drain)
 
 	// inline holds the batches sent over the control socket (the append
@@ -440,6 +454,12 @@ func (s *Store[T]) start(ctx context.Context) error {
 	}
 	if err := s.startOwner(ctx); err != nil {
 		_ = s.lock.unlock()
+		if fenceHeld(err) {
+			// Another host owns the store: wait as a non-owner, the
+			// promoter trying the lease again.
+			s.log.Info("the store's lease is held elsewhere; waiting as a non-owner", "err", err)
+			return s.startNonOwner(ctx, State{})
+		}
 		return err
 	}
 	return nil
@@ -550,6 +570,9 @@ func (s *Store[T]) ready(ctx context.Context) error {
 	if err := s.Gone(); err != nil {
 		return err
 	}
+	if err := s.fencedErr(); err != nil {
+		return err
+	}
 	return s.elected(ctx)
 }
 
@@ -562,7 +585,8 @@ func (s *Store[T]) close() error {
 	s.mu.closed = true
 	s.mu.Unlock()
 	s.cancel()
-	s.wg.Wait() // the promoter
+	s.wg.Wait()       // the promoter
+	s.fence.wg.Wait() // a step-down after the lease was lost
 	// Read the role only now: a promotion may have completed while Close
 	// waited for the promoter, and then this process must leave as owner.
 	role := s.Role()

@@ -197,6 +197,9 @@ func (wr *Writer[T]) deliver(ctx context.Context, d *recordstore.Batch) error {
 		if err := wr.awaitSpooled(ctx); err != nil {
 			return err
 		}
+		if err := s.checkFence(); err != nil {
+			return err
+		}
 		results, err := s.backend.AppendBatch(ctx, *d)
 		if err != nil {
 			return err

@@ -66,6 +66,9 @@ type printedStatus struct {
 	// Replica is the owner's replication (owner.Status.Replica), printed
 	// only when the owner replicates.
 	Replica *owner.ReplicaStatus `json:"replica,omitempty"`
+	// Lease is the owner's lease across hosts (owner.Status.Lease),
+	// printed only when the owner holds one.
+	Lease *owner.FenceStatus `json:"lease,omitempty"`
 }
 
 // MarshalJSON prints {"phase":"none"} when no process owns the store (with
@@ -85,6 +88,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		Store: st.Store, CatalogVersion: st.CatalogVersion, Socket: st.Socket, Spool: st.Spool,
 		Backlog: st.Backlog, Failed: st.Failed, Refused: st.Refused, LastError: st.LastError,
 		SocketAlive: s.SocketAlive, Stale: s.Stale, Corrupt: s.Corrupt, Wake: s.Wake, Subscribers: s.Subscribers, Replica: s.Replica,
+		Lease: s.Lease,
 	})
 }
 
@@ -109,7 +113,7 @@ func (s *Status) UnmarshalJSON(data []byte) error {
 		Phase: p.Phase, Epoch: p.Epoch, StartedAt: started, HeartbeatAt: heartbeat,
 		Store: p.Store, CatalogVersion: p.CatalogVersion, Socket: p.Socket, Spool: p.Spool,
 		Backlog: p.Backlog, Failed: p.Failed, Refused: p.Refused, LastError: p.LastError,
-	}, SocketAlive: p.SocketAlive, Stale: p.Stale, Wake: p.Wake, Subscribers: p.Subscribers, Replica: p.Replica}, Corrupt: p.Corrupt}
+	}, SocketAlive: p.SocketAlive, Stale: p.Stale, Wake: p.Wake, Subscribers: p.Subscribers, Replica: p.Replica, Lease: p.Lease}, Corrupt: p.Corrupt}
 	return nil
 }
 

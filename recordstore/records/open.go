@@ -267,6 +267,17 @@ func openSQLite(ctx context.Context, path string, opts Options, role sqlite.Opti
 	// A replicated store's checkpoints are the replicator's: it must see
 	// every WAL frame before a checkpoint moves it into the file.
 	so.NoCheckpoint = opts.Owner.Replica != nil
+	// A fenced owner checks its lease at the commit itself too, so that
+	// no write of the backend (the retention sweeper's included) commits
+	// once the lease is lost.
+	if f := opts.Owner.Fence; f != nil {
+		so.BeforeCommit = func() error {
+			if err := f.Check(); err != nil {
+				return &owner.FencedError{Err: err}
+			}
+			return nil
+		}
+	}
 	if !role.ReadOnly && opts.NameLive != nil {
 		live, carry, err := opts.NameLive()
 		if err != nil {

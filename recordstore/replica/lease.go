@@ -235,3 +235,16 @@ func (h *Lease) Release(ctx context.Context) error {
 	}
 	return fmt.Errorf("release lease: %w", err)
 }
+
+// Owner is the holder's name as the lock object records it.
+func (h *Lease) Owner() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cur.Owner
+}
+
+// SafeUntil is when the holder stops trusting the lease unless a renewal
+// succeeds before (zero once it is lost or released).
+func (h *Lease) SafeUntil() time.Time {
+	return h.safeTime()
+}

@@ -48,6 +48,14 @@ type Options struct {
 	// removes the WAL as it closes (SQLite's rule), which is why the owner
 	// stops its replicator, after shipping, before it closes the backend.
 	NoCheckpoint bool
+	// BeforeCommit, when set, is called in every write transaction just
+	// before its COMMIT: the last moment a writer that may have lost its
+	// right to write (a lease across hosts, owner.Options.Fence) can
+	// refuse. Its error rolls the transaction back — nothing of it is
+	// stored — and is the write's error; the writer is not stopped (the
+	// caller refuses every later commit the same way). It must be quick:
+	// it runs with the write lock held.
+	BeforeCommit func() error
 
 	// ReadOnly opens an existing store without writing to it: only the
 	// reader pool is opened, no sweeper runs, and every mutation is handed

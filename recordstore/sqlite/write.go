@@ -70,7 +70,11 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 	}
 	b.txConn = conn
 	defer func() { b.txConn = nil }()
-	if err := fn(tx, b.now()); err != nil {
+	err = fn(tx, b.now())
+	if err == nil && b.opts.BeforeCommit != nil {
+		err = b.opts.BeforeCommit()
+	}
+	if err != nil {
 		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) && !noTransaction(rerr) {
 			b.log.Warn("rollback failed", "err", rerr)
 		}

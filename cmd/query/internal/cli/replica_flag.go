@@ -6,6 +6,7 @@ package cli
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/fb46ecde/records/recordstore/fleet"
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -20,6 +21,28 @@ const ReplicaEnv = "RECORDS_REPLICA"
 func (a *app) registerReplica(pf *pflag.FlagSet) {
 	pf.StringVar(&a.replica, "replica", a.env.Getenv(ReplicaEnv),
 		"replicate the store while this process owns it: s3://BUCKET/PREFIX?endpoint=URL&region=R&forcePathStyle=true or file:///FOLDER; defaults to $"+ReplicaEnv+"; S3 credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE), never from the address")
+	pf.StringVar(&a.lease, "lease", "",
+		"s3: own the store only while holding its lease, the lock object under the s3:// --replica's prefix, so that one host at a time writes it; a process that loses the lease writes no more (its writes fail with code fenced)")
+	pf.DurationVar(&a.leaseTTL, "lease-ttl", replica.DefaultLeaseTTL,
+		"with --lease: how long the lease lasts unrenewed (renewed every third of it); the owner stops writing a fifth of it before another host may take it")
+}
+
+// fence is --lease's fence for the store, nil without --lease. --lease
+// other than s3, or without an s3:// --replica, is a usage error.
+func (a *app) fence() (owner.Fence, error) {
+	if a.lease == "" {
+		return nil, nil
+	}
+	if a.lease != "s3" {
+		return nil, usagef("--lease must be s3, not %q", a.lease)
+	}
+	if !strings.HasPrefix(a.replica, "s3://") {
+		return nil, usagef("--lease s3 needs an s3:// --replica: the lease is an object under the replica's prefix")
+	}
+	if a.leaseTTL <= 0 {
+		return nil, usagef("--lease-ttl must be positive, not %s", a.leaseTTL)
+	}
+	return replica.NewLeaseFence(a.replica, replica.LeaseOptions{TTL: a.leaseTTL, Logger: a.logger(slog.LevelWarn)}), nil
 }
 
 // replicator is --replica's replicator for one store, nil without
@@ -38,6 +61,9 @@ func (a *app) replicator() (owner.Replicator, error) {
 // fleetReplica sets so.Replica from --replica: each store of the fleet
 // replicates under its key's prefix (tenant/<id>, slot/<n>).
 func (a *app) fleetReplica(so *fleet.StoreOptions) error {
+	if a.lease != "" {
+		return usagef("--lease is not supported by the fleet commands")
+	}
 	if a.replica == "" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -31,8 +32,10 @@ type Env struct {
 type app struct {
 	env       Env
 	storePath string
-	readOnly  bool   // --read-only
-	replica   string // --replica
+	readOnly  bool          // --read-only
+	replica   string        // --replica
+	lease     string        // --lease
+	leaseTTL  time.Duration // --lease-ttl
 	logLevel  enumValue
 }
 

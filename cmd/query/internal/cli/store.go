@@ -38,6 +38,9 @@ func (a *app) withOwned(ctx context.Context, opts records.Options, fn func(*reco
 		if opts.Owner.Replica, err = a.replicator(); err != nil {
 			return err
 		}
+		if opts.Owner.Fence, err = a.fence(); err != nil {
+			return err
+		}
 	}
 	st, err := records.Open(ctx, a.storePath, opts)
 	if err != nil {
