@@ -150,3 +150,58 @@ func checkAppendSource(stream string, kind recordstore.Kind, src recordstore.Row
 	}
 	return nil
 }
+
+// PrepareAppendStream is PrepareAppendSource without holding the rows:
+// it checks what can be checked before a row is read — the stream and the
+// kind (kind itself, checked as DeclareKind would and declared ahead of
+// the rows, with declare; else the catalog's declaration, into whose
+// column order the rows are remapped), and that the stream takes rows of
+// that kind — and returns the batch whose append entry streams the rows
+// of src (BatchEntry.Source) instead of holding them. That source remaps
+// each row as it is read; a row that does not fit (ErrInvalid,
+// ErrSchemaConflict) fails the read, which fails the batch's publish
+// (spool.Dir.Publish checks the rows' keys as it writes them, and writes
+// nothing when one fails). src is read once, by whoever publishes the
+// batch, and not closed. It writes nothing.
+func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error) {
+	if err := checkAppendSource(stream, kind, src); err != nil {
+		return recordstore.Batch{}, err
+	}
+	what := "append to " + stream
+	t, err := b.sourceTable(ctx, kind, declare)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := recordstore.NewRemapper(&kind, &t.kind)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	batch := recordstore.Batch{Schemas: []recordstore.Kind{t.kind}}
+	if declare {
+		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
+	}
+	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name,
+		Source: remappedSource{src: src, m: m}})
+	return batch, nil
+}
+
+// remappedSource is a RowSource whose rows are remapped as they are read.
+type remappedSource struct {
+	src recordstore.RowSource
+	m   *recordstore.Remapper
+}
+
+// Len is the source's.
+func (r remappedSource) Len() int { return r.src.Len() }
+
+// Next reads the next row and remaps it.
+func (r remappedSource) Next() (recordstore.Values, error) {
+	v, err := r.src.Next()
+	if err != nil {
+		return nil, err
+	}
+	return r.m.Remap(v)
+}
