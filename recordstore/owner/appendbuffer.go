@@ -72,7 +72,7 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
-	if err := s.checkBuffered(stream, kind, rows, opts.Declare); err != nil {
+	if err := s.checkBuffered(stream, kind, rows, opts.Declare, opts.Metered); err != nil {
 		return Appended{}, err
 	}
 	sa, ok := any(s.backend).(SourceAppender)
@@ -101,8 +101,9 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 
 // checkBuffered refuses, before anything is written, what AppendBuffer
 // cannot apply: no kind, a declaration of another kind, no rows, or rows
-// past the spool's per-append limits (ErrCapacity).
-func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows recordstore.Rows, declare *recordstore.Kind) error {
+// past the spool's per-append limits (ErrCapacity), which it counts unless
+// metered counted these rows already (AppendOptions.Metered).
+func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows recordstore.Rows, declare *recordstore.Kind, metered *spool.Meter) error {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
@@ -114,6 +115,9 @@ func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows rec
 	}
 	if noRows(rows) || rows.Len() == 0 {
 		return recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	if metered.Counted(kind, s.spool.Limits(), int64(rows.Len())) {
+		return nil
 	}
 	m := spool.NewMeter(kind, s.spool.Limits())
 	if max := s.spool.Limits().MaxRows; max > 0 && int64(rows.Len()) > max {

@@ -201,7 +201,8 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 		return err
 	}
 	defer func() { _ = rows.Close() }() // a scratch file, unlinked already where the system allows
-	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
+	meter, err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add)
+	if err != nil {
 		return suggestBatches(err)
 	}
 	if rows.Size() >= spillCollect {
@@ -212,7 +213,7 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 	}
 	actx, cancel := p.wait.bound(ctx) // from the first wait for the owner on
 	defer cancel()
-	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options()})
+	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: p.wait.options(), Metered: meter})
 	if err != nil {
 		return suggestBatches(err)
 	}

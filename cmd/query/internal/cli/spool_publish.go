@@ -94,7 +94,7 @@ func (a *app) spoolPublish(ctx context.Context, p publishArgs) error {
 	defer closeInput()
 	var vals []recordstore.Values
 	keep := func(v recordstore.Values) error { vals = append(vals, v); return nil }
-	if err := readRows(newRowReader(r, name), kind, dir.Limits(), keep); err != nil {
+	if _, err := readRows(newRowReader(r, name), kind, dir.Limits(), keep); err != nil {
 		return err
 	}
 	id := spool.NewIdentity("query " + buildVersion().Version)
