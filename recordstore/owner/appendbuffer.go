@@ -36,7 +36,7 @@ type StreamPreparer interface {
 	// PrepareAppendStream checks such an append as far as it can without
 	// reading its rows and returns its batch, whose append entry reads
 	// src when it is published.
-	PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error)
+	PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, rows recordstore.Rows) (recordstore.Batch, error)
 }
 
 // streamMinRows is how many rows a spooled AppendBuffer streams into its
@@ -88,11 +88,12 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 		res, err := sa.AppendSource(ctx, stream, *kind, rows.Source())
 		return Appended{AppendResult: res}, err
 	}
-	prepare := sa.PrepareAppendSource
+	var batch recordstore.Batch
 	if sp, ok := any(s.backend).(StreamPreparer); ok && rows.Len() >= streamMinRows {
-		prepare = sp.PrepareAppendStream
+		batch, err = sp.PrepareAppendStream(ctx, stream, *kind, opts.Declare != nil, rows)
+	} else {
+		batch, err = sa.PrepareAppendSource(ctx, stream, *kind, opts.Declare != nil, rows.Source())
 	}
-	batch, err := prepare(ctx, stream, *kind, opts.Declare != nil, rows.Source())
 	if err != nil {
 		return Appended{}, err
 	}

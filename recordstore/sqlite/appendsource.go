@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -151,20 +152,23 @@ func checkAppendSource(stream string, kind recordstore.Kind, src recordstore.Row
 	return nil
 }
 
-// PrepareAppendStream is PrepareAppendSource without holding the rows:
-// it checks what can be checked before a row is read — the stream and the
-// kind (kind itself, checked as DeclareKind would and declared ahead of
-// the rows, with declare; else the catalog's declaration, into whose
-// column order the rows are remapped), and that the stream takes rows of
-// that kind — and returns the batch whose append entry streams the rows
-// of src (BatchEntry.Source) instead of holding them. That source remaps
-// each row as it is read; a row that does not fit (ErrInvalid,
+// PrepareAppendStream is PrepareAppendSource for rows that it does not
+// hold: it checks the stream and the kind (kind itself, checked as
+// DeclareKind would and declared ahead of the rows, with declare; else the
+// catalog's declaration, into whose column order the rows are remapped),
+// that the stream takes rows of that kind, and — for a kind with a key —
+// that no key is repeated among the rows, reading them once (keeping each
+// key, as an append does), with PrepareAppendSource's errors. It returns
+// the batch whose append entry streams the rows (BatchEntry.Source, a
+// fresh source of rows) instead of holding them. That source remaps each
+// row as it is read; a row that does not fit (ErrInvalid,
 // ErrSchemaConflict) fails the read, which fails the batch's publish
-// (spool.Dir.Publish checks the rows' keys as it writes them, and writes
-// nothing when one fails). src is read once, by whoever publishes the
-// batch, and not closed. It writes nothing.
-func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error) {
-	if err := checkAppendSource(stream, kind, src); err != nil {
+// (spool.Dir.Publish writes nothing then). It writes nothing.
+func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, rows recordstore.Rows) (recordstore.Batch, error) {
+	if rows == nil {
+		return recordstore.Batch{}, recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	if err := checkAppendSource(stream, kind, rows.Source()); err != nil {
 		return recordstore.Batch{}, err
 	}
 	what := "append to " + stream
@@ -179,13 +183,38 @@ func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind r
 	if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
 		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
 	}
+	if err := t.checkKeys(remappedSource{src: rows.Source(), m: m}); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
 	batch := recordstore.Batch{Schemas: []recordstore.Kind{t.kind}}
 	if declare {
 		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
 	}
 	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name,
-		Source: remappedSource{src: src, m: m}})
+		Source: remappedSource{src: rows.Source(), m: m}})
 	return batch, nil
+}
+
+// checkKeys reads src, rows of t's kind, and refuses a key repeated among
+// them, as an append does; a kind without a key reads nothing.
+func (t *table) checkKeys(src recordstore.RowSource) error {
+	keys := t.newKeySet(min(src.Len(), 1<<16))
+	if keys == nil {
+		return nil
+	}
+	for i := range src.Len() {
+		v, err := src.Next()
+		if err == io.EOF {
+			return recordstore.Invalidf("the row source ended after %d of the %d rows it announced", i, src.Len())
+		}
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i+1, err)
+		}
+		if err := keys.add(i, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // remappedSource is a RowSource whose rows are remapped as they are read.
