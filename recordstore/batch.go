@@ -100,8 +100,9 @@ type RowSource interface {
 // reconciles them additively with its catalog before applying the batch.
 //
 // The same value travels through the spool: package spool publishes a
-// Batch as a batch folder (its entries' Rows, never a Source; Failure and
-// Retry are not published) and reads a folder back as a Batch.
+// Batch as a batch folder (its entries' Rows, or the rows an append
+// entry's Source streams, written as they are read; Failure and Retry
+// are not published) and reads a folder back as a Batch.
 type Batch struct {
 	ID       string
 	Producer Producer
@@ -127,11 +128,15 @@ func (b *Batch) Schema(kind string) (*Kind, bool) {
 	return k, k != nil
 }
 
-// Rows returns the number of rows of the batch's entries (Rows, not
-// Source).
+// Rows returns the number of rows of the batch's entries: the Rows of
+// each, or as many as its Source announces (Len) when it streams them.
 func (b *Batch) Rows() int64 {
 	var n int64
 	for i := range b.Entries {
+		if src := b.Entries[i].Source; src != nil {
+			n += int64(src.Len())
+			continue
+		}
 		n += int64(len(b.Entries[i].Rows))
 	}
 	return n

@@ -10,9 +10,15 @@
 #             (.import into a temp table, INSERT ... SELECT json_extract,
 #             WAL, synchronous=NORMAL) and Python executemany (one
 #             transaction, same pragmas)
+#   append spooled: the same append while query serve owns the store, so
+#             that the rows go through the spool (the serve is started
+#             before and stopped after each run, outside the measure);
+#             its time runs until the owner's result is back
 #   scan      query scan --stream s1 > /dev/null          vs the sqlite3 shell
 #             printing json_object per row, and Python SELECT + json.dumps
 #   csv, parquet: query scan --format F --out FILE        rows/s only
+# PARTS (default "append scan") picks what runs: "append" alone measures
+# the appends only.
 # ratio = baseline median / our median: above 1 we are faster; given for
 # the elapsed time and for the processor time (user + system), which a
 # machine busy with other work disturbs less. Processor time and peak RSS
@@ -23,6 +29,7 @@ set -euo pipefail
 
 ROWS=${ROWS:-1000000}
 ROUNDS=${ROUNDS:-3}
+PARTS=${PARTS:-append scan}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/bin/query
 
@@ -122,6 +129,38 @@ db.execute("COMMIT")
 PY
 }
 
+# serve_for N: starts query serve owning store-spooled-N, waits until it
+# owns it, and prints its pid.
+serve_for() {
+	local dir=$WORK/store-spooled-$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	"$BIN" --store "$dir/records.sqlite" serve --addr 127.0.0.1:0 >/dev/null 2>"$dir/serve.log" &
+	local pid=$! i
+	for i in $(seq 1 600); do
+		grep -q "msg=role role=owner" "$dir/serve.log" && break
+		kill -0 "$pid" 2>/dev/null || { echo "query serve exited: $(cat "$dir/serve.log")" >&2; exit 1; }
+		sleep 0.1
+	done
+	echo "$pid"
+}
+
+ours_append_spooled() {
+	"$BIN" --store "$WORK/store-spooled-$1/records.sqlite" append --stream s1 --kind ev --schema "$WORK/kinds.json" "$WORK/rows.ndjson" |
+		grep -q '"role":"spooled"'
+}
+
+# measure_spooled N: measures ours_append_spooled N with a serve owning
+# the store.
+measure_spooled() {
+	local pid
+	pid=$(serve_for "$1")
+	measure append_spooled ours_append_spooled "$1"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	rm -rf "$WORK/store-spooled-$1"
+}
+
 ours_scan() { "$BIN" --store "$WORK/store-1/records.sqlite" scan --stream s1; }
 
 shell_scan() {
@@ -142,26 +181,35 @@ ours_export() { "$BIN" --store "$WORK/store-1/records.sqlite" scan --stream s1 -
 
 # The measured steps run in a child bash under time.
 export WORK BIN
-export -f ours_append shell_append py_append ours_scan shell_scan py_scan ours_export
+export -f ours_append ours_append_spooled shell_append py_append ours_scan shell_scan py_scan ours_export
 
 SHELL_OK=1 PY_OK=1
 have sqlite3 || { SHELL_OK=0; echo "skip: no sqlite3 on PATH: no shell baselines (apt-get install sqlite3)"; }
 have python3 || { PY_OK=0; echo "skip: no python3 on PATH: no Python baselines"; }
 
-for r in $(seq 1 "$ROUNDS"); do
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+part append && for r in $(seq 1 "$ROUNDS"); do
 	echo "== round $r of $ROUNDS"
 	# Alternate which goes first from one round to the next.
 	if [ $((r % 2)) -eq 1 ]; then
 		measure append ours_append "$r"
+		measure_spooled "$r"
 		[ $SHELL_OK = 1 ] && measure append_shell shell_append "$r"
 		[ $PY_OK = 1 ] && measure append_py py_append "$r"
 	else
 		[ $PY_OK = 1 ] && measure append_py py_append "$r"
 		[ $SHELL_OK = 1 ] && measure append_shell shell_append "$r"
+		measure_spooled "$r"
 		measure append ours_append "$r"
 	fi
 done
-for r in $(seq 1 "$ROUNDS"); do
+if part scan && ! part append; then # scan reads the first round's stores
+	ours_append 1 >/dev/null
+	[ $SHELL_OK = 1 ] && shell_append 1 >/dev/null
+	[ $PY_OK = 1 ] && py_append 1 >/dev/null
+fi
+part scan && for r in $(seq 1 "$ROUNDS"); do
 	if [ $((r % 2)) -eq 1 ]; then
 		measure scan ours_scan
 		[ $SHELL_OK = 1 ] && measure scan_shell shell_scan
@@ -180,17 +228,19 @@ echo "== $ROWS rows, medians of $ROUNDS rounds (ratio = baseline / ours; above 1
 printf '%-34s %10s %10s %12s %12s\n' measure seconds cpu_s rows/s peak_rss_MB
 div() { awk -v a="$1" -v b="$2" 'BEGIN { print (b > 0 ? a / b : 0) }'; }
 row() {
+	[ -s "$WORK/$1" ] || return 0
 	local t rss
 	t=$(median "$1" 1)
 	rss=$(median "$1" 2)
 	printf '%-34s %10.2f %10.2f %12.0f %12.1f\n' "$2" "$t" "$(median "$1" 3)" "$(div "$ROWS" "$t")" "$(div "$rss" 1024)"
 }
 ratio() {
-	[ -s "$WORK/$2" ] || return 0
-	printf '%-34s %10.2f %10.2f   (goal >= %s)\n' "$1" "$(div "$(median "$2" 1)" "$(median "$3" 1)")" \
-		"$(div "$(median "$2" 3)" "$(median "$3" 3)")" "$4"
+	[ -s "$WORK/$2" ] && [ -s "$WORK/$3" ] || return 0
+	printf '%-34s %10.2f %10.2f' "$1" "$(div "$(median "$2" 1)" "$(median "$3" 1)")" "$(div "$(median "$2" 3)" "$(median "$3" 3)")"
+	if [ -n "${4:-}" ]; then printf '   (goal >= %s)\n' "$4"; else echo; fi
 }
 row append "query append"
+row append_spooled "query append (spooled, serve owns)"
 [ $SHELL_OK = 1 ] && row append_shell "sqlite3 shell import + insert"
 [ $PY_OK = 1 ] && row append_py "python executemany"
 row scan "query scan (ndjson)"
@@ -202,5 +252,6 @@ echo
 printf '%-34s %10s %10s\n' ratio elapsed cpu
 ratio "append vs sqlite3 shell" append_shell append 0.6
 ratio "append vs python" append_py append 2
+ratio "append spooled vs python" append_py append_spooled
 ratio "scan vs sqlite3 shell" scan_shell scan 0.5
 ratio "scan vs python" scan_py scan 3

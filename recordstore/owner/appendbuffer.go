@@ -26,6 +26,24 @@ type SourceAppender interface {
 	PrepareAppendSource(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error)
 }
 
+// StreamPreparer is the optional capability of a target that prepares an
+// append's batch whose rows stream from a RowSource as the batch is
+// published (BatchEntry.Source), instead of holding them as
+// SourceAppender.PrepareAppendSource does; sqlite.Backend has it.
+// AppendBuffer uses it for a spooled append of streamMinRows rows or more,
+// so that its memory does not grow with its rows.
+type StreamPreparer interface {
+	// PrepareAppendStream checks such an append as far as it can without
+	// reading its rows and returns its batch, whose append entry reads
+	// src when it is published.
+	PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, rows recordstore.Rows) (recordstore.Batch, error)
+}
+
+// streamMinRows is how many rows a spooled AppendBuffer streams into its
+// batch's data file (StreamPreparer) from; fewer are held in the batch,
+// which costs little.
+const streamMinRows = 4096
+
 // AppendBuffer appends the rows of rows — stored values of kind, as
 // kind.Normalize returns them, in a recordstore.RowBuffer, a
 // recordstore.RowSpill or as recordstore.ValueRows — to stream in one all-or-nothing append, as
@@ -43,7 +61,10 @@ type SourceAppender interface {
 //
 // The rest is Append's: the owner applies the append at once; any other
 // process checks it locally (nothing is published when it is refused),
-// sends it as one batch and waits for the owner's outcome until ctx ends
+// sends it as one batch (written from rows as it is published, when the
+// backend is a StreamPreparer and there are streamMinRows rows or more:
+// then a row the owner's catalog cannot take fails the publish, and
+// nothing is published) and waits for the owner's outcome until ctx ends
 // (a *PendingError naming the batch, which stays in the spool and is
 // applied once) or, with NoWait, returns once the batch is published.
 func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *recordstore.Kind, rows recordstore.Rows, opts AppendOptions) (out Appended, err error) {
@@ -52,7 +73,7 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 	if err := s.ready(ctx); err != nil {
 		return Appended{}, err
 	}
-	if err := s.checkBuffered(stream, kind, rows, opts.Declare); err != nil {
+	if err := s.checkBuffered(stream, kind, rows, opts.Declare, opts.Metered); err != nil {
 		return Appended{}, err
 	}
 	sa, ok := any(s.backend).(SourceAppender)
@@ -71,7 +92,12 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 		res, err := sa.AppendSource(ctx, stream, *kind, rows.Source())
 		return Appended{AppendResult: res}, err
 	}
-	batch, err := sa.PrepareAppendSource(ctx, stream, *kind, opts.Declare != nil, rows.Source())
+	var batch recordstore.Batch
+	if sp, ok := any(s.backend).(StreamPreparer); ok && rows.Len() >= streamMinRows {
+		batch, err = sp.PrepareAppendStream(ctx, stream, *kind, opts.Declare != nil, rows)
+	} else {
+		batch, err = sa.PrepareAppendSource(ctx, stream, *kind, opts.Declare != nil, rows.Source())
+	}
 	if err != nil {
 		return Appended{}, err
 	}
@@ -80,8 +106,9 @@ func (s *Store[T]) AppendBuffer(ctx context.Context, stream string, kind *record
 
 // checkBuffered refuses, before anything is written, what AppendBuffer
 // cannot apply: no kind, a declaration of another kind, no rows, or rows
-// past the spool's per-append limits (ErrCapacity).
-func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows recordstore.Rows, declare *recordstore.Kind) error {
+// past the spool's per-append limits (ErrCapacity), which it counts unless
+// metered counted these rows already (AppendOptions.Metered).
+func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows recordstore.Rows, declare *recordstore.Kind, metered *spool.Meter) error {
 	if err := recordstore.ValidateStreamID(stream); err != nil {
 		return err
 	}
@@ -93,6 +120,9 @@ func (s *Store[T]) checkBuffered(stream string, kind *recordstore.Kind, rows rec
 	}
 	if noRows(rows) || rows.Len() == 0 {
 		return recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	if metered.Counted(kind, s.spool.Limits(), int64(rows.Len())) {
+		return nil
 	}
 	m := spool.NewMeter(kind, s.spool.Limits())
 	if max := s.spool.Limits().MaxRows; max > 0 && int64(rows.Len()) > max {

@@ -106,6 +106,12 @@ type AppendOptions struct {
 	// alone (a sealed stream): the kind then stays declared, as it does
 	// when the owner itself declares it and then appends.
 	Declare *recordstore.Kind
+	// Metered, for AppendBuffer, is the spool.Meter the caller counted
+	// the rows with as it gathered them, against the spool's Limits (see
+	// Store.Spool): when it counted exactly those rows, of the same kind
+	// (the same *Kind), against those limits, AppendBuffer does not read
+	// the rows a second time to count them. Otherwise it is ignored.
+	Metered *spool.Meter
 }
 
 // Appended is the outcome of Store.Append: the append's window (empty

@@ -63,7 +63,7 @@ func encodeEntry(ctx context.Context, codec Codec, kind *recordstore.Kind, rows 
 	if limit > 0 {
 		w = &limitWriter{w: w, left: limit, limit: limit}
 	}
-	if err := encodeLines(ctx, newRowAppender(kind), rows, w); err != nil {
+	if err := encodeLines(ctx, newRowAppender(kind), rows, 0, w); err != nil {
 		return 0, "", err
 	}
 	if err := end(); err != nil {
@@ -104,11 +104,11 @@ var chunkBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); retur
 // encodeLines writes the JSON lines of rows to w in order: from the
 // calling goroutine for fewer than parallelMinRows rows (or one CPU), else
 // in chunks encoded on up to maxEncodeWorkers goroutines. A bad row fails
-// it with the error of the first bad row ("row N: ..."), as writeRows
-// would.
-func encodeLines(ctx context.Context, ra *rowAppender, rows []recordstore.Values, w io.Writer) error {
+// it with the error of the first bad row ("row N: ..." with N counted from
+// first+1: rows are the entry's from row first+1 on), as writeRows would.
+func encodeLines(ctx context.Context, ra *rowAppender, rows []recordstore.Values, first int, w io.Writer) error {
 	if len(rows) < parallelMinRows || runtime.GOMAXPROCS(0) < 2 {
-		return encodeLinesHere(ctx, ra, rows, w)
+		return encodeLinesHere(ctx, ra, rows, first, w)
 	}
 	workers := min(runtime.GOMAXPROCS(0), maxEncodeWorkers)
 	per := min(max((len(rows)+workers*chunksPerWorker-1)/(workers*chunksPerWorker), minChunkRows), maxChunkRows)
@@ -139,7 +139,7 @@ func encodeLines(ctx context.Context, ra *rowAppender, rows []recordstore.Values
 				if c >= chunks || stop.Load() {
 					return
 				}
-				results[c] <- encodeChunk(ctx, ra, rows, c*per, min((c+1)*per, len(rows)))
+				results[c] <- encodeChunk(ctx, ra, rows, first, c*per, min((c+1)*per, len(rows)))
 			}
 		}()
 	}
@@ -170,8 +170,9 @@ type chunkResult struct {
 	err error
 }
 
-// encodeChunk encodes rows[from:to].
-func encodeChunk(ctx context.Context, ra *rowAppender, rows []recordstore.Values, from, to int) (r chunkResult) {
+// encodeChunk encodes rows[from:to], rows[0] being the entry's row
+// first+1.
+func encodeChunk(ctx context.Context, ra *rowAppender, rows []recordstore.Values, first, from, to int) (r chunkResult) {
 	if err := ctx.Err(); err != nil {
 		r.err = err
 		return r
@@ -183,7 +184,7 @@ func encodeChunk(ctx context.Context, ra *rowAppender, rows []recordstore.Values
 		if b, err = ra.appendRow(b, rows[i]); err != nil {
 			*buf = b[:0]
 			chunkBufs.Put(buf)
-			r.err = fmt.Errorf("row %d: %w", i+1, err)
+			r.err = fmt.Errorf("row %d: %w", first+i+1, err)
 			return r
 		}
 	}
@@ -194,7 +195,7 @@ func encodeChunk(ctx context.Context, ra *rowAppender, rows []recordstore.Values
 
 // encodeLinesHere is encodeLines on the calling goroutine, written out
 // every readBufSize bytes.
-func encodeLinesHere(ctx context.Context, ra *rowAppender, rows []recordstore.Values, w io.Writer) error {
+func encodeLinesHere(ctx context.Context, ra *rowAppender, rows []recordstore.Values, first int, w io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func encodeLinesHere(ctx context.Context, ra *rowAppender, rows []recordstore.Va
 	for i, r := range rows {
 		var err error
 		if b, err = ra.appendRow(b, r); err != nil {
-			return fmt.Errorf("row %d: %w", i+1, err)
+			return fmt.Errorf("row %d: %w", first+i+1, err)
 		}
 		if len(b) >= readBufSize {
 			if _, err := w.Write(b); err != nil {

@@ -41,6 +41,13 @@ var ErrInlineTooLarge = recordstore.Errorf(recordstore.ErrCapacity, "inline batc
 // whose encoding exceeds MaxInlineBytes with ErrInlineTooLarge. It writes
 // nothing anywhere.
 func EncodeInline(ctx context.Context, batch *recordstore.Batch, lim Limits) ([]byte, error) {
+	for i := range batch.Entries {
+		if batch.Entries[i].Source != nil {
+			// Rows streamed from a source are read once, into a spool
+			// file: a streamed batch is a large one by construction.
+			return nil, fmt.Errorf("inline batch %s: entry %d streams its rows: %w", batch.ID, i, ErrInlineTooLarge)
+		}
+	}
 	m, err := buildManifest(batch)
 	if err != nil {
 		return nil, err

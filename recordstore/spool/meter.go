@@ -20,6 +20,7 @@ const meterDirect = 1024
 // MaxBytes with ErrTooLarge — what publishing the rows as one batch to a
 // Dir with those limits would refuse. A zero limit is no limit.
 type Meter struct {
+	kind  *recordstore.Kind
 	lim   Limits
 	ra    *rowAppender
 	buf   []byte
@@ -29,7 +30,14 @@ type Meter struct {
 
 // NewMeter returns a Meter of rows of kind against lim.
 func NewMeter(kind *recordstore.Kind, lim Limits) *Meter {
-	return &Meter{lim: lim, ra: newRowAppender(kind)}
+	return &Meter{kind: kind, lim: lim, ra: newRowAppender(kind)}
+}
+
+// Counted reports whether the Meter counted exactly rows rows of kind (the
+// same *Kind it was made with) against lim: then rows that many, which it
+// counted, fit one append of a Dir with those limits.
+func (m *Meter) Counted(kind *recordstore.Kind, lim Limits, rows int64) bool {
+	return m != nil && m.kind == kind && m.lim == lim && m.rows == rows
 }
 
 // Add counts one row of stored values of the Meter's kind. A row the

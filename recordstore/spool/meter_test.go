@@ -26,6 +26,20 @@ var _ = Describe("Meter", func() {
 	}}
 	long := strings.Repeat("a\"b\\c\nd\te\x01é", 300) // past the length Meter measures in place
 
+	It("says it counted rows only for its own kind, limits and count", func() {
+		lim := spool.Limits{MaxRows: 10, MaxBytes: 1 << 20}
+		m := spool.NewMeter(kind, lim)
+		Expect(m.Add(recordstore.Values{"x", int64(1), nil, nil, nil, nil})).To(Succeed())
+		Expect(m.Add(recordstore.Values{"y", int64(2), nil, nil, nil, nil})).To(Succeed())
+		Expect(m.Counted(kind, lim, 2)).To(BeTrue())
+		Expect(m.Counted(kind, lim, 3)).To(BeFalse(), "another count")
+		Expect(m.Counted(kind, spool.Limits{MaxRows: 11, MaxBytes: 1 << 20}, 2)).To(BeFalse(), "other limits")
+		same := *kind
+		Expect(m.Counted(&same, lim, 2)).To(BeFalse(), "another *Kind, even an equal one")
+		var none *spool.Meter
+		Expect(none.Counted(kind, lim, 0)).To(BeFalse(), "no meter")
+	})
+
 	DescribeTable("counts exactly the bytes a publish encodes",
 		func(rows ...recordstore.Values) {
 			m := spool.NewMeter(kind, spool.Limits{})

@@ -36,15 +36,26 @@ var PublishSteps = []string{StepTmpCreated, StepDataWritten, StepManifestWritten
 //
 // A batch an owner would refuse to load is refused here: a row with a null
 // required or key column, two rows of one entry with the same key, a row
-// with another number of values than its kind has columns, an entry whose
-// rows come from a Source rather than Rows (ErrInvalid, before anything is
-// written), more rows than the Dir's Limits.MaxRows (ErrTooManyRows,
-// before anything is written), or an entry whose rows, written as NDJSON, exceed Limits.MaxBytes
-// (ErrTooLarge). With the NDJSON codecs the NDJSON bytes are counted as
+// with another number of values than its kind has columns, a non-append
+// entry with rows, an entry with both Rows and a Source (ErrInvalid, before
+// anything is written), more rows than the Dir's Limits.MaxRows
+// (ErrTooManyRows, before anything is written), or an entry whose rows,
+// written as NDJSON, exceed Limits.MaxBytes (ErrTooLarge). With the NDJSON codecs the NDJSON bytes are counted as
 // they are encoded, exactly; with the others the size is estimated from
 // the values before anything is written, counting every number at its
 // widest, so an entry close to the limit may be refused: split it, as
 // Writer does at 64 MiB.
+//
+// An append entry may stream its rows from a Source instead of holding
+// them in Rows: its data file is then written as the rows are read, a
+// chunk at a time, its size, checksum and row count taken as they go, so
+// that the publish holds a few thousand of its rows at a time whatever
+// their number (a keyed kind's keys excepted). Its rows are checked as
+// they are read, with the same errors as held rows, and a Source that
+// fails, or yields another number of rows than its Len, fails the publish
+// with that error (wrapped) once part of the data is written: the tmp
+// folder is then removed, and nothing is in incoming. The Source is read
+// once, to its end (not closed); Publish cannot be called again with it.
 //
 // On error nothing is in incoming and the tmp folder has been removed,
 // with one exception: an fsync error (recordstore.ErrFsync) of the final rename
@@ -103,17 +114,17 @@ func (d *Dir) PublishNotify(ctx context.Context, batch *recordstore.Batch, forma
 }
 
 // buildManifest checks the batch's header and entries and returns its
-// manifest without the data file fields. An entry that streams its rows
-// (Source) or a non-append entry with rows is refused (ErrInvalid).
+// manifest without the data file fields. A non-append entry with rows or
+// a Source, or an append entry with both, is refused (ErrInvalid).
 func buildManifest(batch *recordstore.Batch) (*Manifest, error) {
 	m := &Manifest{Format: ManifestFormat, ID: batch.ID, Producer: batch.Producer, Created: batch.Created.UTC(),
 		Schemas: batch.Schemas, Entries: make([]Entry, len(batch.Entries))}
 	for i := range batch.Entries {
 		e := &batch.Entries[i]
-		if e.Source != nil {
-			return nil, recordstore.Invalidf("spool: entry %d (%s) streams its rows from a Source; publish takes Rows", i, e.Op)
+		if e.Source != nil && len(e.Rows) > 0 {
+			return nil, recordstore.Invalidf("spool: entry %d (%s) has both rows and a row source", i, e.Op)
 		}
-		if e.Op != recordstore.OpAppend && len(e.Rows) > 0 {
+		if e.Op != recordstore.OpAppend && (len(e.Rows) > 0 || e.Source != nil) {
 			return nil, recordstore.Invalidf("spool: entry %d (%s) carries rows", i, e.Op)
 		}
 		m.Entries[i] = entryOf(e)
@@ -134,8 +145,8 @@ func (d *Dir) writeTmpFolder(ctx context.Context, batch *recordstore.Batch, m *M
 			return p.path, nil
 		}
 		_ = os.RemoveAll(p.path)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
+		if !errors.Is(err, fs.ErrNotExist) || streams(batch) {
+			return "", err // a Source read already cannot be read again
 		}
 		// The prepared folder was removed under us (tmp/ GC): start over.
 	}
@@ -187,7 +198,7 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, batch *re
 	var files []fsutil.NamedData // the data files, then the manifest
 	for i := range batch.Entries {
 		e := &batch.Entries[i]
-		if e.Op != recordstore.OpAppend || len(e.Rows) == 0 {
+		if e.Op != recordstore.OpAppend || entryRows(e) == 0 {
 			continue
 		}
 		file := dataFileName(i, codec.Extension())
@@ -195,15 +206,24 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, batch *re
 		used[file] = true
 		syncDir = syncDir || !prepared[file]
 		files = append(files, fsutil.NamedData{Path: filepath.Join(tmp, file), Prepared: prepared[file], Fill: func(w io.Writer) error {
-			n, sum, err := encodeEntry(ctx, codec, kind, e.Rows, d.limits.MaxBytes, func(p []byte) error {
+			sink := func(p []byte) error {
 				_, err := w.Write(p)
 				return err
-			})
+			}
+			rows := int64(len(e.Rows))
+			var n int64
+			var sum string
+			var err error
+			if e.Source != nil {
+				rows, n, sum, err = encodeSource(ctx, codec, kind, e.Source, d.limits.MaxBytes, sink)
+			} else {
+				n, sum, err = encodeEntry(ctx, codec, kind, e.Rows, d.limits.MaxBytes, sink)
+			}
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", i, err)
 			}
 			me := &m.Entries[i]
-			me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), int64(len(e.Rows)), n, sum
+			me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = file, codec.Name(), rows, n, sum
 			return nil
 		}})
 	}
@@ -248,7 +268,8 @@ func (d *Dir) fillTmp(ctx context.Context, tmp string, prep *prepared, batch *re
 // checkLimits refuses, before anything is written, a batch with more
 // rows than the limit, and — unless codec writes NDJSON lines, whose size
 // encodeEntry checks exactly — one with an entry whose estimated NDJSON
-// size (estimateRow) exceeds the byte limit.
+// size (estimateRow) exceeds the byte limit. A streamed entry's rows count
+// as many as its Source announces; its size is checked as it is encoded.
 func (d *Dir) checkLimits(batch *recordstore.Batch, m *Manifest, codec Codec) error {
 	if max := d.limits.MaxRows; max > 0 {
 		if rows := batch.Rows(); rows > max {
@@ -260,7 +281,7 @@ func (d *Dir) checkLimits(batch *recordstore.Batch, m *Manifest, codec Codec) er
 		return nil
 	}
 	for i, e := range batch.Entries {
-		if e.Op != recordstore.OpAppend {
+		if e.Op != recordstore.OpAppend || e.Source != nil {
 			continue
 		}
 		kind := m.Schema(e.Kind)
@@ -278,38 +299,31 @@ func (d *Dir) checkLimits(batch *recordstore.Batch, m *Manifest, codec Codec) er
 // rows an owner would refuse as a whole: a row with another number of
 // values than its kind has columns, a null required or key column, or two
 // rows with the same key (one append cannot hold both). The values' types
-// are checked as they are encoded.
+// are checked as they are encoded, and so are the rows of a streamed entry
+// (Source).
 func checkRows(batch *recordstore.Batch, m *Manifest) error {
 	for i, e := range batch.Entries {
 		if e.Op != recordstore.OpAppend || len(e.Rows) == 0 {
 			continue
 		}
-		kind := m.Schema(e.Kind)
-		var seen map[string]int
-		var buf []byte
-		if len(kind.Key) > 0 {
-			seen = make(map[string]int, len(e.Rows))
-		}
+		check := newRowCheck(m.Schema(e.Kind), len(e.Rows))
 		for j, v := range e.Rows {
-			if len(v) != len(kind.Columns) {
-				return fmt.Errorf("publish batch %s: entry %d: row %d: %w", m.ID, i, j+1,
-					recordstore.Invalidf("kind %s: %d values for %d columns", kind.Name, len(v), len(kind.Columns)))
+			if err := check.check(j, v); err != nil {
+				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, err)
 			}
-			if err := kind.CheckRequired(v); err != nil {
-				return fmt.Errorf("publish batch %s: entry %d: row %d: %w", m.ID, i, j+1, err)
-			}
-			if seen == nil {
-				continue
-			}
-			buf = kind.AppendRowKey(buf[:0], v)
-			if first, dup := seen[string(buf)]; dup {
-				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i,
-					recordstore.Invalidf("kind %s: rows %d and %d have the same key", kind.Name, first+1, j+1))
-			}
-			seen[string(buf)] = j
 		}
 	}
 	return nil
+}
+
+// streams reports whether an entry of batch streams its rows (Source).
+func streams(batch *recordstore.Batch) bool {
+	for i := range batch.Entries {
+		if batch.Entries[i].Source != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // tooLarge is the ErrTooLarge of an entry over the byte limit.

@@ -138,16 +138,6 @@ var _ = Describe("publishing and loading", func() {
 		}
 	})
 
-	It("refuses a batch whose append streams its rows from a Source, writing nothing", func() {
-		b := sampleBatch(id, nil)
-		b.Entries[0].Source = &sliceSource{rows: normalizeAll(allTypes(), edgeRows())}
-		_, err := d.Publish(ctx, b, spool.FormatNDJSON)
-		Expect(err).To(MatchError(recordstore.ErrInvalid))
-		Expect(err).To(MatchError(ContainSubstring("entry 0 (append) streams its rows from a Source")))
-		expectEmpty(d, spool.StateIncoming)
-		expectEmpty(d, spool.StateTmp)
-	})
-
 	It("refuses a non-trim entry that carries a before time, writing nothing", func() {
 		b := sampleBatch(id, nil)
 		b.Entries[2].Before = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) // the seal
@@ -351,15 +341,28 @@ func expectEmpty(d *spool.Dir, s spool.State) {
 	Expect(ents).To(BeEmpty(), string(s))
 }
 
-// sliceSource is a recordstore.RowSource over rows in memory.
+// sliceSource is a recordstore.RowSource over rows in memory. announce,
+// when not zero, is the Len it claims instead of len(rows); err, when set,
+// is what Next returns once failAt rows are read.
 type sliceSource struct {
-	rows []recordstore.Values
-	next int
+	rows     []recordstore.Values
+	next     int
+	announce int
+	failAt   int
+	err      error
 }
 
-func (s *sliceSource) Len() int { return len(s.rows) }
+func (s *sliceSource) Len() int {
+	if s.announce != 0 {
+		return s.announce
+	}
+	return len(s.rows)
+}
 
 func (s *sliceSource) Next() (recordstore.Values, error) {
+	if s.err != nil && s.next == s.failAt {
+		return nil, s.err
+	}
 	if s.next == len(s.rows) {
 		return nil, io.EOF
 	}

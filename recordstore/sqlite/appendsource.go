@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -149,4 +150,87 @@ func checkAppendSource(stream string, kind recordstore.Kind, src recordstore.Row
 		return recordstore.Invalidf("append to %s: no rows", stream)
 	}
 	return nil
+}
+
+// PrepareAppendStream is PrepareAppendSource for rows that it does not
+// hold: it checks the stream and the kind (kind itself, checked as
+// DeclareKind would and declared ahead of the rows, with declare; else the
+// catalog's declaration, into whose column order the rows are remapped),
+// that the stream takes rows of that kind, and — for a kind with a key —
+// that no key is repeated among the rows, reading them once (keeping each
+// key, as an append does), with PrepareAppendSource's errors. It returns
+// the batch whose append entry streams the rows (BatchEntry.Source, a
+// fresh source of rows) instead of holding them. That source remaps each
+// row as it is read; a row that does not fit (ErrInvalid,
+// ErrSchemaConflict) fails the read, which fails the batch's publish
+// (spool.Dir.Publish writes nothing then). It writes nothing.
+func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind recordstore.Kind, declare bool, rows recordstore.Rows) (recordstore.Batch, error) {
+	if rows == nil {
+		return recordstore.Batch{}, recordstore.Invalidf("append to %s: no rows", stream)
+	}
+	if err := checkAppendSource(stream, kind, rows.Source()); err != nil {
+		return recordstore.Batch{}, err
+	}
+	what := "append to " + stream
+	t, err := b.sourceTable(ctx, kind, declare)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := recordstore.NewRemapper(&kind, &t.kind)
+	if err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := t.checkKeys(remappedSource{src: rows.Source(), m: m}); err != nil {
+		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
+	}
+	batch := recordstore.Batch{Schemas: []recordstore.Kind{t.kind}}
+	if declare {
+		batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpDeclare, Kind: kind.Name})
+	}
+	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name,
+		Source: remappedSource{src: rows.Source(), m: m}})
+	return batch, nil
+}
+
+// checkKeys reads src, rows of t's kind, and refuses a key repeated among
+// them, as an append does; a kind without a key reads nothing.
+func (t *table) checkKeys(src recordstore.RowSource) error {
+	keys := t.newKeySet(min(src.Len(), 1<<16))
+	if keys == nil {
+		return nil
+	}
+	for i := range src.Len() {
+		v, err := src.Next()
+		if err == io.EOF {
+			return recordstore.Invalidf("the row source ended after %d of the %d rows it announced", i, src.Len())
+		}
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i+1, err)
+		}
+		if err := keys.add(i, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remappedSource is a RowSource whose rows are remapped as they are read.
+type remappedSource struct {
+	src recordstore.RowSource
+	m   *recordstore.Remapper
+}
+
+// Len is the source's.
+func (r remappedSource) Len() int { return r.src.Len() }
+
+// Next reads the next row and remaps it.
+func (r remappedSource) Next() (recordstore.Values, error) {
+	v, err := r.src.Next()
+	if err != nil {
+		return nil, err
+	}
+	return r.m.Remap(v)
 }

@@ -211,7 +211,8 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 		return err
 	}
 	defer func() { _ = rows.Close() }() // a scratch file, unlinked already where the system allows
-	if err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add); err != nil {
+	meter, err := readRows(newRowReader(in.r, in.name), k, limits, rows.Add)
+	if err != nil {
 		return suggestBatches(err)
 	}
 	if rows.Size() >= spillCollect {
@@ -224,7 +225,7 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 	defer cancel()
 	wo := p.wait.options()
 	wo.Replicated = p.waitReplicated
-	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: wo})
+	res, err := st.AppendBuffer(actx, p.stream, k, rows, owner.AppendOptions{Declare: in.declared, WriteOptions: wo, Metered: meter})
 	if err != nil {
 		return suggestBatches(err)
 	}

@@ -35,23 +35,25 @@ func (a *app) openInput(src string) (io.Reader, string, func(), error) {
 // or more than lim.MaxBytes bytes as the spool's NDJSON lines, see
 // spool.Meter), so that an input is refused by the same limits whether it
 // is applied here or through the spool.
-func readRows(in *rowReader, kind *recordstore.Kind, lim spool.Limits, keep func(recordstore.Values) error) error {
+//
+// It returns the Meter that counted the rows kept.
+func readRows(in *rowReader, kind *recordstore.Kind, lim spool.Limits, keep func(recordstore.Values) error) (*spool.Meter, error) {
 	meter := spool.NewMeter(kind, lim)
 	sc := newValueScanner(kind)
 	for {
 		vals, line, err := in.NextValues(sc)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return meter, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = meter.Add(vals)
 		if err == nil {
 			err = keep(vals)
 		}
 		if err != nil {
-			return fmt.Errorf("%s line %d: %w", in.name, line, err)
+			return nil, fmt.Errorf("%s line %d: %w", in.name, line, err)
 		}
 	}
 }

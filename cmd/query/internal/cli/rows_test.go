@@ -31,7 +31,7 @@ var _ = Describe("readRows", func() {
 	// collect reads in with readRows and returns the kept values.
 	collect := func(in string, maxRows int64) ([]recordstore.Values, error) {
 		var got []recordstore.Values
-		err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxRows: maxRows},
+		_, err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxRows: maxRows},
 			func(v recordstore.Values) error { got = append(got, v); return nil })
 		return got, err
 	}
@@ -61,9 +61,11 @@ var _ = Describe("readRows", func() {
 		in := `{"id": 1, "state": "ab"}` + "\n" + `{"id": 2, "state": "ab"}` + "\n"
 		var got []recordstore.Values
 		keep := func(v recordstore.Values) error { got = append(got, v); return nil }
-		Expect(readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 44}, keep)).To(Succeed())
+		meter, err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 44}, keep)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(meter.Bytes()).To(Equal(int64(44)))
 		got = nil
-		err := readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 43}, keep)
+		_, err = readRows(newRowReader(strings.NewReader(in), "in.ndjson"), keyedKind(), spool.Limits{MaxBytes: 43}, keep)
 		Expect(errors.Is(err, spool.ErrTooLarge)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring("in.ndjson line 2: "))
 		Expect(got).To(HaveLen(1))
@@ -77,7 +79,7 @@ var _ = Describe("readRows", func() {
 
 	It("stops at the first bad line without reading further", func() {
 		in := io.MultiReader(strings.NewReader(`{"id": 1}`+"\n"+`{"id": "x"}`+"\n"), brokenReader{})
-		err := readRows(newRowReader(in, "stdin"), keyedKind(), spool.Limits{}, func(recordstore.Values) error { return nil })
+		_, err := readRows(newRowReader(in, "stdin"), keyedKind(), spool.Limits{}, func(recordstore.Values) error { return nil })
 		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring("stdin line 2: "))
 	})

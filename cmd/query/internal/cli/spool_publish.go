@@ -7,6 +7,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -92,9 +93,14 @@ func (a *app) spoolPublish(ctx context.Context, p publishArgs) error {
 		return err
 	}
 	defer closeInput()
-	var vals []recordstore.Values
-	keep := func(v recordstore.Values) error { vals = append(vals, v); return nil }
-	if err := readRows(newRowReader(r, name), kind, dir.Limits(), keep); err != nil {
+	// The checked rows wait in a scratch file beside the spool, as query
+	// append's do, and stream from it into the batch's data file.
+	rows, err := newSpill(filepath.Dir(dir.Root()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	if _, err := readRows(newRowReader(r, name), kind, dir.Limits(), rows.Add); err != nil {
 		return err
 	}
 	id := spool.NewIdentity("query " + buildVersion().Version)
@@ -103,14 +109,14 @@ func (a *app) spoolPublish(ctx context.Context, p publishArgs) error {
 		Producer: id.Producer(id.Next()),
 		Created:  time.Now().UTC(),
 		Schemas:  []recordstore.Kind{*kind},
-		Entries:  []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: p.stream, Kind: kind.Name, Rows: vals}},
+		Entries:  []recordstore.BatchEntry{{Op: recordstore.OpAppend, Stream: p.stream, Kind: kind.Name, Source: rows.Source()}},
 	}
 	batch, err := dir.Publish(ctx, b, p.format.value)
 	if err != nil {
 		return err
 	}
 	return a.printOne(published{Batch: batch.String(), Path: dir.Path(spool.StateIncoming, batch.String()),
-		Rows: len(vals), Format: p.format.value})
+		Rows: rows.Len(), Format: p.format.value})
 }
 
 // publishKind returns the declaration of kind name: from the kind file
