@@ -231,11 +231,19 @@ func (s *controlServer) close(instance string) {
 // the 10 s protocol deadline, or with ErrProtocol when the peer answers
 // with an error or malformed JSON.
 func Call(ctx context.Context, path string, req Request) (Response, error) {
+	resp, _, err := callControl(ctx, path, req, nil)
+	return resp, err
+}
+
+// callControl is Call with afterSend, when not nil, run between sending
+// the request and reading the answer; sent reports whether the request
+// was written (the peer may have acted on it).
+func callControl(ctx context.Context, path string, req Request, afterSend func()) (resp Response, sent bool, err error) {
 	req.Protocol = Protocol
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return Response{}, fmt.Errorf("dial control socket: %w", err)
+		return Response{}, false, fmt.Errorf("dial control socket: %w", err)
 	}
 	defer c.Close()
 	deadline := time.Now().Add(controlDeadline)
@@ -246,17 +254,19 @@ func Call(ctx context.Context, path string, req Request) (Response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	if err := json.NewEncoder(c).Encode(req); err != nil {
-		return Response{}, fmt.Errorf("send control request: %w", err)
+		return Response{}, true, fmt.Errorf("send control request: %w", err)
 	}
-	var resp Response
+	if afterSend != nil {
+		afterSend()
+	}
 	if err := json.NewDecoder(io.LimitReader(c, 64<<20)).Decode(&resp); err != nil {
 		if ctx.Err() != nil {
-			return Response{}, ctx.Err()
+			return Response{}, true, ctx.Err()
 		}
-		return Response{}, fmt.Errorf("%w: read response: %w", ErrProtocol, err)
+		return Response{}, true, fmt.Errorf("%w: read response: %w", ErrProtocol, err)
 	}
 	if !resp.OK {
-		return resp, fmt.Errorf("%w: %s", ErrProtocol, resp.Error)
+		return resp, true, fmt.Errorf("%w: %s", ErrProtocol, resp.Error)
 	}
-	return resp, nil
+	return resp, true, nil
 }

@@ -195,17 +195,7 @@ func (s *Store[T]) loseFence(cause error) error {
 // backend stays open for reads; every write fails with the FencedError.
 func (s *Store[T]) stepDown() {
 	defer s.fence.wg.Done()
-	s.mu.Lock()
-	ctrl := s.mu.ctrl
-	s.mu.ctrl = nil
-	s.mu.Unlock()
-	if ctrl != nil {
-		ctrl.close(s.id.Instance)
-	}
-	if s.ownerCancel != nil {
-		s.ownerCancel()
-	}
-	s.ownerWG.Wait()
+	s.stopServing()
 	if r := s.opts.Replica; r != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // ship nothing more

@@ -10,11 +10,8 @@ package owner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"time"
 
@@ -195,33 +192,5 @@ func (s *Store[T]) refuseInline(sock string) {
 // whether any of the request was written. An answer with an error is
 // returned with it (resp.Error set).
 func (s *Store[T]) callInline(ctx context.Context, path string, req Request) (resp Response, sent bool, err error) {
-	req.Protocol = Protocol
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
-		return resp, false, fmt.Errorf("dial control socket: %w", err)
-	}
-	defer c.Close()
-	deadline := time.Now().Add(controlDeadline)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	_ = c.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-	defer stop()
-	err = json.NewEncoder(c).Encode(req)
-	if err != nil {
-		return resp, true, fmt.Errorf("send control request: %w", err)
-	}
-	s.opts.Failpoint(FailInlineAfterSend)
-	if err := json.NewDecoder(io.LimitReader(c, 64<<20)).Decode(&resp); err != nil {
-		if ctx.Err() != nil {
-			return Response{}, true, ctx.Err()
-		}
-		return Response{}, true, fmt.Errorf("%w: read response: %w", ErrProtocol, err)
-	}
-	if !resp.OK {
-		return resp, true, fmt.Errorf("%w: %s", ErrProtocol, resp.Error)
-	}
-	return resp, true, nil
+	return callControl(ctx, path, req, func() { s.opts.Failpoint(FailInlineAfterSend) })
 }

@@ -369,9 +369,9 @@ func (s *Store[T]) ownState(phase Phase) State {
 	return st
 }
 
-// closeOwner stops the socket and loops, drains, removes the state, unlocks
-// and drains again while batches keep arriving and the lock is free.
-func (s *Store[T]) closeOwner() error {
+// stopServing closes the control socket and stops the owner's loops,
+// waiting for them.
+func (s *Store[T]) stopServing() {
 	s.mu.Lock()
 	ctrl := s.mu.ctrl
 	s.mu.ctrl = nil
@@ -383,6 +383,12 @@ func (s *Store[T]) closeOwner() error {
 		s.ownerCancel()
 	}
 	s.ownerWG.Wait()
+}
+
+// closeOwner stops the socket and loops, drains, removes the state, unlocks
+// and drains again while batches keep arriving and the lock is free.
+func (s *Store[T]) closeOwner() error {
+	s.stopServing()
 	_ = s.writeState(PhaseDraining)
 	_, err := s.finalDrain()
 	err = s.leftBehind(err)

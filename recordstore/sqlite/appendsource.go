@@ -81,18 +81,11 @@ func (b *Backend) appendSourceReadOnly(ctx context.Context, stream string, kind 
 // the rows are remapped into the catalog's declaration of kind. It writes
 // nothing, in either mode.
 func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (recordstore.Batch, error) {
-	if err := checkAppendSource(stream, kind, src); err != nil {
+	t, m, err := b.sourcePlan(ctx, stream, kind, declare, src)
+	if err != nil {
 		return recordstore.Batch{}, err
 	}
 	what := "append to " + stream
-	t, err := b.sourceTable(ctx, kind, declare)
-	if err != nil {
-		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-	}
-	m, err := recordstore.NewRemapper(&kind, &t.kind)
-	if err != nil {
-		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-	}
 	feed, err := t.feedSource(src, m)
 	if err == nil {
 		err = feed.wait(feed.len())
@@ -109,6 +102,24 @@ func (b *Backend) PrepareAppendSource(ctx context.Context, stream string, kind r
 	}
 	batch.Entries = append(batch.Entries, recordstore.BatchEntry{Op: recordstore.OpAppend, Stream: stream, Kind: kind.Name, Rows: feed.all()})
 	return batch, nil
+}
+
+// sourcePlan checks an append of src's rows to stream and returns the
+// table the rows are checked against (sourceTable) and the remapper from
+// kind into it; its errors name the append.
+func (b *Backend) sourcePlan(ctx context.Context, stream string, kind recordstore.Kind, declare bool, src recordstore.RowSource) (*table, *recordstore.Remapper, error) {
+	if err := checkAppendSource(stream, kind, src); err != nil {
+		return nil, nil, err
+	}
+	t, err := b.sourceTable(ctx, kind, declare)
+	if err != nil {
+		return nil, nil, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	m, err := recordstore.NewRemapper(&kind, &t.kind)
+	if err != nil {
+		return nil, nil, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	return t, m, nil
 }
 
 // sourceTable is the table PrepareAppendSource checks rows against: kind
@@ -168,18 +179,11 @@ func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind r
 	if rows == nil {
 		return recordstore.Batch{}, recordstore.Invalidf("append to %s: no rows", stream)
 	}
-	if err := checkAppendSource(stream, kind, rows.Source()); err != nil {
+	t, m, err := b.sourcePlan(ctx, stream, kind, declare, rows.Source())
+	if err != nil {
 		return recordstore.Batch{}, err
 	}
 	what := "append to " + stream
-	t, err := b.sourceTable(ctx, kind, declare)
-	if err != nil {
-		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-	}
-	m, err := recordstore.NewRemapper(&kind, &t.kind)
-	if err != nil {
-		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
-	}
 	if err := b.checkStreamTakes(ctx, stream, kind.Name); err != nil {
 		return recordstore.Batch{}, fmt.Errorf("%s: %w", what, err)
 	}
