@@ -60,7 +60,7 @@ GINKGO_ARGS := $(if $(GINKGO_LABELS),-args -ginkgo.label-filter='$(GINKGO_LABELS
 
 SOAK ?= 5m
 
-.PHONY: soak all build run test fmt-check vet build-nocgo test-go bench bench-cli fuzz lint staticcheck clean
+.PHONY: soak test-replica all build run test fmt-check vet build-nocgo test-go bench bench-cli fuzz lint staticcheck clean
 
 all: build test
 
@@ -141,6 +141,15 @@ soak:
 	RECORDSTORE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count=1 ./recordstore/owner/ -args -ginkgo.label-filter=soak -ginkgo.v
 	cd cmd/query && RECORDSTORE_SOAK=$(SOAK) $(GO) test -timeout 0 -count=1 -run TestQuery . -args -ginkgo.label-filter=soak -ginkgo.v
 	cd cmd/query && RECORDS_FLEET_RACE=$(SOAK) $(GO) test -timeout 0 -count=1 -run TestQuery . -args -ginkgo.label-filter=fleetrace -ginkgo.v
+
+## test-replica: the replication, restore, lease and lake specs again and
+## again (REPLICA_COUNT times, 5 by default) under the race detector where
+## there is a C compiler: the longer run of what make test runs once.
+REPLICA_COUNT ?= 5
+test-replica:
+	$(GO) test $(RACE) -timeout 0 -count=$(REPLICA_COUNT) ./recordstore/replica/ ./recordstore/lake/ ./recordstoretest/s3test/
+	$(GO) test $(RACE) -timeout 0 -count=$(REPLICA_COUNT) ./recordstore/owner/ -args -ginkgo.focus='fence|replicator'
+	cd cmd/query && $(GO) test -timeout 0 -count=$(REPLICA_COUNT) -run TestQuery . -args -ginkgo.focus='replica|restore|lease|query export|replication tour'
 
 ## lint: vet, gofmt and staticcheck over every module (interop only with a C compiler)
 lint: fmt-check vet staticcheck
