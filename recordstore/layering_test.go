@@ -96,6 +96,8 @@ var layerRules = []layerRule{
 	// benchdata is test support: the benchmarks' rows and raw-SQLite
 	// baseline, imported only by _test files, never by the core it
 	// measures.
+	// s3serve runs the test S3 server by hand (the README's tour).
+	{Under: "recordstoretest/s3test/s3serve", May: []string{"recordstoretest/s3test"}},
 	{Under: "recordstoretest/benchdata", May: []string{"recordstore", "recordstore/sqlite"}},
 	// The Drakkar layer, bottom up: dbfiles (and drakkar/internal: the
 	// config key table, the sentinels' codes);
