@@ -158,8 +158,8 @@ func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res 
 		return *resp.Results[0].Result, true, true
 	case err == nil:
 		s.log.Debug("fast path: the owner's answer has no result", "batch", id)
-	case resp.Error != "" && strings.HasPrefix(resp.Error, "unknown action"):
-		s.refuseInline(sock) // an owner that predates the append action
+	case resp.Error != "" && (strings.HasPrefix(resp.Error, "unknown action") || strings.HasPrefix(resp.Error, inlineOffText)):
+		s.refuseInline(sock) // an owner that predates the append action, or replicates
 	case resp.Error != "":
 		s.log.Debug("fast path: the owner did not commit the batch", "batch", id, "error", resp.Error)
 	default:

@@ -330,7 +330,7 @@ func (s *Store[T]) preparer() (Preparer, error) {
 // what. On a publish error nothing was published.
 func (s *Store[T]) sendPrepared(ctx context.Context, batch recordstore.Batch, opts WriteOptions, what string) (Written, recordstore.BatchResult, error) {
 	w := Written{Spooled: true}
-	if opts.NoWait && opts.Fast && !opts.Spool && !s.opts.SpoolOnly && !spoolOnly(ctx) && s.Role() != RoleOwner {
+	if opts.NoWait && opts.Fast && !opts.Spool && !s.fastPathOff() && !spoolOnly(ctx) && s.Role() != RoleOwner {
 		id, res, done, err := s.fastOrPublish(ctx, batch)
 		if err != nil && !done {
 			return w, recordstore.BatchResult{}, err

@@ -301,6 +301,12 @@ func (r *Replicator) Stop(ctx context.Context) error {
 		// Closed all the same (Litestream serializes it with that ship):
 		// its read transaction must not outlive this owner.
 	}
+	if !opened && store != nil {
+		// Started a moment ago (a drain on close ships through Start and
+		// Stop at once): the loop may not have opened Litestream's store
+		// yet, and a DB never opened closes without shipping anything.
+		opened = store.Open(ctx) == nil
+	}
 	wal := statWAL(db.Path())
 	err := r.closeDB(ctx, db, store, opened)
 	r.record(db, wal, time.Now(), err)
