@@ -237,7 +237,9 @@ func (b *Backend) refreshCatalog(ctx context.Context) {
 		return
 	}
 	if err := b.refreshKinds(ctx); err != nil {
-		b.log.Warn("refresh kinds", "err", err)
+		if ctx.Err() == nil { // not the backend closing under a poll
+			b.log.Warn("refresh kinds", "err", err)
+		}
 		return
 	}
 	b.schemaVersion = sv
