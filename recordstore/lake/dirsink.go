@@ -61,7 +61,7 @@ func (d *dirSink) Get(_ context.Context, key string) ([]byte, string, error) {
 	return data, tagOf(data), nil
 }
 
-func (d *dirSink) PutFile(ctx context.Context, key, local string) error {
+func (d *dirSink) PutFile(_ context.Context, key, local string) error {
 	p, err := d.path(key)
 	if err != nil {
 		return err
@@ -74,7 +74,10 @@ func (d *dirSink) PutFile(ctx context.Context, key, local string) error {
 		return err
 	}
 	defer src.Close()
-	return fsutil.Default.WriteFileFunc(p, 0o600, func(w io.Writer) error { return copyAll(ctx, w, src) })
+	return fsutil.Default.WriteFileFunc(p, 0o600, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
 }
 
 // PutIf compares the current content's tag and replaces the file; the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -88,26 +87,4 @@ func isNotFound(err error) bool { return errors.Is(err, recordstore.ErrNotFound)
 // busy reports a lost race for a stream's manifest or lock.
 func busy(s Sink, what string) error {
 	return fmt.Errorf("%w: %s: %s", ErrBusy, s, what)
-}
-
-// copyAll is io.Copy with the context checked between chunks.
-func copyAll(ctx context.Context, w io.Writer, r io.Reader) error {
-	buf := make([]byte, 256<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := r.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
