@@ -147,7 +147,7 @@ soak:
 ## there is a C compiler: the longer run of what make test runs once.
 REPLICA_COUNT ?= 5
 test-replica:
-	RECORDS_REPLICA_CRASH=1 $(GO) test $(RACE) -timeout 0 -count=$(REPLICA_COUNT) ./recordstore/replica/ ./recordstore/lake/ ./recordstoretest/s3test/
+	$(GO) test $(RACE) -timeout 0 -count=$(REPLICA_COUNT) ./recordstore/replica/ ./recordstore/lake/ ./recordstoretest/s3test/
 	$(GO) test $(RACE) -timeout 0 -count=$(REPLICA_COUNT) ./recordstore/owner/ -args -ginkgo.focus='fence|replicator'
 	cd cmd/query && $(GO) test -timeout 0 -count=$(REPLICA_COUNT) -run TestQuery . -args -ginkgo.focus='replica|restore|lease|query export|replication tour'
 

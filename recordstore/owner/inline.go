@@ -123,12 +123,10 @@ func (q *inlineQueue) pending() bool {
 }
 
 // inlineOffText starts the answer of an owner that does not take the
-// append action (a replicated store); the producer remembers it for that
-// socket, as it remembers an owner that predates the action.
+// append action (the builds that sent replicated stores' batches through
+// the spool); the producer remembers it for that socket, as it remembers
+// an owner that predates the action.
 const inlineOffText = "fast path off"
-
-// errInlineOff is controlAppend's error for a replicated store.
-var errInlineOff = errors.New(inlineOffText + ": the store is replicated; publish the batch to the spool")
 
 // appendHandler is what the append action asks of the owner.
 type appendHandler interface {
@@ -158,15 +156,6 @@ func (s *controlServer) serveAppend(ctx context.Context, req Request, resp *Resp
 func (s *Store[T]) controlAppend(ctx context.Context, data []byte) (IngestOutcome, error) {
 	if s.Role() != RoleOwner {
 		return IngestOutcome{}, errInlineNotOwner
-	}
-	if s.opts.Replica != nil {
-		// A replicated store takes every producer's batch through the
-		// spool: with the fast path, a crash spec (replica's
-		// TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills) found
-		// acknowledged batches missing from the replica after owners were
-		// killed and a new owner closed cleanly. Until that is understood,
-		// the owner refuses the action and its producers use the spool.
-		return IngestOutcome{}, errInlineOff
 	}
 	if err := s.fatal(); err != nil {
 		return IngestOutcome{}, fmt.Errorf("%w: the writer stopped: %w", errInlineNotCommitted, err)

@@ -20,21 +20,15 @@ import (
 const awaitPoll = 25 * time.Millisecond
 
 // submit is the Submitter this store hands its read-only backend: the
-// fast path first (submitFast), unless Options.SpoolOnly, the write's
-// WriteOptions.Spool or a replicated store (fastPathOff), then the spool
-// (submitSpooled).
+// fast path first (submitFast), unless Options.SpoolOnly or the write's
+// WriteOptions.Spool, then the spool (submitSpooled).
 func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
 	return s.submitVia(ctx, b, !s.fastPathOff() && !spoolOnly(ctx))
 }
 
-// fastPathOff reports whether this process's writes skip the fast path:
-// Options.SpoolOnly, or a replicated store (Options.Replica). The replica
-// crash spec (TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills)
-// lost acknowledged batches from the replica in about one run of three
-// with the fast path on; with the spool it did not (0 of 16). Until that
-// is understood, replicated stores write through the spool, and their
-// owner refuses the append action (controlAppend).
-func (s *Store[T]) fastPathOff() bool { return s.opts.SpoolOnly || s.opts.Replica != nil }
+// fastPathOff reports whether this process's writes skip the fast path
+// (Options.SpoolOnly).
+func (s *Store[T]) fastPathOff() bool { return s.opts.SpoolOnly }
 
 // submitVia is submit, trying the fast path first when fast is set (see
 // submitFast).

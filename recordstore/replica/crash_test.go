@@ -62,6 +62,11 @@ func TestReplicaChild(t *testing.T) {
 	for n := first; ; n += step {
 		select {
 		case <-stop:
+			if os.Getenv("RECORDS_REPLICA_DEBUG") != "" {
+				if sts, err := st.Status(ctx); err == nil && sts.Replica != nil {
+					fmt.Fprintf(os.Stderr, "pid %d before close: role %s replica %+v\n", os.Getpid(), sts.Role, *sts.Replica)
+				}
+			}
 			if err := st.Close(); err != nil {
 				t.Fatalf("close: %v", err)
 			}
@@ -224,16 +229,6 @@ func TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	if os.Getenv("RECORDS_REPLICA_CRASH") == "" {
-		// Known bug, open in issue 32: since the merge of replication
-		// with the rest of main, this spec fails in about one run of six
-		// (every batch the last owner committed after the kills is
-		// missing from the replica after its clean close, with no
-		// shipping error logged); the replication branch alone passed it
-		// in 8 of 8 runs. make test-replica runs it (and shows it), make
-		// test does not until it is fixed.
-		t.Skip("known to fail about one run in six: set RECORDS_REPLICA_CRASH=1 (make test-replica)")
-	}
 	srv, err := s3test.Start("records")
 	if err != nil {
 		t.Fatal(err)
@@ -292,4 +287,10 @@ func TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills(t *testing.T) {
 	}
 	a.mu.Unlock()
 	checkRestored(ctx, t, url, all, "after a clean close")
+	if t.Failed() || os.Getenv("RECORDS_REPLICA_DEBUG") != "" {
+		keys, _ := srv.Keys("crash")
+		for _, k := range keys {
+			t.Logf("replica object %s", k)
+		}
+	}
 }

@@ -301,14 +301,30 @@ func (r *Replicator) Stop(ctx context.Context) error {
 		// Closed all the same (Litestream serializes it with that ship):
 		// its read transaction must not outlive this owner.
 	}
+	var err error
 	if !opened && store != nil {
 		// Started a moment ago (a drain on close ships through Start and
 		// Stop at once): the loop may not have opened Litestream's store
 		// yet, and a DB never opened closes without shipping anything.
-		opened = store.Open(ctx) == nil
+		if err = store.Open(ctx); err == nil {
+			opened = true
+		} else {
+			err = fmt.Errorf("open the replica: %w", err)
+		}
 	}
 	wal := statWAL(db.Path())
-	err := r.closeDB(ctx, db, store, opened)
+	if opened {
+		// Litestream's Close syncs a DB only once a sync initialized it
+		// (its read transaction, its position): when the loop's first
+		// ship was still under way, halt cut it short and Close would
+		// ship nothing, and say nothing of it. Ship here first.
+		if err = db.Sync(ctx); err == nil {
+			err = db.Replica.Sync(ctx)
+		}
+	}
+	if cerr := r.closeDB(ctx, db, store, opened); err == nil {
+		err = cerr
+	}
 	r.record(db, wal, time.Now(), err)
 	r.mu.Lock()
 	r.mu.status.Running = false

@@ -3,6 +3,7 @@ package replica_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,11 @@ var counterKind = recordstore.Kind{Name: "counter", Columns: []recordstore.Colum
 // openReplicated opens the store at path with a replica at url, as the
 // front doors do: the backend leaves checkpoints to the replicator.
 func openReplicated(ctx context.Context, path, url string, drain time.Duration) (*owner.Store[*sqlite.Backend], error) {
-	r, err := replica.New(url, replica.Options{})
+	ropts := replica.Options{}
+	if os.Getenv("RECORDS_REPLICA_DEBUG") != "" {
+		ropts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("pid", os.Getpid())
+	}
+	r, err := replica.New(url, ropts)
 	if err != nil {
 		return nil, err
 	}
@@ -202,5 +207,47 @@ func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
 	recs, err := st.Backend().Scan(ctx, "s", recordstore.ScanOptions{})
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("rows after the failed wait: %d, %v; want 3", len(recs), err)
+	}
+}
+
+// TestCloseShipsWhatTheFirstShipLeft closes a replicated store while the
+// replicator's first ship is still waiting for a slow object store: the
+// close cuts that ship short, and ships the commits itself. (Litestream's
+// own close ships nothing for a database its first sync never reached.)
+func TestCloseShipsWhatTheFirstShipLeft(t *testing.T) {
+	srv, err := s3test.Start("records")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Kill() }()
+	defer srv.SetEnv()()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url := srv.URL("slow")
+	srv.Delay(500 * time.Millisecond)
+	st, err := openReplicated(ctx, filepath.Join(t.TempDir(), "store"), url, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeclareKinds(ctx, []recordstore.Kind{counterKind}, owner.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for n := int64(1); n <= 3; n++ {
+		if _, err := st.Append(ctx, "s", "counter", rowsOf(n, 2), owner.AppendOptions{}); err != nil {
+			t.Fatalf("append %d: %v", n, err)
+		}
+	}
+	if rs, err := st.Status(ctx); err == nil && rs.Replica != nil && !rs.Replica.ShippedAt.IsZero() {
+		t.Logf("the first ship ended before the close (a slow machine): %+v", *rs.Replica)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	srv.Delay(0)
+	got := restoreCounts(ctx, t, url)
+	for n := int64(1); n <= 3; n++ {
+		if got[n] != 2 {
+			t.Errorf("batch %d: %d rows in the replica, want 2 (all: %v)", n, got[n], got)
+		}
 	}
 }

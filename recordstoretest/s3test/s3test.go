@@ -43,6 +43,7 @@ type Server struct {
 	ln      net.Listener
 	backend *s3mem.Backend
 	paused  atomic.Bool
+	delay   atomic.Int64 // nanoseconds each request waits before it is served
 }
 
 // Start listens on a free loopback port, creates bucket and serves until
@@ -73,6 +74,13 @@ func StartAt(addr, bucket string) (*Server, error) {
 		if s.paused.Load() {
 			http.Error(w, "paused by the test", http.StatusServiceUnavailable)
 			return
+		}
+		if d := time.Duration(s.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	})}
@@ -148,6 +156,11 @@ func (s *Server) Keys(prefix string) ([]string, error) {
 // Unavailable (on) or serve again (off): an object store cut off from a
 // client, without the client's connections hanging.
 func (s *Server) Pause(on bool) { s.paused.Store(on) }
+
+// Delay makes every request wait d before it is served (0: none): a slow
+// object store, so that a spec can act while a request is in flight. A
+// request whose client gives up meanwhile gets no answer.
+func (s *Server) Delay(d time.Duration) { s.delay.Store(int64(d)) }
 
 // Overwrite replaces the object at key directly in the server's memory,
 // without any condition: another writer breaking in.
