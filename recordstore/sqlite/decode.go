@@ -6,7 +6,10 @@ package sqlite
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -28,13 +31,56 @@ func newRawChunk(width int) *rawChunk {
 	return &rawChunk{seqs: make([]int64, decodeChunk), vals: make([]any, decodeChunk*width)}
 }
 
-// decodeRows reads (seq, columns...) rows into records; hint is how many
+// rowStep reads the next row of a query of (seq, columns...) rows into seq
+// and vals (one per column), or returns io.EOF after the last row.
+type rowStep func(seq *int64, vals []any) error
+
+// sqlRows steps rows through database/sql.
+func sqlRows(rows *sql.Rows, width int) rowStep {
+	dest := make([]any, width+1)
+	return func(seq *int64, vals []any) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return io.EOF
+		}
+		dest[0] = seq
+		for i := range vals {
+			dest[i+1] = &vals[i]
+		}
+		return rows.Scan(dest...)
+	}
+}
+
+// driverRows steps rows of the driver directly (see Backend.scanDirect):
+// its values are final already (integers, floats, strings and fresh byte
+// slices), so each is kept as it is, without database/sql's locking and
+// per-value conversion of every row.
+func driverRows(rows driver.Rows, width int) rowStep {
+	dest := make([]driver.Value, width+1)
+	return func(seq *int64, vals []any) error {
+		if err := rows.Next(dest); err != nil {
+			return err
+		}
+		n, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("a row's seq is %T, not an integer", dest[0])
+		}
+		*seq = n
+		for i := range vals {
+			vals[i] = dest[i+1]
+		}
+		return nil
+	}
+}
+
+// decodeRows reads every row step yields into records; hint is how many
 // rows are expected at most. Past the first chunk, decoding runs in a
 // second goroutine, chunk by chunk, in order; chunks it is done with come
 // back to be reused.
-func (t *table) decodeRows(rows *sql.Rows, hint int64) ([]recordstore.Record, error) {
+func (t *table) decodeRows(step rowStep, hint int64) ([]recordstore.Record, error) {
 	width := len(t.kind.Columns)
-	dest := make([]any, width+1)
 	var (
 		out   = make([]recordstore.Record, 0, min(hint, 1<<16))
 		queue chan *rawChunk
@@ -48,13 +94,13 @@ func (t *table) decodeRows(rows *sql.Rows, hint int64) ([]recordstore.Record, er
 		}
 	}
 	chunk := newRawChunk(width)
-	for rows.Next() {
+	for {
 		r := chunk.n
-		dest[0] = &chunk.seqs[r]
-		for i := 0; i < width; i++ {
-			dest[i+1] = &chunk.vals[r*width+i]
+		err := step(&chunk.seqs[r], chunk.vals[r*width:(r+1)*width])
+		if err == io.EOF {
+			break
 		}
-		if err := rows.Scan(dest...); err != nil {
+		if err != nil {
 			stop()
 			return nil, err
 		}
@@ -81,7 +127,7 @@ func (t *table) decodeRows(rows *sql.Rows, hint int64) ([]recordstore.Record, er
 		}
 	}
 	stop()
-	return t.appendDecoded(out, chunk), rows.Err()
+	return t.appendDecoded(out, chunk), nil
 }
 
 // appendDecoded decodes the rows of c onto out.

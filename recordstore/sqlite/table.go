@@ -35,8 +35,10 @@ type table struct {
 	// upsertAt the schema it was last found usable or unusable in.
 	upsert   *sql.Stmt
 	upsertAt *upsertCheck
-	// Statements on the reader pool.
-	scan *sql.Stmt
+	// Statements on the reader pool; scanSQL is scan's text, which a
+	// large Scan prepares on the driver (see Backend.scanDirect).
+	scan    *sql.Stmt
+	scanSQL string
 }
 
 // batchInsert is an INSERT of a fixed number of rows.
@@ -82,6 +84,7 @@ func newTable(ctx context.Context, w, r *sql.DB, k recordstore.Kind, name string
 		{w, s.deleteRange, &t.deleteRange},
 		{r, s.scan, &t.scan},
 	}
+	t.scanSQL = s.scan
 	if len(t.keyIdx) == 0 {
 		sizes := batchSizes(&t.kind, lay)
 		t.batch = make([]batchInsert, len(sizes))
