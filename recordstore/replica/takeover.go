@@ -99,11 +99,12 @@ type CatchUpResult struct {
 //   - an empty replica: the local file is kept (this host seeds it);
 //   - a local file without a position: ErrDiverged;
 //   - local ahead of the replica: ErrLocalAhead;
-//   - otherwise the replica's file ending at the local position must
-//     carry the same database checksum as the local one (else
-//     ErrDiverged); then an equal position keeps the local file, and a
-//     replica ahead replaces it by a restore with proof (see Restore,
-//     with Force and LockHeld).
+//   - otherwise the replica's level-0 file ending at the local position
+//     must be the local one, byte for byte (their file checksums match),
+//     else ErrDiverged — another host's transaction there, or a replica
+//     that compacted that file away; then an equal position keeps the
+//     local file, and a replica ahead replaces it by a restore with
+//     proof (see Restore, with Force and LockHeld).
 //
 // Commits of the local file its replicator never read (WAL frames
 // written after its last cycle, by an owner that died or was fenced) are
@@ -175,40 +176,47 @@ func CatchUp(ctx context.Context, store string, opts CatchUpOptions) (CatchUpRes
 	if err != nil {
 		return res, err
 	}
-	res.LocalTXID = uint64(local.TXID)
+	res.LocalTXID = uint64(local.txid)
 	switch {
 	case remote == 0:
 		return res, nil
-	case local.TXID == 0:
+	case local.txid == 0:
 		return res, errorf(ErrDiverged, "store %s: the local file %s has no replication position and the replica holds transactions up to %d (restore it by hand with force to take the replica's state)", store, live, remote)
-	case local.TXID > remote:
-		return res, errorf(ErrLocalAhead, "store %s: the local file holds transactions up to %d, the replica only up to %d", store, local.TXID, remote)
+	case local.txid > remote:
+		return res, errorf(ErrLocalAhead, "store %s: the local file holds transactions up to %d, the replica only up to %d", store, local.txid, remote)
 	}
 	same, err := sameAt(ctx, client, all, local)
 	if err != nil {
 		return res, err
 	}
 	if !same {
-		return res, errorf(ErrDiverged, "store %s: the replica's transaction %d is not the local file's (restore it by hand with force to take the replica's state)", store, local.TXID)
+		return res, errorf(ErrDiverged, "store %s: the replica's transaction %d is not the local file's, or the replica no longer has it apart (restore it by hand with force to take the replica's state)", store, local.txid)
 	}
-	if local.TXID == remote {
+	if local.txid == remote {
 		log.Info("taking over: the local file is the replica's newest state", "store", store, "txid", res.LocalTXID)
 		return res, nil
 	}
 	return restore("the replica is ahead")
 }
 
-// localPos is the replication position of the live file live: the
-// post-apply position of its highest level-0 LTX file, zero when it has
-// none.
-func localPos(live string) (ltx.Pos, error) {
+// localLTX is the local file's newest level-0 LTX file: its last
+// transaction (the file's replication position, 0 when there is none)
+// and its checksum.
+type localLTX struct {
+	txid ltx.TXID
+	sum  ltx.Checksum
+}
+
+// localPos reads the replication position of the live file live from the
+// highest level-0 LTX file of its replicator.
+func localPos(live string) (localLTX, error) {
 	dir := levelDir(live, 0)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return ltx.Pos{}, nil
+		return localLTX{}, nil
 	}
 	if err != nil {
-		return ltx.Pos{}, fmt.Errorf("read %s: %w", dir, err)
+		return localLTX{}, fmt.Errorf("read %s: %w", dir, err)
 	}
 	var best string
 	var top ltx.TXID
@@ -220,42 +228,48 @@ func localPos(live string) (ltx.Pos, error) {
 		best, top = e.Name(), hi
 	}
 	if best == "" {
-		return ltx.Pos{}, nil
+		return localLTX{}, nil
 	}
 	f, err := os.Open(filepath.Join(dir, best))
 	if err != nil {
-		return ltx.Pos{}, err
+		return localLTX{}, err
 	}
 	defer f.Close()
-	return decodePos(f, filepath.Join(dir, best))
+	sum, err := fileSum(f, filepath.Join(dir, best))
+	return localLTX{txid: top, sum: sum}, err
 }
 
-// decodePos verifies one LTX file and returns its post-apply position.
-func decodePos(r io.Reader, name string) (ltx.Pos, error) {
+// fileSum verifies one LTX file and returns its file checksum (a CRC-64
+// of its bytes, which every LTX file carries, whether or not it tracks
+// the database's checksum).
+func fileSum(r io.Reader, name string) (ltx.Checksum, error) {
 	dec := ltx.NewDecoder(r)
 	if err := dec.Verify(); err != nil {
-		return ltx.Pos{}, errorf(ErrChecksum, "%s: %w", name, err)
+		return 0, errorf(ErrChecksum, "%s: %w", name, err)
 	}
-	return dec.PostApplyPos(), nil
+	return dec.Trailer().FileChecksum, nil
 }
 
-// sameAt reports whether the replica holds a file ending at pos.TXID whose
-// database checksum after it is pos's.
-func sameAt(ctx context.Context, client litestream.ReplicaClient, all []*ltx.FileInfo, pos ltx.Pos) (bool, error) {
+// sameAt reports whether the replica's level 0 holds the local file's
+// newest LTX file itself: a file ending at the same transaction with the
+// same bytes (the replicator ships its level-0 files as they are, and
+// Restore copies the replica's). Another host's transaction there, or no
+// level-0 file ending there any more, is not the same.
+func sameAt(ctx context.Context, client litestream.ReplicaClient, all []*ltx.FileInfo, local localLTX) (bool, error) {
 	for _, f := range all {
-		if f.MaxTXID != pos.TXID {
+		if f.Level != 0 || f.MaxTXID != local.txid {
 			continue
 		}
 		rc, err := client.OpenLTXFile(ctx, f.Level, f.MinTXID, f.MaxTXID, 0, 0)
 		if err != nil {
 			return false, fmt.Errorf("open replica file %s: %w", ltx.FormatFilename(f.MinTXID, f.MaxTXID), err)
 		}
-		got, err := decodePos(rc, ltx.FormatFilename(f.MinTXID, f.MaxTXID))
+		got, err := fileSum(rc, ltx.FormatFilename(f.MinTXID, f.MaxTXID))
 		_ = rc.Close()
 		if err != nil {
 			return false, err
 		}
-		return got.PostApplyChecksum == pos.PostApplyChecksum, nil
+		return got == local.sum, nil
 	}
 	return false, nil
 }
