@@ -23,10 +23,10 @@ import (
 var (
 	// ErrLocalAhead is returned by CatchUp when the local file holds
 	// transactions the replica does not (its replicator recorded them but
-	// never shipped them): taking the store over from the replica would
-	// lose them, and shipping them would fork the replica's history if
-	// another host wrote meanwhile (code "local_ahead"). Nothing is
-	// changed. Ship them (open the store where it was owned, with the
+	// never shipped them) and the replica's newest transaction cannot be
+	// proven to be the local file's: taking the store over from the
+	// replica would lose them, and shipping them could fork the replica's
+	// history (code "local_ahead"). Nothing is changed. Ship them (open the store where it was owned, with the
 	// replica reachable) or, to drop them, restore by hand with force.
 	ErrLocalAhead = sentinel("local_ahead", "the local file is ahead of the replica")
 	// ErrDiverged is returned by CatchUp when the local file's position
@@ -98,7 +98,11 @@ type CatchUpResult struct {
 //     replica leaves no file: the store starts empty);
 //   - an empty replica: the local file is kept (this host seeds it);
 //   - a local file without a position: ErrDiverged;
-//   - local ahead of the replica: ErrLocalAhead;
+//   - local ahead of the replica: the local file is kept when the
+//     replica's newest level-0 file is the local one of that
+//     transaction, byte for byte (the replica is a prefix of the local
+//     file: its replicator ships the rest — the same host's owner died
+//     before shipping); else ErrLocalAhead;
 //   - otherwise the replica's level-0 file ending at the local position
 //     must be the local one, byte for byte (their file checksums match),
 //     else ErrDiverged — another host's transaction there, or a replica
@@ -183,7 +187,24 @@ func CatchUp(ctx context.Context, store string, opts CatchUpOptions) (CatchUpRes
 	case local.txid == 0:
 		return res, errorf(ErrDiverged, "store %s: the local file %s has no replication position and the replica holds transactions up to %d (restore it by hand with force to take the replica's state)", store, live, remote)
 	case local.txid > remote:
-		return res, errorf(ErrLocalAhead, "store %s: the local file holds transactions up to %d, the replica only up to %d", store, local.txid, remote)
+		// Keep the local file only when the replica's newest transaction
+		// is the local file's own: the replica is then a prefix of it, and
+		// its replicator ships the rest.
+		at, ok, err := localAt(live, remote)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			if ok, err = sameAt(ctx, client, all, at); err != nil {
+				return res, err
+			}
+		}
+		if !ok {
+			return res, errorf(ErrLocalAhead, "store %s: the local file holds transactions up to %d, the replica only up to %d, and its transaction %d cannot be proven to be the local one", store, local.txid, remote, remote)
+		}
+		log.Info("taking over: the local file continues the replica's history; its replicator ships the rest", "store", store,
+			"local_txid", res.LocalTXID, "replica_txid", res.ReplicaTXID)
+		return res, nil
 	}
 	same, err := sameAt(ctx, client, all, local)
 	if err != nil {
@@ -210,6 +231,20 @@ type localLTX struct {
 // localPos reads the replication position of the live file live from the
 // highest level-0 LTX file of its replicator.
 func localPos(live string) (localLTX, error) {
+	return localFile(live, func(hi, top ltx.TXID) bool { return hi > top })
+}
+
+// localAt reads the replicator's level-0 LTX file of live that ends at
+// txid, if it still has one.
+func localAt(live string, txid ltx.TXID) (localLTX, bool, error) {
+	l, err := localFile(live, func(hi, _ ltx.TXID) bool { return hi == txid })
+	return l, l.txid == txid && txid != 0, err
+}
+
+// localFile reads the level-0 LTX file of live's replicator that pick
+// chooses (called with each file's last transaction and the one chosen so
+// far); none is the zero value.
+func localFile(live string, pick func(hi, top ltx.TXID) bool) (localLTX, error) {
 	dir := levelDir(live, 0)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -222,7 +257,7 @@ func localPos(live string) (localLTX, error) {
 	var top ltx.TXID
 	for _, e := range ents {
 		_, hi, err := ltx.ParseFilename(e.Name())
-		if err != nil || hi <= top {
+		if err != nil || !pick(hi, top) {
 			continue
 		}
 		best, top = e.Name(), hi

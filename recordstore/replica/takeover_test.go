@@ -76,14 +76,33 @@ var _ = Describe("CatchUp", func() {
 		Expect(err).To(MatchError(os.ErrNotExist))
 	})
 
-	It("refuses a local file ahead of the replica with local_ahead, changing nothing", func() {
-		// The replica lost its newest transaction (an older copy of the
-		// bucket put back): the local file holds one it does not.
+	It("keeps a local file ahead of the replica along the replica's own history (the replicator ships the rest)", func() {
+		// The owner recorded a transaction and died before shipping it:
+		// the replica lacks the newest local file.
 		src.round(ctx, 1, "s1")
+		dropNewest(ctx, dir, url)
+		src.close()
+		folder := filepath.Dir(src.live)
+		before := fingerprint(folder)
+
+		res, err := catchUp(src.store)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Restored).To(BeFalse())
+		Expect(res.LocalTXID).To(Equal(res.ReplicaTXID + 1))
+		Expect(fingerprint(folder)).To(Equal(before))
+	})
+
+	It("refuses a local file ahead of a replica whose newest transaction is not the local one with local_ahead, changing nothing", func() {
+		src.round(ctx, 1, "s1")
+		src.round(ctx, 1, "s1")
+		dropNewest(ctx, dir, url)
+		src.close()
+		// The local file of the replica's newest transaction is gone
+		// (the replicator's retention): nothing proves the replica is a
+		// prefix of the local file.
 		files := level0(ctx, url)
 		last := files[len(files)-1]
-		Expect(os.Remove(filepath.Join(dir, "replica", "ltx", "0", ltx.FormatFilename(last.MinTXID, last.MaxTXID)))).To(Succeed())
-		src.close()
+		Expect(os.Remove(filepath.Join(replica.MetaDir(src.live), "ltx", "0", ltx.FormatFilename(last.MinTXID, last.MaxTXID)))).To(Succeed())
 		folder := filepath.Dir(src.live)
 		before := fingerprint(folder)
 
@@ -136,3 +155,11 @@ var _ = Describe("CatchUp", func() {
 		Expect(fingerprint(folder)).To(Equal(before))
 	})
 })
+
+// dropNewest removes the file replica's newest level-0 file under dir, as
+// if it had never been shipped.
+func dropNewest(ctx context.Context, dir, url string) {
+	files := level0(ctx, url)
+	last := files[len(files)-1]
+	Expect(os.Remove(filepath.Join(dir, "replica", "ltx", "0", ltx.FormatFilename(last.MinTXID, last.MaxTXID)))).To(Succeed())
+}
