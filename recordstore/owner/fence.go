@@ -159,6 +159,14 @@ func (s *Store[T]) checkFence() error {
 	return nil
 }
 
+// CheckFence returns nil while this process may write the store as far as
+// its lease (Options.Fence) goes — always without a Fence — and a
+// *FencedError once the lease is lost (the owner then steps down). A
+// caller writing a file of the store by other means than the backend
+// (sealing a file Rotate returned, with sqlite.SealWith) calls it just
+// before its COMMIT.
+func (s *Store[T]) CheckFence() error { return s.checkFence() }
+
 // loseFence records the loss of the lease (cause) for good and starts the
 // step-down, once, unless Close has begun (it then leaves the owner role
 // itself). It returns the *FencedError every later write gets.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -146,6 +147,35 @@ var _ = Describe("the owner's fence", func() {
 		Consistently(s.Role, "300ms").Should(Equal(owner.RoleNonOwner))
 		acquires, _, _ := fence.count()
 		Expect(acquires).To(Equal(1))
+		Expect(s.Close()).To(Succeed())
+		again := openInProcess(path, nil)
+		Expect(rowsIn(again, "e")).To(Equal(1))
+		Expect(again.Close()).To(Succeed())
+	})
+
+	It("rotates nothing once the lease is lost: the old file stays live, no new file is left", func() {
+		path := storePath()
+		fence := &scriptedFence{}
+		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+			Path: path, Open: sqliteOpener(path), CatalogVersion: sqlite.CatalogVersion, StartWait: wait, Fence: fence,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		ctx := context.Background()
+		_, err = s.DeclareKinds(ctx, []recordstore.Kind{*eventKind()}, owner.WriteOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = s.Append(ctx, "e", "event", []recordstore.Row{{"k": "a"}}, owner.AppendOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		live := s.LiveFile()
+		next := filepath.Join(filepath.Dir(live), "next.sqlite")
+
+		fence.set(func(f *scriptedFence) { f.lost = true })
+		_, err = s.Rotate(ctx, next)
+		// Refused by the fence, or — once the owner stepped down — as a
+		// non-owner's: either way nothing is rotated.
+		Expect(errors.Is(err, owner.ErrFenced) || errors.Is(err, owner.ErrNotOwner)).To(BeTrue(), "%v", err)
+		Expect(s.LiveFile()).To(Equal(live))
+		_, err = os.Stat(next)
+		Expect(err).To(MatchError(os.ErrNotExist))
 		Expect(s.Close()).To(Succeed())
 		again := openInProcess(path, nil)
 		Expect(rowsIn(again, "e")).To(Equal(1))

@@ -29,6 +29,8 @@ type Rotator interface {
 //
 // It fails with an error wrapping ErrNotOwner in a process that does not
 // own the store, ErrNoRotation when the backend is no Rotator,
+// a *FencedError once the store's lease (Options.Fence) is lost (nothing
+// rotated: the old file stays live, no new file is left),
 // recordstore.ErrUnsupported for a replicated store (Options.Replica: a
 // replica follows one live file), and
 // recordstore.ErrClosed after Close. On error of the flush or of the
@@ -53,6 +55,11 @@ func (s *Store[T]) Rotate(ctx context.Context, newLive string) (string, error) {
 	defer s.drain.unlock()
 	if role := s.Role(); role != RoleOwner {
 		return "", fmt.Errorf("rotate store %s: %w (role %s)", s.opts.Path, ErrNotOwner, role)
+	}
+	// A fenced owner that lost its lease rotates nothing (the backend's
+	// seeding of the new file checks the lease again at its COMMIT).
+	if err := s.checkFence(); err != nil {
+		return "", fmt.Errorf("rotate store %s: %w", s.opts.Path, err)
 	}
 	if err := s.flushApplied(ctx); err != nil {
 		return "", fmt.Errorf("rotate store %s: move applied batches out of incoming: %w", s.opts.Path, err)

@@ -101,6 +101,22 @@ type Options struct {
 	// quota; see Unwritable), and logs why at warn. For a process that
 	// only reads.
 	ReadOnlyFallback bool
+	// CatchUp, when set with Owner.Fence, brings the live file to the
+	// replica's newest state before this process writes it as the
+	// store's new owner (replica.CatchUp; the CLI's --lease passes it).
+	// With leased set it is called after the store's lock and lease were
+	// taken and before anything is written — at Open (before the backend
+	// opens writable) and at a promotion (sqlite.Options.BeforePromote)
+	// — and it may restore the replica over the live file, or refuse;
+	// its error fails that open or promotion. A promotion whose catch-up
+	// replaced the live file is refused as for any live file replaced
+	// under a read-only backend (sqlite.ErrLiveFileGone): the process
+	// stops taking part and the store is reopened on the restored file.
+	// With leased unset it is called, holding neither, when the live file
+	// is missing at the open of a non-owner (another host holds the
+	// lease): it may restore a copy to read until this process takes the
+	// lease (the catch-up at that promotion decides again).
+	CatchUp func(ctx context.Context, live string, leased bool) error
 }
 
 // Open opens the store configured at path (for example
@@ -175,6 +191,8 @@ func (o Options) check() error {
 		return recordstore.Invalidf("records.Options: SubmitOnly needs Owner.NoPromotion (a submit-only backend cannot be promoted)")
 	case o.SubmitOnly != nil && own.DeferElection:
 		return recordstore.Invalidf("records.Options: SubmitOnly cannot be used with Owner.DeferElection")
+	case o.CatchUp != nil && own.Fence == nil:
+		return recordstore.Invalidf("records.Options: CatchUp needs Owner.Fence (a catch-up is only safe under the store's lease)")
 	}
 	return nil
 }
@@ -284,6 +302,25 @@ func openSQLite(ctx context.Context, path string, opts Options, role sqlite.Opti
 			return nil, err
 		}
 		so.LiveFile, so.CarryFrom = live, carry
+	}
+	if c := opts.CatchUp; c != nil && opts.Owner.Fence != nil && !role.ReadOnlyFile {
+		live := so.LiveFile
+		if live == "" {
+			live = sqlite.LivePath(path)
+		}
+		switch {
+		case !role.ReadOnly:
+			if err := c(ctx, live, true); err != nil {
+				return nil, err
+			}
+		default:
+			if _, err := os.Lstat(live); errors.Is(err, fs.ErrNotExist) {
+				if err := c(ctx, live, false); err != nil {
+					return nil, err
+				}
+			}
+			so.BeforePromote = func(ctx context.Context) error { return c(ctx, live, true) }
+		}
 	}
 	b, err := sqlite.Open(ctx, path, so)
 	if err != nil {

@@ -47,6 +47,11 @@ type RestoreOptions struct {
 	// Force lets a restore replace a store that has a live file (only
 	// while no process owns it). Without it such a store is ErrExists.
 	Force bool
+	// LockHeld says the caller holds the store's lock (P.lock) itself:
+	// the owner taking the store over restores it this way (CatchUp)
+	// after it took the lock and the lease, before it writes. Restore
+	// then takes no lock, and does not check for an owner.
+	LockHeld bool
 	// Check, when set, is one more check of the staged copy (its path) after
 	// the engine's; an error refuses the restore with ErrCheckFailed. The
 	// fleet checks the store's identity row with it.
@@ -83,7 +88,12 @@ type RestoreResult struct {
 // failing integrity_check, the engine's checks (sqlite.CheckFile) or
 // opts.Check is ErrCheckFailed. Only then is the staging file renamed over
 // the live file (the live file's -wal and -shm, which belong to the
-// replaced file, are removed first) and the folder fsynced.
+// replaced file, are removed first, and so is the replicator's working
+// folder, MetaDir) and the folder fsynced. Last, the replicator's position
+// is recorded beside the file: the replica's level-0 file of the restored
+// transaction, when the replica still has one, is copied into MetaDir —
+// where the replicator of the next owner (and CatchUp) read the file's
+// position from; failing that is only logged.
 //
 // On any error the store's files are as they were and the staging file is
 // removed; the replica is only read, never changed. An error after the
@@ -114,15 +124,17 @@ func Restore(ctx context.Context, store string, opts RestoreOptions) (RestoreRes
 	if had && !opts.Force {
 		return res, errorf(ErrExists, "store %s has a live file %s (restore over it with force, once no process owns it)", store, live)
 	}
-	paths := owner.PathsFor(abs)
-	release, err := owner.Exclusive(paths.Lock, paths.State)
-	if errors.Is(err, owner.ErrLocked) {
-		return res, errorf(ErrInUse, "store %s: %w", store, err)
+	if !opts.LockHeld {
+		paths := owner.PathsFor(abs)
+		release, err := owner.Exclusive(paths.Lock, paths.State)
+		if errors.Is(err, owner.ErrLocked) {
+			return res, errorf(ErrInUse, "store %s: %w", store, err)
+		}
+		if err != nil {
+			return res, fmt.Errorf("lock store %s: %w", store, err)
+		}
+		defer func() { _ = release() }()
 	}
-	if err != nil {
-		return res, fmt.Errorf("lock store %s: %w", store, err)
-	}
-	defer func() { _ = release() }()
 	// Another restore may have finished while this one waited for nothing
 	// (the lock is taken without waiting), but a store created between the
 	// check and the lock must not be replaced without Force either.
@@ -152,6 +164,12 @@ func Restore(ctx context.Context, store string, opts RestoreOptions) (RestoreRes
 			return res, errorf(ErrCheckFailed, "restored copy of %s: %w", store, err)
 		}
 	}
+	// The replicator's working files describe the replaced file: they
+	// go first, so that a crash from here on leaves no position that is
+	// not the file's (CatchUp then refuses rather than guesses).
+	if err := os.RemoveAll(MetaDir(live)); err != nil {
+		return res, fmt.Errorf("remove %s: %w", MetaDir(live), err)
+	}
 	if had {
 		for _, p := range []string{live + "-wal", live + "-shm", live + "-journal"} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -163,6 +181,12 @@ func Restore(ctx context.Context, store string, opts RestoreOptions) (RestoreRes
 		return res, err
 	}
 	res.TXID = uint64(plan[len(plan)-1].MaxTXID)
+	if err := seedPosition(ctx, client, live, plan[len(plan)-1].MaxTXID); err != nil {
+		// The file is restored; without a position the next owner's
+		// CatchUp refuses to guess (ErrDiverged) and a restore again
+		// fixes it.
+		log.Warn("restored store: its replication position was not recorded", "store", store, "err", err)
+	}
 	res.Files, res.Bytes, res.Replaced, res.Report = len(plan), size, had, rep
 	log.Info("restored store", "store", store, "from", Redact(opts.From), "txid", res.TXID,
 		"files", res.Files, "bytes", res.Bytes, "replaced", had)

@@ -54,8 +54,18 @@ type Options struct {
 	// refuse. Its error rolls the transaction back — nothing of it is
 	// stored — and is the write's error; the writer is not stopped (the
 	// caller refuses every later commit the same way). It must be quick:
-	// it runs with the write lock held.
+	// it runs with the write lock held. Every transaction of the backend
+	// that writes a file calls it: the writes, the schema's at a writable
+	// open or a promotion, and the seeding of Rotate's new file (a refused
+	// rotation leaves the old file live; see Rotate).
 	BeforeCommit func() error
+	// BeforePromote, when set, is called by Promote before anything is
+	// written, with the caller's right to write already taken (the
+	// store's lock, and its lease across hosts). Its error fails Promote
+	// and leaves the backend read-only. It may replace the live file (a
+	// restore from the replica): Promote then refuses with ErrLiveFileGone,
+	// as for any live file replaced under a read-only backend.
+	BeforePromote func(ctx context.Context) error
 
 	// ReadOnly opens an existing store without writing to it: only the
 	// reader pool is opened, no sweeper runs, and every mutation is handed

@@ -21,7 +21,7 @@ import (
 // Options.CarryFrom attached for the time of its transaction.
 func (b *Backend) initSchemaCarrying(ctx context.Context) (int64, error) {
 	if len(b.opts.CarryFrom) == 0 {
-		return initSchema(ctx, b.w, seed{})
+		return initSchema(ctx, b.w, seed{before: b.opts.BeforeCommit})
 	}
 	conn, err := b.w.Conn(ctx)
 	if err != nil {
@@ -33,7 +33,7 @@ func (b *Backend) initSchemaCarrying(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return initSchema(ctx, conn, seed{carry: names})
+	return initSchema(ctx, conn, seed{carry: names, before: b.opts.BeforeCommit})
 }
 
 // carryStatted is called between attachCarried's stat of a file and its

@@ -40,6 +40,11 @@ func (b *Backend) Promote(ctx context.Context) error {
 	if !ro {
 		return nil
 	}
+	if b.opts.BeforePromote != nil {
+		if err := b.opts.BeforePromote(ctx); err != nil {
+			return fmt.Errorf("promote store %s: %w", b.path, err)
+		}
+	}
 	// The feed refreshes the catalog under life: stop it before taking
 	// life exclusively.
 	b.stopFeed()

@@ -155,7 +155,7 @@ func (b *Backend) seedNext(ctx context.Context, w *sql.DB, kinds []recordstore.K
 		return err
 	}
 	now := b.now()
-	_, err = initSchema(ctx, conn, seed{carry: names, epoch: b.epoch.Load(), declare: func(tx *sql.Tx) error {
+	_, err = initSchema(ctx, conn, seed{carry: names, epoch: b.epoch.Load(), before: b.opts.BeforeCommit, declare: func(tx *sql.Tx) error {
 		for _, k := range kinds {
 			if _, _, _, err := declareTx(ctx, tx, k, false, now); err != nil {
 				return fmt.Errorf("declare kind %s: %w", k.Name, err)

@@ -84,6 +84,9 @@ type seed struct {
 	// declare, when set, runs last in the transaction (Rotate declares the
 	// catalog's kinds there).
 	declare func(tx *sql.Tx) error
+	// before, when set, is called just before the COMMIT
+	// (Options.BeforeCommit): its error rolls everything back.
+	before func() error
 }
 
 // initSchema creates the bookkeeping tables if needed, checks (or, in a
@@ -118,6 +121,11 @@ func initSchema(ctx context.Context, db txBeginner, sd seed) (epoch int64, err e
 	}
 	if sd.declare != nil {
 		if err := sd.declare(tx); err != nil {
+			return 0, err
+		}
+	}
+	if sd.before != nil {
+		if err := sd.before(); err != nil {
 			return 0, err
 		}
 	}

@@ -64,13 +64,33 @@ var sealStep = func(string) error { return nil }
 // sealed file succeeds with the same statistics; a Seal that failed or was
 // killed at any point leaves a file that a later Seal seals.
 func Seal(ctx context.Context, path string, inspect func(ctx context.Context, conn *sql.Conn) error) (SealStats, error) {
+	return SealWith(ctx, path, SealOptions{Inspect: inspect})
+}
+
+// SealOptions are SealWith's options.
+type SealOptions struct {
+	// Inspect is Seal's inspect: called on the sealing connection once
+	// the file is sealed, when not nil.
+	Inspect func(ctx context.Context, conn *sql.Conn) error
+	// BeforeCommit, when set, is called just before the COMMIT of the
+	// transaction that drops the bookkeeping tables, as
+	// Options.BeforeCommit is in a backend's write transactions: a writer
+	// that lost its right to write (a lease across hosts) refuses there.
+	// Its error rolls the transaction back and is Seal's error; the file
+	// is unchanged (still a live file, in WAL mode).
+	BeforeCommit func() error
+}
+
+// SealWith is Seal with its options (see Seal for what it does and what
+// is on disk when it fails).
+func SealWith(ctx context.Context, path string, opts SealOptions) (SealStats, error) {
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return SealStats{}, notFound("seal %s: no such file", path)
 		}
 		return SealStats{}, fmt.Errorf("seal %s: %w", path, err)
 	}
-	stats, err := seal(ctx, path, inspect)
+	stats, err := seal(ctx, path, opts.Inspect, opts.BeforeCommit)
 	if err != nil {
 		return SealStats{}, fmt.Errorf("seal %s: %w", path, err)
 	}
@@ -78,7 +98,7 @@ func Seal(ctx context.Context, path string, inspect func(ctx context.Context, co
 }
 
 // seal is Seal's list of steps.
-func seal(ctx context.Context, path string, inspect func(ctx context.Context, conn *sql.Conn) error) (stats SealStats, err error) {
+func seal(ctx context.Context, path string, inspect func(ctx context.Context, conn *sql.Conn) error, before func() error) (stats SealStats, err error) {
 	q := url.Values{}
 	q.Add(sealPragmaParam, "busy_timeout("+sealBusyTimeout+")")
 	db, err := sql.Open("sqlite", fileURI(path, "mode=rw")+"&"+q.Encode())
@@ -96,7 +116,7 @@ func seal(ctx context.Context, path string, inspect func(ctx context.Context, co
 		return stats, fmt.Errorf("open: %w", err)
 	}
 	defer conn.Close()
-	if err := dropBookkeeping(ctx, conn); err != nil {
+	if err := dropBookkeeping(ctx, conn, before); err != nil {
 		return stats, err
 	}
 	if err := sealStep(sealStepDropped); err != nil {
@@ -126,8 +146,8 @@ func seal(ctx context.Context, path string, inspect func(ctx context.Context, co
 }
 
 // dropBookkeeping drops the bookkeeping tables that exist, in one
-// transaction.
-func dropBookkeeping(ctx context.Context, conn *sql.Conn) error {
+// transaction; before, when set, may refuse its COMMIT.
+func dropBookkeeping(ctx context.Context, conn *sql.Conn, before func() error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -136,6 +156,12 @@ func dropBookkeeping(ctx context.Context, conn *sql.Conn) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+quote(t)); err != nil {
 			_ = tx.Rollback()
 			return sealBusy("drop "+t, err)
+		}
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			_ = tx.Rollback()
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/records"
+	"github.com/fb46ecde/records/recordstore/replica"
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
@@ -40,6 +41,10 @@ func (a *app) withOwned(ctx context.Context, opts records.Options, fn func(*reco
 		}
 		if opts.Owner.Fence, err = a.fence(); err != nil {
 			return err
+		}
+		if opts.Owner.Fence != nil {
+			// A host taking the store over starts from the replica.
+			opts.CatchUp = replica.CatchUpFunc(a.storePath, a.replica, a.logger(slog.LevelWarn))
 		}
 	}
 	st, err := records.Open(ctx, a.storePath, opts)
