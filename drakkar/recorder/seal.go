@@ -34,8 +34,8 @@ func sealFile(ctx context.Context, path string, base metaBase) (dbfiles.Meta, er
 			return err
 		}
 		// Two subqueries, not MIN(ts), MAX(ts) in one SELECT: SQLite reads
-		// a lone min() or max() from the end of idx_events_ts, but scans
-		// the whole table for the pair.
+		// a lone min() or max() from one end of idx_events_ts, but scans
+		// the whole index for the pair.
 		if err := conn.QueryRowContext(ctx, `SELECT (SELECT MIN(ts) FROM events), (SELECT MAX(ts) FROM events)`).Scan(&first, &last); err != nil {
 			return fmt.Errorf("read event times: %w", err)
 		}
