@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -130,7 +131,13 @@ var _ = Describe("the flight recorder", func() {
 		Expect(rec.Owner()).To(BeTrue())
 		live := rec.LiveFile()
 		Expect(filepath.Dir(live)).To(Equal(storage))
-		for _, e := range taskEvents("t", 5) {
+		// Recorded out of time order: the meta's first and last event
+		// times are the earliest and the latest ts, not the first and last
+		// rows.
+		t0 := time.Date(2026, 12, 2, 10, 0, 0, 250_000_000, time.UTC)
+		for i, s := range []int{3, 1, 4, 0, 2} {
+			e := recorder.NewEvent(recorder.KindAnnotation, t0.Add(time.Duration(s)*time.Second))
+			e.TaskID = recorder.Ptr("t-" + strconv.Itoa(i))
 			rec.Record(e)
 		}
 		Expect(rec.Flush(ctx)).To(Succeed())
@@ -149,7 +156,8 @@ var _ = Describe("the flight recorder", func() {
 		Expect(meta.Tables).To(HaveKeyWithValue("events", int64(5)))
 		Expect(meta.Tables).To(HaveKeyWithValue("worker_config", int64(1)))
 		Expect(meta.EventTypes).To(Equal(map[string]int64{recorder.KindAnnotation: 5}))
-		Expect(meta.FirstEventTS).NotTo(BeNil())
+		Expect(meta.FirstEventTS).To(HaveValue(BeTemporally("==", t0)))
+		Expect(meta.LastEventTS).To(HaveValue(BeTemporally("==", t0.Add(4*time.Second))))
 
 		Expect(live).NotTo(BeAnExistingFile())
 		Expect(filepath.Join(storage, dbfiles.WatchdogFileName("w1"))).NotTo(BeAnExistingFile())

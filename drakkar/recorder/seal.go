@@ -33,7 +33,10 @@ func sealFile(ctx context.Context, path string, base metaBase) (dbfiles.Meta, er
 		if err := checkRecorderTables(ctx, conn); err != nil {
 			return err
 		}
-		if err := conn.QueryRowContext(ctx, `SELECT MIN(ts), MAX(ts) FROM events`).Scan(&first, &last); err != nil {
+		// Two subqueries, not MIN(ts), MAX(ts) in one SELECT: SQLite reads
+		// a lone min() or max() from one end of idx_events_ts, but scans
+		// the whole index for the pair.
+		if err := conn.QueryRowContext(ctx, `SELECT (SELECT MIN(ts) FROM events), (SELECT MAX(ts) FROM events)`).Scan(&first, &last); err != nil {
 			return fmt.Errorf("read event times: %w", err)
 		}
 		rows, err := conn.QueryContext(ctx, `SELECT event, count(*) FROM events GROUP BY event`)
