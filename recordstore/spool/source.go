@@ -2,7 +2,7 @@
 // (recordstore.BatchEntry.Source): the rows are read, checked and encoded
 // into the data file a chunk at a time, its size, SHA-256 and row count
 // taken as they go, so that the memory of a publish does not grow with
-// the entry's rows (a keyed kind's keys past a few MiB wait in a scratch
+// the entry's rows (a keyed kind's keys past about 1 MiB wait in a scratch
 // file: recordstore.KeySet).
 
 package spool
@@ -36,7 +36,7 @@ func entryRows(e *recordstore.BatchEntry) int {
 // append entry as a whole (see checkRows): a row with another number of
 // values than its kind has columns, a null required or key column, or a
 // key already seen in the entry. The keys of a keyed kind are held by a
-// recordstore.KeySet: past a few MiB in a scratch file in the system's
+// recordstore.KeySet: past about 1 MiB in a scratch file in the system's
 // temporary folder, checked by done.
 type rowCheck struct {
 	kind *recordstore.Kind

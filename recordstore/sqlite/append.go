@@ -73,7 +73,7 @@ func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) 
 }
 
 // newKeySet returns the key set of one append of t's rows (nil for a kind
-// without a key): its keys past a few MiB go to a scratch file in the
+// without a key): its keys past about 1 MiB go to a scratch file in the
 // system's temporary folder (recordstore.KeySet), so that its memory does
 // not grow with the rows.
 func (t *table) newKeySet() *recordstore.KeySet {
