@@ -306,14 +306,23 @@ func checkRows(batch *recordstore.Batch, m *Manifest) error {
 		if e.Op != recordstore.OpAppend || len(e.Rows) == 0 {
 			continue
 		}
-		check := newRowCheck(m.Schema(e.Kind), len(e.Rows))
-		for j, v := range e.Rows {
-			if err := check.check(j, v); err != nil {
-				return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, err)
-			}
+		if err := checkEntryRows(m.Schema(e.Kind), e.Rows); err != nil {
+			return fmt.Errorf("publish batch %s: entry %d: %w", m.ID, i, err)
 		}
 	}
 	return nil
+}
+
+// checkEntryRows is checkRows for the rows of one entry, of kind.
+func checkEntryRows(kind *recordstore.Kind, rows []recordstore.Values) error {
+	check := newRowCheck(kind)
+	defer check.close()
+	for j, v := range rows {
+		if err := check.check(j, v); err != nil {
+			return err
+		}
+	}
+	return check.done()
 }
 
 // streams reports whether an entry of batch streams its rows (Source).

@@ -2,7 +2,8 @@
 // (recordstore.BatchEntry.Source): the rows are read, checked and encoded
 // into the data file a chunk at a time, its size, SHA-256 and row count
 // taken as they go, so that the memory of a publish does not grow with
-// the entry's rows (only a keyed kind's key set does).
+// the entry's rows (a keyed kind's keys past about 1 MiB wait in a scratch
+// file: recordstore.KeySet).
 
 package spool
 
@@ -34,40 +35,47 @@ func entryRows(e *recordstore.BatchEntry) int {
 // rowCheck refuses, one row at a time, what an owner would refuse of an
 // append entry as a whole (see checkRows): a row with another number of
 // values than its kind has columns, a null required or key column, or a
-// key already seen in the entry.
+// key already seen in the entry. The keys of a keyed kind are held by a
+// recordstore.KeySet: past about 1 MiB in a scratch file in the system's
+// temporary folder, checked by done.
 type rowCheck struct {
 	kind *recordstore.Kind
-	seen map[string]int // key text → row index, for a keyed kind
-	buf  []byte
+	keys *recordstore.KeySet // nil for a kind without a key
 }
 
-// newRowCheck returns the check of an entry of about n rows of kind.
-func newRowCheck(kind *recordstore.Kind, n int) *rowCheck {
-	c := &rowCheck{kind: kind}
-	if len(kind.Key) > 0 {
-		c.seen = make(map[string]int, min(n, 1<<16))
-	}
-	return c
+// newRowCheck returns the check of an entry of rows of kind; close
+// releases it.
+func newRowCheck(kind *recordstore.Kind) *rowCheck {
+	return &rowCheck{kind: kind, keys: recordstore.NewKeySet(kind, "")}
 }
 
-// check checks row j (from 0), v.
+// check checks row j (from 0), v; rows are checked in order.
 func (c *rowCheck) check(j int, v recordstore.Values) error {
 	if len(v) != len(c.kind.Columns) {
-		return fmt.Errorf("row %d: %w", j+1, recordstore.Invalidf("kind %s: %d values for %d columns", c.kind.Name, len(v), len(c.kind.Columns)))
+		return c.first(fmt.Errorf("row %d: %w", j+1, recordstore.Invalidf("kind %s: %d values for %d columns", c.kind.Name, len(v), len(c.kind.Columns))))
 	}
 	if err := c.kind.CheckRequired(v); err != nil {
-		return fmt.Errorf("row %d: %w", j+1, err)
+		return c.first(fmt.Errorf("row %d: %w", j+1, err))
 	}
-	if c.seen == nil {
-		return nil
-	}
-	c.buf = c.kind.AppendRowKey(c.buf[:0], v)
-	if first, dup := c.seen[string(c.buf)]; dup {
-		return recordstore.Invalidf("kind %s: rows %d and %d have the same key", c.kind.Name, first+1, j+1)
-	}
-	c.seen[string(c.buf)] = j
-	return nil
+	return c.keys.Add(j, v)
 }
+
+// first is the error of an entry that failed with err after rows were
+// checked: a key repeated among those rows, if any (a check in row order
+// stops there first), else err.
+func (c *rowCheck) first(err error) error {
+	if kerr := c.keys.Check(); kerr != nil {
+		return kerr
+	}
+	return err
+}
+
+// done checks what only the whole entry tells, once every row is checked:
+// no key repeated among the rows.
+func (c *rowCheck) done() error { return c.keys.Check() }
+
+// close releases the check's keys (and their file).
+func (c *rowCheck) close() { _ = c.keys.Close() }
 
 // encodeSource is encodeEntry for the rows of src, read to its end: each
 // row is checked (rowCheck) as it is read and the rows are encoded
@@ -86,7 +94,8 @@ func encodeSource(ctx context.Context, codec Codec, kind *recordstore.Kind, src 
 		return 0, 0, "", err
 	}
 	want := src.Len()
-	check := newRowCheck(kind, want)
+	check := newRowCheck(kind)
+	defer check.close()
 	chunk := make([]recordstore.Values, 0, min(want, sourceChunk))
 	got := 0
 	for {
@@ -95,10 +104,10 @@ func encodeSource(ctx context.Context, codec Codec, kind *recordstore.Kind, src 
 			break
 		}
 		if err != nil {
-			return 0, 0, "", fmt.Errorf("row %d: %w", got+1, err)
+			return 0, 0, "", check.first(fmt.Errorf("row %d: %w", got+1, err))
 		}
 		if got == want {
-			return 0, 0, "", recordstore.Invalidf("the row source yields more than the %d rows it announced", want)
+			return 0, 0, "", check.first(recordstore.Invalidf("the row source yields more than the %d rows it announced", want))
 		}
 		if err := check.check(got, v); err != nil {
 			return 0, 0, "", err
@@ -107,14 +116,17 @@ func encodeSource(ctx context.Context, codec Codec, kind *recordstore.Kind, src 
 		got++
 		if len(chunk) == cap(chunk) {
 			if err := write(chunk, got-len(chunk)); err != nil {
-				return 0, 0, "", err
+				return 0, 0, "", check.first(err)
 			}
 			clear(chunk) // let the rows go before the next are read
 			chunk = chunk[:0]
 		}
 	}
 	if got != want {
-		return 0, 0, "", recordstore.Invalidf("the row source ended after %d of the %d rows it announced", got, want)
+		return 0, 0, "", check.first(recordstore.Invalidf("the row source ended after %d of the %d rows it announced", got, want))
+	}
+	if err := check.done(); err != nil {
+		return 0, 0, "", err
 	}
 	if len(chunk) > 0 {
 		if err := write(chunk, got-len(chunk)); err != nil {

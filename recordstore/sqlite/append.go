@@ -72,40 +72,12 @@ func (t *table) normalize(rows []recordstore.Row) ([]recordstore.Values, error) 
 	return f.all(), nil
 }
 
-// keySet finds a key repeated among the rows of one append, by the
-// kind's key identity (recordstore.Kind.AppendRowKey).
-type keySet struct {
-	t    *table
-	seen map[string]int // key identity to row
-	buf  []byte
-}
-
-// newKeySet returns the key set of an append of n rows; nil for a kind
-// without a key (add accepts every row).
-func (t *table) newKeySet(n int) *keySet {
-	if len(t.keyIdx) == 0 {
-		return nil
-	}
-	return &keySet{t: t, seen: make(map[string]int, n)}
-}
-
-// add records row i's key and refuses (ErrInvalid) a key seen before.
-func (k *keySet) add(i int, v recordstore.Values) error {
-	if k == nil {
-		return nil
-	}
-	k.buf = k.t.kind.AppendRowKey(k.buf[:0], v)
-	if j, dup := k.seen[string(k.buf)]; dup {
-		return k.t.dupKey(j, i)
-	}
-	k.seen[string(k.buf)] = i
-	return nil
-}
-
-// dupKey is the error of rows first and second (indexes from 0) having the
-// same key; the message counts rows from 1, as every row error does.
-func (t *table) dupKey(first, second int) error {
-	return recordstore.Invalidf("kind %s: rows %d and %d have the same key", t.kind.Name, first+1, second+1)
+// newKeySet returns the key set of one append of t's rows (nil for a kind
+// without a key): its keys past about 1 MiB go to a scratch file in the
+// system's temporary folder (recordstore.KeySet), so that its memory does
+// not grow with the rows.
+func (t *table) newKeySet() *recordstore.KeySet {
+	return recordstore.NewKeySet(&t.kind, "")
 }
 
 // appendTx is the body of an append inside tx. It refuses a stream of

@@ -168,8 +168,8 @@ func checkAppendSource(stream string, kind recordstore.Kind, src recordstore.Row
 // DeclareKind would and declared ahead of the rows, with declare; else the
 // catalog's declaration, into whose column order the rows are remapped),
 // that the stream takes rows of that kind, and — for a kind with a key —
-// that no key is repeated among the rows, reading them once (keeping each
-// key, as an append does), with PrepareAppendSource's errors. It returns
+// that no key is repeated among the rows, reading them once (their keys
+// held as an append holds them: recordstore.KeySet), with PrepareAppendSource's errors. It returns
 // the batch whose append entry streams the rows (BatchEntry.Source, a
 // fresh source of rows) instead of holding them. That source remaps each
 // row as it is read; a row that does not fit (ErrInvalid,
@@ -202,23 +202,24 @@ func (b *Backend) PrepareAppendStream(ctx context.Context, stream string, kind r
 // checkKeys reads src, rows of t's kind, and refuses a key repeated among
 // them, as an append does; a kind without a key reads nothing.
 func (t *table) checkKeys(src recordstore.RowSource) error {
-	keys := t.newKeySet(min(src.Len(), 1<<16))
+	keys := t.newKeySet()
 	if keys == nil {
 		return nil
 	}
+	defer func() { _ = keys.Close() }() // a scratch file at most
 	for i := range src.Len() {
 		v, err := src.Next()
 		if err == io.EOF {
-			return recordstore.Invalidf("the row source ended after %d of the %d rows it announced", i, src.Len())
+			return keyErrorFirst(keys, recordstore.Invalidf("the row source ended after %d of the %d rows it announced", i, src.Len()))
 		}
 		if err != nil {
-			return fmt.Errorf("row %d: %w", i+1, err)
+			return keyErrorFirst(keys, fmt.Errorf("row %d: %w", i+1, err))
 		}
-		if err := keys.add(i, v); err != nil {
+		if err := keys.Add(i, v); err != nil {
 			return err
 		}
 	}
-	return nil
+	return keys.Check()
 }
 
 // remappedSource is a RowSource whose rows are remapped as they are read.

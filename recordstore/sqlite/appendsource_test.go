@@ -94,6 +94,61 @@ var _ = Describe("appending rows from a source", func() {
 		Entry("the first row's key again", func(rows []recordstore.Values) { rows[59_999][0] = "k0" }, "rows 1 and 60000 have the same key"),
 	)
 
+	// Rows whose keys take more than the key set holds in memory
+	// (recordstore.KeySet): past it they go to sorted runs in a file,
+	// checked once every row is in, with the same answer.
+	Describe("with more keys than the key set holds in memory", func() {
+		const n = 200_000
+		longRows := func() []recordstore.Values {
+			rows := make([]recordstore.Values, n)
+			for i := range rows {
+				rows[i] = recordstore.Values{fmt.Sprint("key-", i), nil, int64(i), nil}
+			}
+			return rows
+		}
+
+		It("appends them all when no key is repeated", func() {
+			res, err := w.AppendSource(ctx, "j", jobs, bufferOf(longRows()...).Source())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Appended).To(Equal(int64(n)))
+			m, err := w.Meta(ctx, "j")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(m.Total).To(Equal(int64(n)))
+		})
+
+		DescribeTable("refuses the append, storing nothing, naming the rows a check in row order names",
+			func(bad func(rows []recordstore.Values), sentinel error, says string) {
+				rows := longRows()
+				bad(rows)
+				_, err := w.AppendSource(ctx, "j", jobs, bufferOf(rows...).Source())
+				Expect(err).To(MatchError(sentinel))
+				Expect(err).To(MatchError(ContainSubstring(says)))
+				_, err = w.Meta(ctx, "j")
+				Expect(err).To(MatchError(recordstore.ErrNotFound))
+
+				By("through PrepareAppendStream, as a process that does not own the store checks it")
+				ro := openAt(w.Path(), sqlite.Options{ReadOnly: true, Submit: (&owner{b: w}).submit})
+				_, err = ro.PrepareAppendStream(ctx, "j", jobs, false, bufferOf(rows...))
+				Expect(err).To(MatchError(sentinel))
+				Expect(err).To(MatchError(ContainSubstring(says)))
+			},
+			Entry("a key repeated far past the memory's bound", func(rows []recordstore.Values) { rows[199_999][0] = "key-150000" },
+				recordstore.ErrInvalid, "rows 150001 and 200000 have the same key"),
+			Entry("a key of the first rows repeated late, and another repeated later", func(rows []recordstore.Values) {
+				rows[180_000][0] = "key-7"
+				rows[190_000][0] = "key-100000"
+			}, recordstore.ErrInvalid, "rows 8 and 180001 have the same key"),
+			Entry("a bad row after a repeated key: the key, which comes first", func(rows []recordstore.Values) {
+				rows[170_000][0] = "key-160000"
+				rows[190_000][0] = nil
+			}, recordstore.ErrInvalid, "rows 160001 and 170001 have the same key"),
+			Entry("a bad row before a repeated key: the row", func(rows []recordstore.Values) {
+				rows[170_000][0] = nil
+				rows[190_000][0] = "key-160000"
+			}, recordstore.ErrInvalid, "row 170001: "),
+		)
+	})
+
 	Describe("in a read-only backend", func() {
 		var (
 			ro  *sqlite.Backend

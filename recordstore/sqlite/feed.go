@@ -164,16 +164,20 @@ func (t *table) feedSource(src recordstore.RowSource, m *recordstore.Remapper) (
 func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowFeed, error) {
 	if n < feedAsyncMin {
 		vals := make([]recordstore.Values, n)
-		keys := t.newKeySet(n)
+		keys := t.newKeySet()
+		defer func() { _ = keys.Close() }() // a scratch file at most
 		for i := range vals {
 			v, err := conv(i)
 			if err != nil {
-				return nil, fmt.Errorf("row %d: %w", i+1, err)
+				return nil, keyErrorFirst(keys, fmt.Errorf("row %d: %w", i+1, err))
 			}
-			if err := keys.add(i, v); err != nil {
+			if err := keys.Add(i, v); err != nil {
 				return nil, err
 			}
 			vals[i] = v
+		}
+		if err := keys.Check(); err != nil {
+			return nil, err
 		}
 		return readyFeed(vals), nil
 	}
@@ -184,31 +188,52 @@ func (t *table) feed(n int, conv func(i int) (recordstore.Values, error)) (*rowF
 	return f, nil
 }
 
-// produce converts rows in order, checking keys as it goes, and publishes
-// every feedChunk rows. The channel has room for every count, so it never
+// produce converts rows in order, checking keys as it goes (those a
+// recordstore.KeySet holds in its file once all are in, before the last
+// row is published), and publishes every feedChunk rows. The channel has room for every count, so it never
 // blocks.
 func (f *rowFeed) produce(t *table, conv func(i int) (recordstore.Values, error)) {
 	defer close(f.progress)
 	n := f.n
-	keys := t.newKeySet(n)
+	keys := t.newKeySet()
+	defer func() { _ = keys.Close() }() // a scratch file at most
 	for i := 0; i < n; i++ {
 		if int64(i) >= f.limit.Load() {
 			f.awaitRoom(i)
 		}
 		v, err := conv(i)
 		if err != nil {
-			f.err = fmt.Errorf("row %d: %w", i+1, err)
+			f.err = keyErrorFirst(keys, fmt.Errorf("row %d: %w", i+1, err))
 			return
 		}
-		if err := keys.add(i, v); err != nil {
+		if err := keys.Add(i, v); err != nil {
 			f.err = err
 			return
 		}
 		f.put(i, v)
-		if k := i + 1; k%feedChunk == 0 || k == n {
+		k := i + 1
+		if k == n {
+			// The last row is final only once no key is repeated: keys
+			// past the set's memory are checked here, all at once.
+			if err := keys.Check(); err != nil {
+				f.err = err
+				return
+			}
+		}
+		if k%feedChunk == 0 || k == n {
 			f.progress <- k
 		}
 	}
+}
+
+// keyErrorFirst is the error of an append whose row failed with err after
+// the rows before it went into keys: a key repeated among those rows, if
+// any (a check in row order would have stopped there first), else err.
+func keyErrorFirst(keys *recordstore.KeySet, err error) error {
+	if kerr := keys.Check(); kerr != nil {
+		return kerr
+	}
+	return err
 }
 
 // awaitRoom blocks the producer until it may convert row i.

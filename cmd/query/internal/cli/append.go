@@ -84,9 +84,9 @@ role is "owner" or "spooled".
 
 With --batch-rows N the input streams instead, for files too large to
 hold: the rows are cut into batches of N rows (the last one fewer), each
-one append applied all-or-nothing, in order, through the store's bulk
-Writer (directly when this process owns the store, through the spool
-otherwise). The file as a whole is then not one append: at a bad row the
+one append applied all-or-nothing, in order, read and appended as a whole
+input is without --batch-rows (directly when this process owns the store,
+through the spool otherwise), so that memory does not grow with N either. The file as a whole is then not one append: at a bad row the
 rows before it are applied and the command fails naming the line; when a
 batch is refused (a key repeated inside it, a sealed stream) the batches
 before it stay. Either way the error says
@@ -188,19 +188,7 @@ func appendInto(ctx context.Context, a *app, st *records.Store, in appendInput) 
 		return err
 	}
 	if p.batchRows > 0 {
-		actx, cancel := p.wait.bound(ctx) // the declaration's wait and the batches'
-		defer cancel()
-		res, err := st.AppendFrom(actx, p.stream, k, checkedRows{in: newRowReader(in.r, in.name), kind: k},
-			owner.BulkOptions{BatchRows: p.batchRows, Declare: in.declared != nil})
-		if err != nil {
-			return err
-		}
-		if p.waitReplicated {
-			if err := st.WaitReplicated(actx); err != nil {
-				return &owner.NotReplicatedError{Err: err}
-			}
-		}
-		return a.printOne(bulkAppended{appended: appended{AppendResult: res.AppendResult, Role: role(res.Spooled)}, Batches: res.Batches})
+		return appendBatches(ctx, a, st, in, k)
 	}
 	limits := spool.DefaultLimits // a store opened --read-only has no spool: its append fails read_only
 	if sp := st.Spool(); sp != nil {

@@ -30,22 +30,34 @@ import (
 // the headroom it allows would grow with the input). One append takes at
 // most spool.DefaultLimits rows (1 000 000); the 4 000 000-row case raises
 // that limit in this process for its run, to show that the peak does not
-// grow with the rows.
+// grow with the rows. The keyed cases declare id the kind's key; the
+// batch cases append with --batch-rows 1000000 (4 000 000 rows in four
+// appends, without raising the limit).
 func BenchmarkAppendMemory(b *testing.B) {
 	const four = `{"kinds":[{"name":"ev","columns":[{"name":"id","type":"integer"},{"name":"name","type":"string"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}]}]}`
+	// keyed is four's kind with id its key: every row's key is checked
+	// against the others' (recordstore.KeySet).
+	const keyed = `{"kinds":[{"name":"ev","columns":[{"name":"id","type":"integer"},{"name":"name","type":"string"},{"name":"score","type":"number"},{"name":"ok","type":"bool"}],"key":["id"]}]}`
+	batches := []string{"--batch-rows", "1000000"}
 	cases := []struct {
 		name, kind, schema string
 		input              func() []byte
-		made               int // rows made as they are read instead of input; past spool.DefaultLimits.MaxRows, the limit is raised for the run
+		made               int      // rows made as they are read instead of input; past spool.DefaultLimits.MaxRows, the limit is raised for the run (unless args cut batches)
+		args               []string // more arguments of append
 	}{
-		{"rows=1000000_tiny", "t", `{"kinds":[{"name":"t","columns":[{"name":"i","type":"integer"}]}]}`, tinyRows, 0},
-		{"rows=1_string=50MB", "s", `{"kinds":[{"name":"s","columns":[{"name":"s","type":"string"}]}]}`, bigString, 0},
-		{"rows=1000000_four", "ev", four, nil, 1_000_000},
-		{"rows=4000000_four", "ev", four, nil, 4_000_000},
+		{"rows=1000000_tiny", "t", `{"kinds":[{"name":"t","columns":[{"name":"i","type":"integer"}]}]}`, tinyRows, 0, nil},
+		{"rows=1_string=50MB", "s", `{"kinds":[{"name":"s","columns":[{"name":"s","type":"string"}]}]}`, bigString, 0, nil},
+		{"rows=1000000_four", "ev", four, nil, 1_000_000, nil},
+		{"rows=4000000_four", "ev", four, nil, 4_000_000, nil},
+		{"rows=1000000_keyed", "ev", keyed, nil, 1_000_000, nil},
+		{"rows=4000000_keyed", "ev", keyed, nil, 4_000_000, nil},
+		{"rows=1000000_four_batch=1000000", "ev", four, nil, 1_000_000, batches},
+		{"rows=4000000_four_batch=1000000", "ev", four, nil, 4_000_000, batches},
+		{"rows=4000000_keyed_batch=1000000", "ev", keyed, nil, 4_000_000, batches},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			if lim := spool.DefaultLimits; int64(c.made) > lim.MaxRows {
+			if lim := spool.DefaultLimits; int64(c.made) > lim.MaxRows && c.args == nil {
 				spool.DefaultLimits = spool.Limits{MaxRows: int64(c.made), MaxBytes: 4 * lim.MaxBytes}
 				defer func() { spool.DefaultLimits = lim }()
 			}
@@ -62,6 +74,7 @@ func BenchmarkAppendMemory(b *testing.B) {
 					b.Fatal(err)
 				}
 				args := []string{"--store", filepath.Join(dir, "records.sqlite"), "append", "--stream", "s1", "--kind", c.kind, "--schema", schema}
+				args = append(args, c.args...)
 				var out, errb bytes.Buffer
 				var stdin io.Reader = bytes.NewReader(in)
 				made := &madeRows{n: c.made, line: fourRow}

@@ -57,23 +57,3 @@ func readRows(in *rowReader, kind *recordstore.Kind, lim spool.Limits, keep func
 		}
 	}
 }
-
-// checkedRows is in as the row source of a bulk append: each row is
-// normalized for kind as it is read, and one that does not fit is an error
-// naming its line.
-type checkedRows struct {
-	in   *rowReader
-	kind *recordstore.Kind
-}
-
-// Next returns the next row of the input, io.EOF after the last one.
-func (c checkedRows) Next() (recordstore.Row, error) {
-	row, line, err := c.in.Next()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := spool.Normalize(c.kind, row); err != nil {
-		return nil, fmt.Errorf("%s line %d: %w", c.in.name, line, err)
-	}
-	return row, nil
-}
