@@ -284,6 +284,9 @@ type Store[T Target] struct {
 		noInline string // a socket whose owner answered the append action as unknown
 	}
 
+	// conns holds the fast path's kept connections to the owner's socket.
+	conns connPool
+
 	mu struct {
 		sync.Mutex
 		role    Role
@@ -599,6 +602,7 @@ func (s *Store[T]) close() error {
 		errs = append(errs, s.closeNonOwner())
 	}
 	s.setRole(RoleClosed)
+	s.conns.close()
 	errs = append(errs, s.backend.Close())
 	if s.spool != nil {
 		errs = append(errs, s.spool.Close())
