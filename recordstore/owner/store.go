@@ -323,6 +323,11 @@ type Store[T Target] struct {
 	// batch's arrival then starts a drain, and an ingest request only
 	// waits for it.
 	watching atomic.Bool
+	// arrivals counts the watch's wake-ups (and each start of the watch);
+	// quiet is what the last listing of incoming/ found (drain gate held).
+	// See spoolQuiet.
+	arrivals atomic.Uint64
+	quiet    quietSpool
 
 	// push is the commit notices: served as owner, subscribed to as
 	// non-owner (see push.go).
