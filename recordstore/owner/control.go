@@ -1,5 +1,7 @@
 // The control socket, protocol 1: one JSON request and one JSON response per
-// connection over a unix socket (mode 0600), 10 s deadlines. It only makes
+// connection over a unix socket (mode 0600), 10 s deadlines — or, when the
+// request asks to keep the connection (Request.Keep) and the owner agrees
+// (Response.Keep), further requests on the same connection. It only makes
 // things fast and observable; correctness never depends on it.
 
 package owner
@@ -29,6 +31,15 @@ const controlDeadline = 10 * time.Second
 // maxRequest caps the size of one control request.
 const maxRequest = 1 << 20
 
+// keepIdle is how long the owner keeps a kept connection (Request.Keep)
+// open without a request on it; keepClientIdle, how long a client reuses
+// one it has not used: shorter, so that the client never sends on a
+// connection the owner is closing for idleness.
+const (
+	keepIdle       = 30 * time.Second
+	keepClientIdle = 10 * time.Second
+)
+
 // The control actions.
 const (
 	ActionStatus = "status"
@@ -47,6 +58,10 @@ type Request struct {
 	Wait     bool     `json:"wait,omitempty"`
 	// Batch is the inline batch of the append action.
 	Batch []byte `json:"batch,omitempty"`
+	// Keep asks the owner to keep the connection open after its answer,
+	// for the client's next request (any action but subscribe). An owner
+	// that predates it ignores it and closes the connection.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // Response is one control response. Error is set when OK is false.
@@ -60,6 +75,10 @@ type Response struct {
 	// NotReplicated answers ActionReplicated of an owner without a
 	// replica (OK is false).
 	NotReplicated bool `json:"notReplicated,omitempty"`
+	// Keep says that the owner keeps the connection open for the next
+	// request (the request asked for it): it reads the next one for
+	// keepIdle, then closes the connection.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // IngestOutcome answers ingest for one batch id: Done with the ledger's
@@ -157,27 +176,93 @@ func (s *controlServer) serve() {
 	}
 }
 
+// handle serves one connection: one request and its answer, then more
+// while the client asks to keep the connection (Request.Keep), each with
+// its own deadline, until the client leaves, keepIdle passes without a
+// request, or the server closes.
 func (s *controlServer) handle(c net.Conn) {
 	defer c.Close()
-	deadline := time.Now().Add(controlDeadline)
-	_ = c.SetDeadline(deadline)
+	stop := context.AfterFunc(s.ctx, func() { _ = c.SetDeadline(time.Now()) }) // a kept connection's wait ends
+	defer stop()
+	lr := &requestLimit{r: c}
+	dec := json.NewDecoder(lr)
+	enc := json.NewEncoder(c)
+	for first := true; ; first = false {
+		deadline := time.Now().Add(controlDeadline)
+		if !first {
+			_ = c.SetDeadline(time.Now().Add(keepIdle))
+			if s.ctx.Err() != nil {
+				return // closing: the AfterFunc above may have run before this deadline replaced its own
+			}
+		} else {
+			_ = c.SetDeadline(deadline)
+		}
+		lr.n = maxRequest
+		var req Request
+		resp := Response{Protocol: Protocol}
+		err := dec.Decode(&req)
+		if !first {
+			if err != nil {
+				return // the client left, or kept it idle too long
+			}
+			deadline = time.Now().Add(controlDeadline)
+			_ = c.SetDeadline(deadline)
+			if s.ctx.Err() != nil {
+				return
+			}
+		}
+		switch {
+		case err != nil:
+			resp.Error = "malformed request: " + err.Error()
+		case req.Protocol != Protocol:
+			resp.Error = fmt.Sprintf("unsupported protocol %d (this owner speaks %d)", req.Protocol, Protocol)
+		case req.Action == ActionSubscribe && first:
+			if sub, ok := s.h.(subscriptionHandler); ok {
+				sub.controlSubscribe(s.ctx, c) // a long-lived connection: see push.go
+				return
+			}
+			s.dispatchWithin(deadline, req, &resp)
+		case req.Action == ActionSubscribe:
+			resp.Error = "subscribe on a kept connection: dial a connection of its own"
+		default:
+			s.dispatchWithin(deadline, req, &resp)
+		}
+		resp.Keep = err == nil && req.Keep && s.ctx.Err() == nil
+		if err := enc.Encode(resp); err != nil {
+			s.log.Debug("control reply failed", "error", err)
+			return
+		}
+		if !resp.Keep {
+			return
+		}
+	}
+}
+
+// dispatchWithin answers req with a context that ends a second before
+// deadline (the connection's), or when the server closes.
+func (s *controlServer) dispatchWithin(deadline time.Time, req Request, resp *Response) {
 	ctx, cancel := context.WithDeadline(s.ctx, deadline.Add(-time.Second))
 	defer cancel()
-	var req Request
-	resp := Response{Protocol: Protocol}
-	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
-		resp.Error = "malformed request: " + err.Error()
-	} else if req.Protocol != Protocol {
-		resp.Error = fmt.Sprintf("unsupported protocol %d (this owner speaks %d)", req.Protocol, Protocol)
-	} else if sub, ok := s.h.(subscriptionHandler); ok && req.Action == ActionSubscribe {
-		sub.controlSubscribe(s.ctx, c) // a long-lived connection: see push.go
-		return
-	} else {
-		s.dispatch(ctx, req, &resp)
+	s.dispatch(ctx, req, resp)
+}
+
+// requestLimit reads from r at most n bytes, then fails: the bound of one
+// request on a connection that carries several (n is reset before each).
+type requestLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *requestLimit) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("request larger than %d bytes", maxRequest)
 	}
-	if err := json.NewEncoder(c).Encode(resp); err != nil {
-		s.log.Debug("control reply failed", "error", err)
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
 	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
 }
 
 func (s *controlServer) dispatch(ctx context.Context, req Request, resp *Response) {

@@ -10,3 +10,6 @@ func StandInFileSystem(name string, remote bool) (restore func()) {
 
 // AppendNotice appends the notice line the owner writes for commit count n.
 func AppendNotice(buf []byte, n uint64) []byte { return appendNotice(buf, n) }
+
+// RunListenChild is runListenChild for the external test package's TestMain.
+var RunListenChild = runListenChild

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -170,6 +171,123 @@ var _ = Describe("control socket", func() {
 			Expect(resp.Error).NotTo(BeEmpty())
 			_ = c.Close()
 		}
+	})
+
+	It("keeps a connection the client asks to keep, and serves its next requests on it", func(ctx SpecContext) {
+		srv, err := listenControl(path, h, discard())
+		Expect(err).NotTo(HaveOccurred())
+		var p connPool
+		defer p.close()
+		resp, sent, err := p.callKept(ctx, path, Request{Action: ActionStatus}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sent).To(BeTrue())
+		Expect(resp.Keep).To(BeTrue())
+		Expect(p.idle).To(HaveLen(1))
+		kept := p.idle[0]
+		for range 3 {
+			resp, _, err = p.callKept(ctx, path, Request{Action: ActionIngest, IDs: []string{"a"}}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.Results).To(HaveLen(1))
+			Expect(p.idle).To(Equal([]*keptConn{kept}), "the same connection carried it")
+		}
+		_, _, err = p.callKept(ctx, path, Request{Action: "reboot"}, nil)
+		Expect(err).To(MatchError(ContainSubstring(`unknown action "reboot"`)))
+		Expect(p.idle).To(Equal([]*keptConn{kept}), "an error answer keeps it too")
+
+		// The owner closes (its kept connections with it) and another
+		// takes the path: the dead connection is dropped before anything
+		// of the request reached anyone, and the request goes on a new one.
+		srv.close("me")
+		h2 := &fakeHandler{status: Status{State: State{Instance: "next"}, Role: RoleOwner}}
+		srv2, err := listenControl(path, h2, discard())
+		Expect(err).NotTo(HaveOccurred())
+		defer srv2.close("next")
+		resp, sent, err = p.callKept(ctx, path, Request{Action: ActionStatus}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sent).To(BeTrue())
+		Expect(resp.Status.Instance).To(Equal("next"))
+		Expect(p.idle).To(HaveLen(1))
+		Expect(p.idle[0]).NotTo(BeIdenticalTo(kept))
+	})
+
+	It("closes a kept connection once the server closes, without waiting for the client", func(ctx SpecContext) {
+		srv, err := listenControl(path, h, discard())
+		Expect(err).NotTo(HaveOccurred())
+		var p connPool
+		defer p.close()
+		_, _, err = p.callKept(ctx, path, Request{Action: ActionStatus}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.idle).To(HaveLen(1))
+		closed := make(chan struct{})
+		go func() { srv.close("me"); close(closed) }()
+		Eventually(closed, 5*time.Second).Should(BeClosed(), "the idle kept connection does not hold the close")
+		buf := make([]byte, 1)
+		_ = p.idle[0].c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = p.idle[0].c.Read(buf)
+		Expect(err).To(MatchError(io.EOF), "the server closed its end")
+	})
+
+	It("does not keep a connection the server does not offer to keep (an owner that predates Keep)", func(ctx SpecContext) {
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		Expect(err).NotTo(HaveOccurred())
+		defer ln.Close()
+		served := make(chan Request, 2)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				var req Request
+				_ = json.NewDecoder(c).Decode(&req)
+				served <- req
+				_ = json.NewEncoder(c).Encode(map[string]any{"protocol": 1, "ok": true})
+				_ = c.Close()
+			}
+		}()
+		var p connPool
+		defer p.close()
+		for range 2 {
+			_, sent, err := p.callKept(ctx, path, Request{Action: ActionStatus}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(sent).To(BeTrue())
+			Expect(p.idle).To(BeEmpty())
+			var req Request
+			Eventually(served).Should(Receive(&req))
+			Expect(req.Keep).To(BeTrue(), "asked, and ignored by that owner")
+		}
+	})
+
+	It("bounds each request on a kept connection, not the connection", func(ctx SpecContext) {
+		srv, err := listenControl(path, h, discard())
+		Expect(err).NotTo(HaveOccurred())
+		defer srv.close("me")
+		c, err := net.Dial("unix", path)
+		Expect(err).NotTo(HaveOccurred())
+		defer c.Close()
+		dec := json.NewDecoder(c)
+		// More than maxRequest in all, each request well within it.
+		req := `{"protocol":1,"action":"status","keep":true,"ids":["` + strings.Repeat("x", maxRequest/4) + `"]}` + "\n"
+		for range 6 {
+			_, err = c.Write([]byte(req))
+			Expect(err).NotTo(HaveOccurred())
+			var resp Response
+			Expect(dec.Decode(&resp)).To(Succeed())
+			Expect(resp.OK && resp.Keep).To(BeTrue())
+		}
+		// One request over the bound ends the connection (its answer may
+		// be lost to the reset of a socket closed with unread data).
+		big := `{"protocol":1,"action":"status","keep":true,"ids":["` + strings.Repeat("x", maxRequest) + `"]}` + "\n"
+		go func() { _, _ = c.Write([]byte(big)) }()
+		var resp Response
+		if err := dec.Decode(&resp); err == nil {
+			Expect(resp.OK).To(BeFalse())
+			Expect(resp.Error).To(ContainSubstring("larger than"))
+			Expect(resp.Keep).To(BeFalse())
+			Expect(dec.Decode(&resp)).NotTo(Succeed(), "closed after it")
+		}
+		_, err = Call(ctx, path, Request{Action: ActionStatus})
+		Expect(err).NotTo(HaveOccurred(), "the server goes on")
 	})
 
 	It("replaces a stale socket file but never a live one", func() {

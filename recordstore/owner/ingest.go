@@ -128,9 +128,21 @@ func (s *Store[T]) drainLocked(ctx context.Context) (int, bool, error) {
 	// The applied set is read before the listing: a folder the flusher
 	// moves in between is then either not listed or known as applied.
 	applied := s.applied.snapshot()
-	names, err := s.spool.List(ctx, spool.StateIncoming)
-	if err != nil {
-		return 0, false, err
+	var names []spool.BatchName
+	if gen := s.arrivals.Load(); !s.spoolQuiet(gen) {
+		at := time.Now()
+		var err error
+		if names, err = s.spool.List(ctx, spool.StateIncoming); err != nil {
+			s.quiet.ok = false
+			return 0, false, err
+		}
+		s.quiet = quietSpool{ok: true, gen: gen, at: at}
+		for _, n := range names {
+			if !applied[n.ID] {
+				s.quiet.ok = false // a drain still to come lists it again
+				break
+			}
+		}
 	}
 	waiting := 0
 	for _, n := range names {

@@ -187,10 +187,10 @@ func (s *Store[T]) refuseInline(sock string) {
 	s.sock.Unlock()
 }
 
-// callInline is Call for the append action, with the producer's failpoint
-// between sending the request and reading the answer; sent reports
-// whether any of the request was written. An answer with an error is
-// returned with it (resp.Error set).
+// callInline is Call for the append action over a kept connection (see
+// connPool), with the producer's failpoint between sending the request
+// and reading the answer; sent reports whether any of the request was
+// written. An answer with an error is returned with it (resp.Error set).
 func (s *Store[T]) callInline(ctx context.Context, path string, req Request) (resp Response, sent bool, err error) {
-	return callControl(ctx, path, req, func() { s.opts.Failpoint(FailInlineAfterSend) })
+	return s.conns.callKept(ctx, path, req, func() { s.opts.Failpoint(FailInlineAfterSend) })
 }

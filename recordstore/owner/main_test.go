@@ -17,6 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	owner.RunListenChild()
 	recordstoretest.RunChild(openChildStore)
 	os.Exit(m.Run())
 }

@@ -284,6 +284,9 @@ type Store[T Target] struct {
 		noInline string // a socket whose owner answered the append action as unknown
 	}
 
+	// conns holds the fast path's kept connections to the owner's socket.
+	conns connPool
+
 	mu struct {
 		sync.Mutex
 		role    Role
@@ -320,6 +323,11 @@ type Store[T Target] struct {
 	// batch's arrival then starts a drain, and an ingest request only
 	// waits for it.
 	watching atomic.Bool
+	// arrivals counts the watch's wake-ups (and each start of the watch);
+	// quiet is what the last listing of incoming/ found (drain gate held).
+	// See spoolQuiet.
+	arrivals atomic.Uint64
+	quiet    quietSpool
 
 	// push is the commit notices: served as owner, subscribed to as
 	// non-owner (see push.go).
@@ -599,6 +607,7 @@ func (s *Store[T]) close() error {
 		errs = append(errs, s.closeNonOwner())
 	}
 	s.setRole(RoleClosed)
+	s.conns.close()
 	errs = append(errs, s.backend.Close())
 	if s.spool != nil {
 		errs = append(errs, s.spool.Close())

@@ -160,6 +160,7 @@ func (s *Store[T]) forgetSocket(path string) {
 		s.sock.path = ""
 	}
 	s.sock.Unlock()
+	s.conns.forget(path)
 }
 
 // Await waits for the outcome of a published batch: the ledger's result,

@@ -9,6 +9,7 @@ package owner
 
 import (
 	"context"
+	"time"
 
 	"github.com/fb46ecde/records/recordstore/spool"
 )
@@ -17,7 +18,11 @@ import (
 // watchFolder), until ctx ends. Where incoming/ cannot be watched it logs
 // why at debug level and leaves the waking to the socket and the polling.
 func (s *Store[T]) startWatch(ctx context.Context) {
-	stop, err := watchFolder(s.spool.Path(spool.StateIncoming, ""), s.drainNow)
+	s.arrivals.Add(1) // what an earlier tenure listed says nothing now
+	stop, err := watchFolder(s.spool.Path(spool.StateIncoming, ""), func() {
+		s.arrivals.Add(1)
+		s.drainNow()
+	})
 	if err != nil {
 		s.log.Debug("incoming/ is not watched; the socket and polling wake the owner", "error", err)
 		return
@@ -30,4 +35,31 @@ func (s *Store[T]) startWatch(ctx context.Context) {
 		s.watching.Store(false)
 		stop()
 	}()
+}
+
+// quietFor bounds how long a drain trusts the watch alone: a drain lists
+// incoming/ when the last listing is older, whatever the watch says, so
+// that a batch that entered the folder without a rename (a tool writing
+// in place) is not left there for long.
+const quietFor = time.Second
+
+// quietSpool is what the last listing of incoming/ found: ok when nothing
+// in it was waiting, the watch's arrival count before it (gen) and when
+// it started (at).
+type quietSpool struct {
+	ok  bool
+	gen uint64
+	at  time.Time
+}
+
+// spoolQuiet reports whether a drain may skip listing incoming/: it is
+// watched, the last listing (less than quietFor ago) found nothing
+// waiting, and no batch arrived since it began (gen, the arrival count
+// now, is the one it read). The fast path's drains then cost no listing;
+// the first arrival, the watch's overflow, an ingest request (a producer
+// published: see controlIngest) or a new tenure (startWatch) bring the
+// listing back.
+func (s *Store[T]) spoolQuiet(gen uint64) bool {
+	q := s.quiet
+	return s.watching.Load() && q.ok && q.gen == gen && time.Since(q.at) < quietFor
 }

@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/fsutil"
 )
 
 // Options configures Open. The zero value is usable.
@@ -148,8 +149,10 @@ type Backend struct {
 	// LivePath, which does not enter.
 	live     string
 	liveName atomic.Pointer[string]
-	opts     Options
-	log      *slog.Logger
+	// walSync keeps the live file's WAL open for Sync (write lock held).
+	walSync *fsutil.KeptSync
+	opts    Options
+	log     *slog.Logger
 
 	// The writer (one connection, BEGIN IMMEDIATE) and its statements are
 	// nil while the backend is read-only; Promote sets them with life held
@@ -469,7 +472,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	err := errors.Join(b.tables.close(), b.ledger.close(), b.ws.close(), b.rs.close(), b.closeDBs())
+	err := errors.Join(b.tables.close(), b.ledger.close(), b.ws.close(), b.rs.close(), b.closeDBs(), b.closeWALSync())
 	if err != nil {
 		return fmt.Errorf("close store %s: %w", b.path, err)
 	}

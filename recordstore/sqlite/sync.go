@@ -35,7 +35,7 @@ func (b *Backend) Sync(ctx context.Context) error {
 		return fmt.Errorf("sync: %w", err)
 	}
 	defer b.unlockWrite()
-	err := fsutil.SyncFile(b.live + "-wal")
+	err := b.syncWAL()
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 		// No WAL: everything is in the live file, fsynced by the
@@ -46,4 +46,27 @@ func (b *Backend) Sync(ctx context.Context) error {
 		b.log.Error("writer stopped after a failed fsync of the WAL; reopen the store", "err", err)
 	}
 	return fmt.Errorf("sync: %w", err)
+}
+
+// syncWAL fsyncs the live file's WAL through a descriptor kept open from
+// one Sync to the next (fsutil.KeptSync: no open and close on the commit
+// path of the owner's fast path), opened again when the live file changed
+// (Rotate) or the WAL was removed and made again. Write lock held.
+func (b *Backend) syncWAL() error {
+	wal := b.live + "-wal"
+	if b.walSync == nil || b.walSync.Path() != wal {
+		if b.walSync != nil {
+			_ = b.walSync.Close()
+		}
+		b.walSync = fsutil.Default.KeepSync(wal)
+	}
+	return b.walSync.Sync()
+}
+
+// closeWALSync closes the WAL's kept descriptor (Close, life held).
+func (b *Backend) closeWALSync() error {
+	if b.walSync == nil {
+		return nil
+	}
+	return b.walSync.Close()
 }
