@@ -88,4 +88,40 @@ var _ = Describe("query export", func() {
 		_, err := os.Stat(filepath.Join(s.dir, "x"))
 		Expect(os.IsNotExist(err)).To(BeTrue())
 	})
+
+	It("partitions by a datetime column with --partition-by and keeps the scheme", func() {
+		dir := filepath.Join(s.dir, "lake")
+		s.ok(taskRows, "append", "--stream", "t", "--kind", "tasks")
+		rep := s.one("", "export", "--stream", "t", "--to", dir, "--partition-by", "at:hour")
+		Expect(rep["rows"]).To(Equal(num("29")))
+		files, err := filepath.Glob(filepath.Join(dir, "stream=t", "generation=1", "at_hour=*", "part-*.parquet"))
+		Expect(err).NotTo(HaveOccurred())
+		for i := range files {
+			files[i] = strings.TrimPrefix(files[i], filepath.Join(dir, "stream=t", "generation=1")+"/")
+		}
+		Expect(files).To(ConsistOf(
+			"at_hour=2026-12-01T10/part-00000000000000000001-00000000000000000029.parquet",
+			"at_hour=2026-12-01T11/part-00000000000000000001-00000000000000000029.parquet",
+			"at_hour=2026-12-01T12/part-00000000000000000001-00000000000000000029.parquet",
+			"at_hour=__HIVE_DEFAULT_PARTITION__/part-00000000000000000001-00000000000000000029.parquet",
+		))
+
+		s.ok(oneTask, "append", "--stream", "t", "--kind", "tasks")
+		r := s.run("", "export", "--stream", "t", "--to", dir)
+		Expect(r.code).To(Equal(1))
+		Expect(r.stderr).To(HavePrefix("query: schema_conflict: "))
+		Expect(r.stderr).To(ContainSubstring("at:hour"))
+		more := s.one("", "export", "--stream", "t", "--to", dir, "--partition-by", "at:hour")
+		Expect(more["rows"]).To(Equal(num("1")))
+
+		for _, bad := range []string{"host", "nope:day"} {
+			r = s.run("", "export", "--stream", "t", "--to", filepath.Join(s.dir, "l3"), "--partition-by", bad)
+			Expect(r.code).To(Equal(1), r.stderr)
+			Expect(r.stderr).To(HavePrefix("query: invalid: "))
+		}
+		r = s.run("", "export", "--stream", "t", "--to", filepath.Join(s.dir, "l3"), "--partition-by", "at:week")
+		Expect(r.code).To(Equal(2), r.stderr)
+		Expect(r.stderr).To(ContainSubstring("hour, day or month"))
+		Expect(filepath.Join(s.dir, "l3", "stream=t", "generation=1")).NotTo(BeADirectory())
+	})
 })

@@ -52,6 +52,11 @@ type Options struct {
 	// NoLoops turns the flush, cleanup and pull loops off (tests and
 	// short-lived commands call Flush, Cleanup and Pull themselves).
 	NoLoops bool
+	// Replica, when set, is called when Open opens the cache's store for
+	// the replicator and the fence (either may be nil) of the store:
+	// while this process owns it, the owner ships the cache file to the
+	// replica (owner.Options.Replica, Fence).
+	Replica func() (owner.Replicator, owner.Fence, error)
 }
 
 // Cache is one worker's LWW cache. A Cache whose engine is off (see
@@ -187,8 +192,20 @@ func (c *Cache) openStore(ctx context.Context) error {
 		return fmt.Errorf("create storage.dir %s: %w", c.cfg.StorageDir, err)
 	}
 	path, live := StorePath(c.cfg), FilePath(c.cfg)
+	var (
+		rep   owner.Replicator
+		fence owner.Fence
+	)
+	if c.opts.Replica != nil {
+		var err error
+		if rep, fence, err = c.opts.Replica(); err != nil {
+			return fmt.Errorf("open the cache of %s: %w", c.cfg.WorkerName, err)
+		}
+	}
 	st, err := records.Open(ctx, path, records.Options{
 		Owner: records.OwnerOptions{
+			Replica:     rep,
+			Fence:       fence,
 			StartWait:   c.opts.StartWait,
 			Logger:      c.log,
 			NoPromotion: true,
@@ -430,7 +447,9 @@ func (c *Cache) List(ctx context.Context) ([]Entry, error) {
 
 // Close stops the loops, flushes the dirty entries (while ctx lasts) and
 // closes the store (the owner drains its spool first) and the reader.
-// The file stays in storage.dir. An error of the final flush is returned
+// The file stays in storage.dir. A replicated owner (Options.Replica)
+// waits, within ctx, for its replica to hold the final flush. An error of
+// the final flush is returned
 // after everything is closed; its entries are lost.
 func (c *Cache) Close(ctx context.Context) error {
 	c.cancel()
@@ -448,6 +467,14 @@ func (c *Cache) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed.Store(true)
+	if c.opts.Replica != nil && c.Owner() {
+		// The replica gets the final flush before the store closes (its
+		// close drains too, but from a loop that may not have begun in a
+		// short command); ctx bounds the wait, a failure is logged.
+		if err := c.store.WaitReplicated(ctx); err != nil {
+			c.log.Warn("cache_replica_wait_failed", "error", err)
+		}
+	}
 	errs = append(errs, c.rd.close(), c.store.Close())
 	return errors.Join(errs...)
 }

@@ -84,9 +84,11 @@ func (r *Recorder) loop() {
 // is left to the background job. Only the owner rotates; elsewhere Rotate
 // does nothing. A failed flush does not stop the rotation (its events stay
 // buffered for the new file); a failed seal leaves the old file in the
-// backlog, where the background job seals it again.
+// backlog, where the background job seals it again. A replicated
+// recorder (Options.Replica) does not rotate: its replica follows one live
+// file.
 func (r *Recorder) Rotate(ctx context.Context) error {
-	if !r.Owner() {
+	if !r.Owner() || r.opts.Replica != nil {
 		return nil
 	}
 	r.mu.Lock()
@@ -235,7 +237,8 @@ func (r *Recorder) scanLeftovers() {
 }
 
 // Close stops the recorder cleanly: the jobs stop, the buffer is flushed
-// a last time (whatever time ctx has left), the store is closed (as the owner: after its final drain
+// a last time (whatever time ctx has left), a replicated owner waits
+// (within ctx) for its replica to hold it, the store is closed (as the owner: after its final drain
 // of the spool), the live file is sealed — always — and then, while ctx
 // has time left, the live file and the backlog are moved into the history
 // folder; what is not moved stays in storage.dir for the next start to
@@ -264,6 +267,16 @@ func (r *Recorder) Close(ctx context.Context) error {
 	owned := r.live != "" && r.Owner()
 	live := r.live
 	r.mu.Unlock()
+	if owned && r.opts.Replica != nil {
+		// The replica gets what was committed before the file is sealed
+		// and moved (its close drains too, but from a loop that may not
+		// have begun in a short run); ctx bounds the wait, and a replica
+		// that cannot be reached is logged, not fatal: the file is sealed
+		// all the same and its events are in the history folder.
+		if err := r.st().WaitReplicated(ctx); err != nil {
+			r.log.Warn("recorder_replica_wait_failed", "db_path", live, "error", err)
+		}
+	}
 	errs = append(errs, r.st().Close())
 	if owned {
 		r.sealOne(context.WithoutCancel(ctx), live, false) // the seal always runs

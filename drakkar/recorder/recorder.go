@@ -73,6 +73,15 @@ type Options struct {
 	// runs its archive pass here (drakkar/archive.Pass). Its ctx ends
 	// when Close begins; it should then end soon.
 	AfterRotate func(ctx context.Context)
+	// Replica, when set, is called each time this process opens the
+	// worker's store (at Open, and again when it takes the store over)
+	// for the replicator and the fence (either may be nil) of that open:
+	// while this process owns the store, the owner ships the live file to
+	// the replica (owner.Options.Replica, Fence). A replica follows one
+	// live file: a replicated recorder does not rotate (Rotate does
+	// nothing); its live file is sealed and moved on Close, after the
+	// replica got what was committed.
+	Replica func() (owner.Replicator, owner.Fence, error)
 }
 
 // Recorder is one worker's flight recorder. Record is safe for concurrent
@@ -242,8 +251,20 @@ func (r *Recorder) openFiles(ctx context.Context) error {
 // only once this process holds the store's lock (records.Options.NameLive):
 // no other process creates or seals a file of the worker meanwhile.
 func (r *Recorder) openStore(ctx context.Context) (*records.Store, error) {
+	var (
+		rep   owner.Replicator
+		fence owner.Fence
+	)
+	if r.opts.Replica != nil {
+		var err error
+		if rep, fence, err = r.opts.Replica(); err != nil {
+			return nil, fmt.Errorf("open the recorder of %s: %w", r.cfg.WorkerName, err)
+		}
+	}
 	st, err := records.Open(ctx, storePath(r.cfg), records.Options{
 		Owner: records.OwnerOptions{
+			Replica:         rep,
+			Fence:           fence,
 			Build:           r.opts.Build,
 			StartWait:       r.opts.StartWait,
 			Logger:          r.log,

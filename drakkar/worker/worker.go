@@ -23,6 +23,7 @@ import (
 	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/drakkar/registry"
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -45,6 +46,25 @@ type Options struct {
 	// HTTPClient makes the cache exchange's requests to peers; default a
 	// client with a 10 s timeout.
 	HTTPClient cache.HTTPDoer
+	// Replica, when set, gives each of the worker's stores its replicator
+	// and fence (recorder.Options.Replica, cache.Options.Replica); store
+	// is StoreRecorder or StoreCache. A replicated recorder does not
+	// rotate its live file (see recorder.Options.Replica).
+	Replica func(store string) (owner.Replicator, owner.Fence, error)
+}
+
+// The names of a worker's stores, for Options.Replica.
+const (
+	StoreRecorder = "recorder"
+	StoreCache    = "cache"
+)
+
+// replicaOf is Options.Replica for one store, nil without it.
+func (o Options) replicaOf(store string) func() (owner.Replicator, owner.Fence, error) {
+	if o.Replica == nil {
+		return nil
+	}
+	return func() (owner.Replicator, owner.Fence, error) { return o.Replica(store) }
 }
 
 // APIDeps are the parts the debug API reads.
@@ -132,12 +152,12 @@ func Open(ctx context.Context, cfg Config, opts Options) (_ *Worker, err error) 
 	if err := w.listen(opts.Listener); err != nil {
 		return nil, err
 	}
-	if err := w.openRecorder(ctx, opts.Info); err != nil {
+	if err := w.openRecorder(ctx, opts.Info, opts.replicaOf(StoreRecorder)); err != nil {
 		return nil, err
 	}
 	// The cache opens first so the first card carries its features; its
 	// pull reads the registry's peers once the registry is open.
-	if err := w.openCache(ctx, opts.HTTPClient); err != nil {
+	if err := w.openCache(ctx, opts.HTTPClient, opts.replicaOf(StoreCache)); err != nil {
 		return nil, err
 	}
 	if err := w.openRegistry(ctx); err != nil {
@@ -198,7 +218,7 @@ func advertised(a net.Addr) string {
 
 // openRecorder opens the flight recorder, then arms the archive pass with
 // its instance id (the pass's lock body and clock marker name it).
-func (w *Worker) openRecorder(ctx context.Context, info recorder.WorkerInfo) error {
+func (w *Worker) openRecorder(ctx context.Context, info recorder.WorkerInfo, rep func() (owner.Replicator, owner.Fence, error)) error {
 	if info.DebugURL == "" {
 		info.DebugURL = w.url
 	}
@@ -210,7 +230,7 @@ func (w *Worker) openRecorder(ctx context.Context, info recorder.WorkerInfo) err
 	}
 	rec, err := recorder.Open(ctx, w.cfg.Recorder, recorder.Options{
 		Logger: w.log, Registerer: w.prom, Now: w.now, Info: info,
-		AfterRotate: w.afterRotate,
+		AfterRotate: w.afterRotate, Replica: rep,
 	})
 	if err != nil {
 		return fmt.Errorf("open recorder: %w", err)
@@ -300,8 +320,8 @@ func (w *Worker) features() registry.Features {
 }
 
 // openCache opens the cache; it pulls the peers the registry lists.
-func (w *Worker) openCache(ctx context.Context, client cache.HTTPDoer) error {
-	opts := cache.Options{Logger: w.log, Registerer: w.prom, Now: w.now, HTTPClient: client}
+func (w *Worker) openCache(ctx context.Context, client cache.HTTPDoer, rep func() (owner.Replicator, owner.Fence, error)) error {
+	opts := cache.Options{Logger: w.log, Registerer: w.prom, Now: w.now, HTTPClient: client, Replica: rep}
 	if r := w.cfg.Recorder; r.SharedDir != "" || r.StorageDir != "" {
 		// openRegistry will open a registry (see there).
 		opts.Peers = peerLister{w}

@@ -124,6 +124,27 @@ func (d *dirSink) List(_ context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
+func (d *dirSink) ListDirs(_ context.Context, prefix string) ([]string, error) {
+	p, err := d.path(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, prefix+e.Name()+"/")
+		}
+	}
+	return dirs, nil
+}
+
 func (d *dirSink) Delete(_ context.Context, key string) error {
 	p, err := d.path(key)
 	if err != nil {

@@ -11,6 +11,9 @@
 // <from> and <to> are the seq range the file covers, zero-padded to 20
 // digits so that names sort in seq order; every file has an "_seq" int64
 // column first, then the kind's columns. The stream name is path-escaped.
+// With Options.PartitionBy, a datetime column splits each range's rows
+// into one file per value, one folder down:
+// generation=<G>/<column>_<unit>=<value>/part-<from>-<to>.parquet.
 //
 // Export is incremental: the manifest records the last seq covered, and a
 // run exports only rows after it, in files of at most Options.RowsPerFile

@@ -30,6 +30,12 @@ type Options struct {
 	// not start at the beginning). A later run's manifest wins over a
 	// smaller Since.
 	Since int64
+	// PartitionBy, when its Column is set, splits each seq range's rows
+	// into one file per value of a datetime column of the stream's kind,
+	// truncated to its Unit, under "<column>_<unit>=<value>/" folders
+	// (see Partitioning). A destination keeps the scheme of its first
+	// export: a run with another one is ErrSchemaConflict.
+	PartitionBy Partitioning
 	// TempDir holds each file while it is written; "" is os.TempDir().
 	TempDir string
 	// Logger, when not nil, gets a line per file written and per leftover
@@ -62,7 +68,9 @@ func StreamDir(stream string) string { return "stream=" + url.PathEscape(stream)
 // not cover yet as Parquet files to sink, then the manifest naming them.
 //
 // A stream that does not exist is ErrNotFound; a manifest written for
-// another kind is ErrSchemaConflict; an unreadable manifest is ErrInvalid
+// another kind or with another partitioning is ErrSchemaConflict; a
+// partition column the kind does not have or that is not a datetime is
+// ErrInvalid, before anything is written; an unreadable manifest is ErrInvalid
 // and nothing is written; another export of the stream to the same
 // destination is ErrBusy. On any failure the manifest names only whole
 // files (those of this run written before the failure included), and at
@@ -83,6 +91,24 @@ func Export(ctx context.Context, r *recordresults.Reader, stream string, sink Si
 	if err != nil {
 		return rep, err
 	}
+	var part *Partitioning
+	var kind recordstore.Kind
+	if opts.PartitionBy.Column != "" {
+		p := opts.PartitionBy
+		if p.Unit == "" {
+			p.Unit = UnitDay
+		}
+		if err := p.check(); err != nil {
+			return rep, recordstore.Invalidf("lake export: partition by %s: %v", recordstore.Quote(p.String()), err)
+		}
+		if kind, err = r.Backend().Kind(ctx, meta.Kind); err != nil {
+			return rep, err
+		}
+		if err := p.checkKind(&kind); err != nil {
+			return rep, err
+		}
+		part = &p
+	}
 	dir := StreamDir(stream)
 	unlock, err := sink.Lock(ctx, dir)
 	if err != nil {
@@ -93,6 +119,12 @@ func Export(ctx context.Context, r *recordresults.Reader, stream string, sink Si
 	if err != nil {
 		return rep, err
 	}
+	if tag == "" {
+		m.PartitionBy = part
+	} else if scheme(m.PartitionBy) != scheme(part) {
+		return rep, recordstore.Errorf(recordstore.ErrSchemaConflict, "lake manifest at %s partitions stream %s by %s, this export by %s",
+			sink, recordstore.Quote(stream), scheme(m.PartitionBy), scheme(part))
+	}
 	if m.HighSeq < opts.Since {
 		m.HighSeq = opts.Since
 	}
@@ -101,16 +133,23 @@ func Export(ctx context.Context, r *recordresults.Reader, stream string, sink Si
 	}
 	for from := m.HighSeq + 1; from <= meta.HighSeq; {
 		to := min(meta.HighSeq, from+opts.RowsPerFile-1)
-		f, err := exportRange(ctx, r, sink, dir, stream, meta.Generation, from, to, opts.TempDir)
+		var files []File
+		if part != nil {
+			files, err = exportPartitioned(ctx, r, &kind, *part, sink, dir, stream, meta.Generation, from, to, opts.TempDir)
+		} else {
+			var f *File
+			f, err = exportRange(ctx, r, sink, dir, stream, meta.Generation, from, to, opts.TempDir)
+			if f != nil {
+				files = []File{*f}
+			}
+		}
 		if err != nil {
 			return rep, err
 		}
 		m.HighSeq = to
-		if f != nil {
-			m.Files = append(m.Files, *f)
-		}
+		m.Files = append(m.Files, files...)
 		if err := sink.PutIf(ctx, dir+"/"+ManifestName, m.encode(), tag); err != nil {
-			if f != nil {
+			for _, f := range files {
 				_ = sink.Delete(ctx, dir+"/"+f.Path) // ours, named by no manifest
 			}
 			return rep, err
@@ -118,8 +157,8 @@ func Export(ctx context.Context, r *recordresults.Reader, stream string, sink Si
 		if _, tag, err = sink.Get(ctx, dir+"/"+ManifestName); err != nil {
 			return rep, err
 		}
-		if f != nil {
-			rep.Files = append(rep.Files, *f)
+		for _, f := range files {
+			rep.Files = append(rep.Files, f)
 			rep.Rows += f.Rows
 			rep.Bytes += f.Bytes
 			log.Info("lake_file_written", "stream", stream, "file", f.Path, "rows", f.Rows, "bytes", f.Bytes)
@@ -170,6 +209,22 @@ func removeLeftovers(ctx context.Context, sink Sink, dir string, m *Manifest, lo
 	if err != nil {
 		return nil, err
 	}
+	if m.PartitionBy != nil {
+		// A partitioned run's files are one folder down; a run that died
+		// left its range's files in folders of values the manifest may
+		// not name yet: list every partition folder there is.
+		subs, err := sink.ListDirs(ctx, dir+"/"+generationDir(m.Generation)+"/")
+		if err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			more, err := sink.List(ctx, sub)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, more...)
+		}
+	}
 	var removed []string
 	for _, k := range keys {
 		rel := strings.TrimPrefix(k, dir+"/")
@@ -183,6 +238,14 @@ func removeLeftovers(ctx context.Context, sink Sink, dir string, m *Manifest, lo
 		removed = append(removed, rel)
 	}
 	return removed, nil
+}
+
+// scheme names a partitioning in messages: "seq ranges" for none.
+func scheme(p *Partitioning) string {
+	if p == nil {
+		return "seq ranges"
+	}
+	return p.String()
 }
 
 // exportRange writes the rows with seqs from..to to a temp file, then to

@@ -101,6 +101,28 @@ func (s *s3Sink) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
+// ListDirs lists every key under prefix and keeps the first folder of
+// each deeper one (no delimiter: the keys of one stream's generation).
+func (s *s3Sink) ListDirs(ctx context.Context, prefix string) ([]string, error) {
+	var dirs []string
+	seen := map[string]bool{}
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: list %s: %w", s, prefix, err)
+		}
+		for _, o := range page.Contents {
+			rest := strings.TrimPrefix(strings.TrimPrefix(aws.ToString(o.Key), s.prefix), prefix)
+			if sub, _, ok := strings.Cut(rest, "/"); ok && !seen[sub] {
+				seen[sub] = true
+				dirs = append(dirs, prefix+sub+"/")
+			}
+		}
+	}
+	return dirs, nil
+}
+
 func (s *s3Sink) Delete(ctx context.Context, key string) error {
 	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.prefix + key)}); err != nil && status(err) != http.StatusNotFound {
 		return fmt.Errorf("%s: delete %s: %w", s, key, err)

@@ -32,6 +32,10 @@ type Sink interface {
 	PutIf(ctx context.Context, key string, data []byte, tag string) error
 	// List returns the keys under prefix (a folder ending in "/").
 	List(ctx context.Context, prefix string) ([]string, error)
+	// ListDirs returns the folders directly under prefix (a folder ending
+	// in "/"), each as a prefix ending in "/": what List does not
+	// descend into.
+	ListDirs(ctx context.Context, prefix string) ([]string, error)
 	// Delete removes key; an absent key is not an error.
 	Delete(ctx context.Context, key string) error
 	// Lock takes the destination's per-stream lock where the sink needs

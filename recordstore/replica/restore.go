@@ -398,7 +398,8 @@ func (t taggedWriter) Write(p []byte) (int, error) {
 }
 
 // build merges the replica files of plan, in order, into one snapshot
-// and writes its pages to w. Every file's checksum (a CRC-64 of its
+// and writes its pages to w (a plan of one file is decoded to w
+// directly). Every file's checksum (a CRC-64 of its
 // bytes), and the database's checksum after the last file when the files
 // track one, are verified on the way by the LTX decoders: a file that
 // fails, or does not decode, is ErrChecksum; an error reading the replica
@@ -421,6 +422,22 @@ func build(ctx context.Context, client litestream.ReplicaClient, plan []*ltx.Fil
 		closers = append(closers, rc)
 		rdrs = append(rdrs, bufio.NewReaderSize(taggedReader{rc}, 256<<10))
 	}
+	bw := bufio.NewWriterSize(taggedWriter{w}, 1<<20)
+	if len(rdrs) == 1 {
+		// One file (a snapshot, or a history that never compacted) is
+		// decoded straight to w: the compactor would re-encode it (LZ4
+		// and a CRC-64 again) only for the decoder to undo that. The
+		// decoder verifies the file's checksum, and the database's when
+		// the file tracks one, as it does the compactor's output.
+		err = ltx.NewDecoder(rdrs[0]).DecodeDatabaseTo(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			return classify(ctx, plan, err)
+		}
+		return nil
+	}
 	last, replay, err := ltx.PeekHeader(rdrs[len(rdrs)-1])
 	if err != nil {
 		return classify(ctx, plan, fmt.Errorf("read the header of the last file: %w", err))
@@ -440,7 +457,6 @@ func build(ctx context.Context, client litestream.ReplicaClient, plan []*ltx.Fil
 		}
 		_ = pw.CloseWithError(c.Compact(inner))
 	}()
-	bw := bufio.NewWriterSize(taggedWriter{w}, 1<<20)
 	err = ltx.NewDecoder(pr).DecodeDatabaseTo(bw)
 	if err == nil {
 		err = bw.Flush()

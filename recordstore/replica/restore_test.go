@@ -166,6 +166,24 @@ var _ = Describe("Restore", func() {
 				Expect(recordstore.Code(err)).To(Equal("checksum"))
 				Expect(fingerprint(filepath.Join(dir, "dst"))).To(Equal(before))
 			})
+
+			It("restores from one file without the compactor, and refuses that file flipped with ErrChecksum", func() {
+				files := level0(ctx, url)
+				one := files[0]
+				Expect(one.MinTXID).To(BeEquivalentTo(1))
+				dst := filepath.Join(dir, "one", "records.sqlite")
+				res, err := replica.Restore(ctx, dst, replica.RestoreOptions{From: url, TXID: uint64(one.MaxTXID)})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res.Files).To(Equal(1))
+				Expect(res.TXID).To(Equal(uint64(one.MaxTXID)))
+				Expect(res.Report.Streams).NotTo(BeEmpty())
+
+				damage(ctx, url, one)
+				before := fingerprint(filepath.Join(dir, "one"))
+				_, err = replica.Restore(ctx, dst, replica.RestoreOptions{From: url, TXID: uint64(one.MaxTXID), Force: true})
+				Expect(err).To(MatchError(replica.ErrChecksum))
+				Expect(fingerprint(filepath.Join(dir, "one"))).To(Equal(before))
+			})
 		})
 	}
 

@@ -84,6 +84,13 @@ func readFile(ctx context.Context, path string, o FileOptions, strict bool) (rep
 		}
 	}()
 	if strict {
+		// The checks read every page of the file, some more than once:
+		// one mapping instead of a pread per page. Only here, where the
+		// file is opened immutable (nobody writes or truncates it, CheckFile's
+		// contract); CountStreams reads a live file its owner writes.
+		if _, err := db.ExecContext(ctx, "PRAGMA mmap_size = 1099511627776"); err != nil {
+			return rep, err
+		}
 		if err := integrityCheck(ctx, db); err != nil {
 			return rep, err
 		}

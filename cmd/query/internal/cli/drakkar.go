@@ -19,6 +19,7 @@ import (
 
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/recorder"
+	"github.com/fb46ecde/records/drakkar/worker"
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/spf13/cobra"
@@ -173,7 +174,15 @@ func (a *app) drakkarRecord(ctx context.Context, p recordArgs, src string) error
 				st.PID, st.Host, st.Instance, cfg.WorkerName)
 		}
 	}
-	rec, err := recorder.Open(ctx, cfg, recorder.Options{Logger: a.logger(slog.LevelWarn), Waiting: waiting})
+	rep, err := a.workerReplica(cfg.WorkerName)
+	if err != nil {
+		return err
+	}
+	ropts := recorder.Options{Logger: a.logger(slog.LevelWarn), Waiting: waiting}
+	if rep != nil {
+		ropts.Replica = func() (owner.Replicator, owner.Fence, error) { return rep(worker.StoreRecorder) }
+	}
+	rec, err := recorder.Open(ctx, cfg, ropts)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,9 @@ import (
 	"github.com/fb46ecde/records/drakkar/dbfiles"
 	"github.com/fb46ecde/records/drakkar/recorder"
 	"github.com/fb46ecde/records/drakkar/registry"
+	"github.com/fb46ecde/records/drakkar/worker"
 	"github.com/fb46ecde/records/recordstore"
+	"github.com/fb46ecde/records/recordstore/owner"
 )
 
 // drakkarCacheCmds are the cache and peers commands of query drakkar.
@@ -77,7 +79,15 @@ func (a *app) withCache(ctx context.Context, p cacheArgs, fn func(*cache.Cache) 
 	}
 	cfg := cache.DefaultConfig()
 	cfg.Enabled, cfg.StorageDir, cfg.WorkerName = true, p.storage, p.name
-	c, err := cache.Open(ctx, cfg, cache.Options{Logger: a.logger(slog.LevelWarn), NoLoops: true})
+	rep, err := a.workerReplica(p.name)
+	if err != nil {
+		return err
+	}
+	copts := cache.Options{Logger: a.logger(slog.LevelWarn), NoLoops: true}
+	if rep != nil {
+		copts.Replica = func() (owner.Replicator, owner.Fence, error) { return rep(worker.StoreCache) }
+	}
+	c, err := cache.Open(ctx, cfg, copts)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,12 @@ The bound address is logged as "msg=listening addr=HOST:PORT". On SIGINT or
 SIGTERM the worker drains within executor.drain_timeout_seconds: requests in
 flight finish, the cache flushes, the recorder flushes and seals its live
 file and moves it into the history folder while time remains, and the
-registry card is marked stopped; then the command exits 0.`,
+registry card is marked stopped; then the command exits 0.
+
+With --replica URL (and --lease s3) the recorder replicates under
+URL/<name>/recorder and the cache under URL/<name>/cache while this process
+owns them; a replicated recorder does not rotate (its live file is sealed
+on exit). See docs/drakkar.md, "Replicating a worker's stores".`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			sets := append([]string(nil), set...)
@@ -62,7 +67,11 @@ registry card is marked stopped; then the command exits 0.`,
 			if err != nil {
 				return err
 			}
-			return worker.Run(cmd.Context(), cfg, worker.Options{Logger: log})
+			rep, err := a.workerReplica(cfg.Recorder.WorkerName)
+			if err != nil {
+				return err
+			}
+			return worker.Run(cmd.Context(), cfg, worker.Options{Logger: log, Replica: rep})
 		}),
 	}
 	f := cmd.Flags()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/fb46ecde/records/drakkar/worker"
 	"github.com/fb46ecde/records/recordstore/fleet"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/replica"
@@ -29,7 +30,11 @@ func (a *app) registerReplica(pf *pflag.FlagSet) {
 
 // fence is --lease's fence for the store, nil without --lease. --lease
 // other than s3, or without an s3:// --replica, is a usage error.
-func (a *app) fence() (owner.Fence, error) {
+func (a *app) fence() (owner.Fence, error) { return a.fenceAt(a.replica) }
+
+// fenceAt is fence for the store replicated at url (--replica, or a
+// sub-prefix of it).
+func (a *app) fenceAt(url string) (owner.Fence, error) {
 	if a.lease == "" {
 		return nil, nil
 	}
@@ -42,20 +47,66 @@ func (a *app) fence() (owner.Fence, error) {
 	if a.leaseTTL <= 0 {
 		return nil, usagef("--lease-ttl must be positive, not %s", a.leaseTTL)
 	}
-	return replica.NewLeaseFence(a.replica, replica.LeaseOptions{TTL: a.leaseTTL, Logger: a.logger(slog.LevelWarn)}), nil
+	return replica.NewLeaseFence(url, replica.LeaseOptions{TTL: a.leaseTTL, Logger: a.logger(slog.LevelWarn)}), nil
 }
 
 // replicator is --replica's replicator for one store, nil without
 // --replica. A bad address is refused with code invalid.
-func (a *app) replicator() (owner.Replicator, error) {
-	if a.replica == "" {
+func (a *app) replicator() (owner.Replicator, error) { return a.replicatorAt(a.replica) }
+
+// replicatorAt is replicator for the replica address url (--replica, or a
+// sub-prefix of it).
+func (a *app) replicatorAt(url string) (owner.Replicator, error) {
+	if url == "" {
 		return nil, nil
 	}
-	r, err := replica.New(a.replica, replica.Options{Logger: a.logger(slog.LevelWarn)})
+	r, err := replica.New(url, replica.Options{Logger: a.logger(slog.LevelWarn)})
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// workerReplica is --replica and --lease for the stores of Drakkar worker
+// name: each store replicates under the sub-prefix <name>/<store> of the
+// address (store: worker.StoreRecorder, worker.StoreCache), and a call
+// makes a new replicator and fence (a recorder that takes its store over
+// opens it again). It returns nil without --replica; a bad address or
+// --lease is refused before anything is opened.
+func (a *app) workerReplica(name string) (func(store string) (owner.Replicator, owner.Fence, error), error) {
+	if a.replica == "" {
+		if a.lease != "" {
+			_, err := a.fenceAt("")
+			return nil, err
+		}
+		return nil, nil
+	}
+	at := func(store string) (string, error) { return replica.Join(a.replica, name+"/"+store) }
+	url, err := at(worker.StoreRecorder)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.replicatorAt(url); err != nil {
+		return nil, err
+	}
+	if _, err := a.fenceAt(url); err != nil {
+		return nil, err
+	}
+	return func(store string) (owner.Replicator, owner.Fence, error) {
+		url, err := at(store)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := a.replicatorAt(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := a.fenceAt(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, f, nil
+	}, nil
 }
 
 // fleetReplica sets so.Replica from --replica: each store of the fleet
