@@ -104,27 +104,16 @@ func (d *dirSink) PutIf(ctx context.Context, key string, data []byte, tag string
 }
 
 func (d *dirSink) List(_ context.Context, prefix string) ([]string, error) {
-	p, err := d.path(strings.TrimSuffix(prefix, "/"))
-	if err != nil {
-		return nil, err
-	}
-	ents, err := os.ReadDir(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var keys []string
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			keys = append(keys, prefix+e.Name())
-		}
-	}
-	return keys, nil
+	return d.entries(prefix, func(e fs.DirEntry) (string, bool) { return prefix + e.Name(), e.Type().IsRegular() })
 }
 
 func (d *dirSink) ListDirs(_ context.Context, prefix string) ([]string, error) {
+	return d.entries(prefix, func(e fs.DirEntry) (string, bool) { return prefix + e.Name() + "/", e.IsDir() })
+}
+
+// entries names the entries of the folder prefix that keep takes (none
+// when the folder does not exist).
+func (d *dirSink) entries(prefix string, keep func(fs.DirEntry) (string, bool)) ([]string, error) {
 	p, err := d.path(strings.TrimSuffix(prefix, "/"))
 	if err != nil {
 		return nil, err
@@ -136,13 +125,13 @@ func (d *dirSink) ListDirs(_ context.Context, prefix string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
+	var names []string
 	for _, e := range ents {
-		if e.IsDir() {
-			dirs = append(dirs, prefix+e.Name()+"/")
+		if name, ok := keep(e); ok {
+			names = append(names, name)
 		}
 	}
-	return dirs, nil
+	return names, nil
 }
 
 func (d *dirSink) Delete(_ context.Context, key string) error {

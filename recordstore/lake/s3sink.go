@@ -85,20 +85,12 @@ func (s *s3Sink) PutIf(ctx context.Context, key string, data []byte, tag string)
 
 func (s *s3Sink) List(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%s: list %s: %w", s, prefix, err)
+	err := s.each(ctx, prefix, func(rest string) {
+		if !strings.Contains(rest, "/") {
+			keys = append(keys, prefix+rest)
 		}
-		for _, o := range page.Contents {
-			k := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
-			if !strings.Contains(strings.TrimPrefix(k, prefix), "/") {
-				keys = append(keys, k)
-			}
-		}
-	}
-	return keys, nil
+	})
+	return keys, err
 }
 
 // ListDirs lists every key under prefix and keeps the first folder of
@@ -106,21 +98,28 @@ func (s *s3Sink) List(ctx context.Context, prefix string) ([]string, error) {
 func (s *s3Sink) ListDirs(ctx context.Context, prefix string) ([]string, error) {
 	var dirs []string
 	seen := map[string]bool{}
+	err := s.each(ctx, prefix, func(rest string) {
+		if sub, _, ok := strings.Cut(rest, "/"); ok && !seen[sub] {
+			seen[sub] = true
+			dirs = append(dirs, prefix+sub+"/")
+		}
+	})
+	return dirs, err
+}
+
+// each calls fn with every key under prefix, prefix cut off, page by page.
+func (s *s3Sink) each(ctx context.Context, prefix string, fn func(rest string)) error {
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%s: list %s: %w", s, prefix, err)
+			return fmt.Errorf("%s: list %s: %w", s, prefix, err)
 		}
 		for _, o := range page.Contents {
-			rest := strings.TrimPrefix(strings.TrimPrefix(aws.ToString(o.Key), s.prefix), prefix)
-			if sub, _, ok := strings.Cut(rest, "/"); ok && !seen[sub] {
-				seen[sub] = true
-				dirs = append(dirs, prefix+sub+"/")
-			}
+			fn(strings.TrimPrefix(strings.TrimPrefix(aws.ToString(o.Key), s.prefix), prefix))
 		}
 	}
-	return dirs, nil
+	return nil
 }
 
 func (s *s3Sink) Delete(ctx context.Context, key string) error {
