@@ -36,7 +36,7 @@ var _ = Describe("KeySet", func() {
 	// run adds rows to a set whose memory is memory bytes (0: the
 	// default), in dir, and returns the error of Add or else Check, and
 	// the files left in dir while the set was open.
-	run := func(rows []recordstore.Values, memory int, dir string) (error, []os.DirEntry) {
+	run := func(rows []recordstore.Values, memory int, dir string) ([]os.DirEntry, error) {
 		s := recordstore.NewKeySet(kind, dir)
 		if memory > 0 {
 			recordstore.SetKeySetMemory(s, memory)
@@ -44,7 +44,7 @@ var _ = Describe("KeySet", func() {
 		defer func() { Expect(s.Close()).To(Succeed()) }()
 		for i, v := range rows {
 			if err := s.Add(i, v); err != nil {
-				return err, nil
+				return nil, err
 			}
 		}
 		err := s.Check()
@@ -55,7 +55,7 @@ var _ = Describe("KeySet", func() {
 		}
 		left, rerr := os.ReadDir(dir)
 		Expect(rerr).NotTo(HaveOccurred())
-		return err, left
+		return left, err
 	}
 
 	rowsOf := func(r *rand.Rand, n, distinct int) []recordstore.Values {
@@ -79,7 +79,7 @@ var _ = Describe("KeySet", func() {
 	It("refuses a repeated key at once while the keys are in memory, and makes no file", func() {
 		dir := GinkgoT().TempDir()
 		rows := []recordstore.Values{{"a", int64(1), "x"}, {"b", int64(1), "y"}, {"a", int64(2), "z"}, {"b", int64(1), "w"}}
-		err, _ := run(rows, 0, dir)
+		_, err := run(rows, 0, dir)
 		Expect(err).To(MatchError(recordstore.ErrInvalid))
 		Expect(err).To(MatchError(ContainSubstring("kind kv: rows 2 and 4 have the same key")))
 		Expect(os.ReadDir(dir)).To(BeEmpty())
@@ -93,7 +93,7 @@ var _ = Describe("KeySet", func() {
 			memory := 64 + r.IntN(4096) // from one key a run to many
 			dir := GinkgoT().TempDir()
 			first, second := inOrder(rows)
-			err, left := run(rows, memory, dir)
+			left, err := run(rows, memory, dir)
 			if second < 0 {
 				Expect(err).NotTo(HaveOccurred(), "round %d", round)
 			} else {
@@ -116,7 +116,7 @@ var _ = Describe("KeySet", func() {
 		rows[4999][1] = int64(4200) // a key seen only in runs
 		first, second := inOrder(rows)
 		Expect([]int{first, second}).To(Equal([]int{7, 4000}))
-		err, _ := run(rows, 2048, GinkgoT().TempDir())
+		_, err := run(rows, 2048, GinkgoT().TempDir())
 		Expect(err).To(MatchError(ContainSubstring("rows 8 and 4001 have the same key")))
 	})
 
@@ -125,7 +125,7 @@ var _ = Describe("KeySet", func() {
 		for i := range rows {
 			rows[i] = recordstore.Values{"same", int64(i), "v"}
 		}
-		err, _ := run(rows, 4096, GinkgoT().TempDir())
+		_, err := run(rows, 4096, GinkgoT().TempDir())
 		Expect(err).NotTo(HaveOccurred())
 	})
 })
