@@ -191,6 +191,20 @@ var _ = Describe("RestoreMissing", func() {
 		Expect(abs + "-wal").NotTo(BeAnExistingFile())
 	})
 
+	It("refuses a RestoreMissing that has no replica address, or no lease to restore under, creating nothing", func() {
+		_, err := fleet.Open(newRoot(), fleet.Options{Mode: fleet.ModeTenant, RestoreMissing: true})
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		_, err = fleet.Open(newRoot(), fleet.Options{Mode: fleet.ModeTenant, RestoreMissing: true, Replica: "ftp://x/y"})
+		Expect(err).To(MatchError(replica.ErrBadURL))
+
+		root, abs := replicated()
+		f := openFleet(root, fleet.Options{RestoreMissing: true, Replica: addr,
+			Open: fleet.DefaultOpener(fleet.StoreOptions{Replica: reps})})
+		_, err = f.Acquire(ctx, acme)
+		Expect(err).To(MatchError(recordstore.ErrInvalid))
+		Expect(abs).NotTo(BeAnExistingFile())
+	})
+
 	It("lets one of two hosts opening a missing tenant at once own it; the other waits as a non-owner on a restored copy", func() {
 		_, _ = replicated()
 		// Two roots: two hosts' disks, sharing the bucket.
