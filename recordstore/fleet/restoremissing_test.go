@@ -239,8 +239,10 @@ var _ = Describe("RestoreMissing", func() {
 		}
 		Expect(owners).To(Equal(1))
 		own, other := leases[0].Store(), leases[1].Store()
+		ownFleet, otherFleet := fa, fb
 		if own.Role() != owner.RoleOwner {
 			own, other = other, own
+			ownFleet, otherFleet = fb, fa
 		}
 
 		// While both are open, one owns the store at every moment.
@@ -267,5 +269,20 @@ var _ = Describe("RestoreMissing", func() {
 		close(stop)
 		<-sampled
 		Expect(both.Load()).To(BeFalse())
+
+		By("the owner's host closes the store: the other takes the lease and the replica's newest state")
+		for _, l := range leases {
+			l.Release()
+		}
+		Expect(ownFleet.Close()).To(Succeed())
+		Eventually(func(g Gomega) {
+			l, err := otherFleet.Acquire(ctx, acme)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer l.Release()
+			g.Expect(l.Store().Role()).To(Equal(owner.RoleOwner))
+			m, err := l.Store().Backend().Meta(ctx, "s")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(m.HighSeq).To(Equal(int64(6)))
+		}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
 	})
 })
