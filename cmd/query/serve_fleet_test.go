@@ -346,6 +346,9 @@ var _ = Describe("query serve --fleet", func() {
 		Entry("a bad --mode", "serve", "--fleet", "fleet", "--mode", "user"),
 		Entry("a --max-open of 0", "serve", "--fleet", "fleet", "--max-open", "0"),
 		Entry("a bad --addr", "serve", "--fleet", "fleet", "--addr", "nowhere"),
+		Entry("--restore-missing without --fleet", "serve", "--restore-missing"),
+		Entry("--restore-missing without --replica", "serve", "--fleet", "fleet", "--restore-missing"),
+		Entry("--restore-missing without --lease", "--replica", "file:///nonexistent/replica", "serve", "--fleet", "fleet", "--restore-missing"),
 	)
 })
 

@@ -64,6 +64,9 @@ var _ = Describe("usage errors", func() {
 		Entry("an empty store path for status", "--store must not be empty", "--store", "", "status"),
 		Entry("serve on an address without a port", `--addr "bogus": want HOST:PORT`, "serve", "--addr", "bogus"),
 		Entry("serve on a port that is no number", `--addr "127.0.0.1:seventy"`, "serve", "--addr", "127.0.0.1:seventy"),
+		Entry("fleet --restore-missing without --replica", "--restore-missing needs --replica and --lease s3", "fleet", "stats", "--root", "/nonexistent", "--restore-missing"),
+		Entry("fleet --restore-missing without --lease", "--restore-missing needs --replica and --lease s3", "--replica", "file:///nonexistent/replica", "fleet", "stats", "--root", "/nonexistent", "--restore-missing"),
+		Entry("fleet --lease s3 without an s3:// --replica", "--lease s3 needs an s3:// --replica", "--replica", "file:///nonexistent/replica", "--lease", "s3", "fleet", "stats", "--root", "/nonexistent"),
 		Entry("an unknown log level", `invalid argument "loud" for "--log-level"`, "--log-level", "loud", "streams"),
 	)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/records"
+	"github.com/fb46ecde/records/recordstore/replica"
 )
 
 // Store is a fleet store, opened through the owner election over the SQLite
@@ -77,6 +78,21 @@ type Options struct {
 	Outside []string
 	// Open opens one store (default DefaultOpener(StoreOptions{Logger})).
 	Open Opener
+	// RestoreMissing restores a key whose store file is missing from the
+	// key's replica (Replica joined with Key.ReplicaPrefix) before its
+	// first open, under the store's lease, so that two hosts sharing the
+	// replica never restore and write one store at once (see
+	// restoremissing.go). An empty or absent replica leaves the key as
+	// without the option: created on demand, or recordstore.ErrNotFound.
+	// Open must fence each store by its lease and catch it up from its
+	// replica (DefaultOpener with StoreOptions.Fence and CatchUpFrom);
+	// another Opener fails such an open with recordstore.ErrInvalid.
+	// Needs Replica.
+	RestoreMissing bool
+	// Replica is the fleet's replica address (see replica.NewClient), the
+	// one StoreOptions.Replica and Fence were made from. Only
+	// RestoreMissing reads it.
+	Replica string
 	// Now is the clock of the LRU (default time.Now).
 	Now func() time.Time
 	// Logger receives the fleet's log lines (default: discard).
@@ -163,6 +179,14 @@ func Open(root string, opts Options) (*Fleet, error) {
 	tpl, err := ParseTemplate(opts.Path, opts.Mode)
 	if err != nil {
 		return nil, err
+	}
+	if opts.RestoreMissing {
+		if opts.Replica == "" {
+			return nil, recordstore.Invalidf("fleet: RestoreMissing needs Replica, the fleet's replica address")
+		}
+		if _, err := replica.Parse(opts.Replica); err != nil {
+			return nil, err
+		}
 	}
 	real, err := resolveRoot(root)
 	if err != nil {

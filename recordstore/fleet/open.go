@@ -285,6 +285,12 @@ func (f *Fleet) openStore(ctx context.Context, k Key, abs string) (*Store, error
 		return f.openChecked(ctx, k, abs)
 	}
 	id, err := f.readIdentity(ctx, abs)
+	if errors.Is(err, errNoStore) && f.opts.RestoreMissing {
+		st, restored, err := f.restoreMissing(ctx, k, abs)
+		if err != nil || restored {
+			return st, err
+		}
+	}
 	if errors.Is(err, errNoStore) {
 		if !f.onDemand {
 			return nil, recordstore.Errorf(recordstore.ErrNotFound, "no store for %s", k)

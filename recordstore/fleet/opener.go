@@ -11,6 +11,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/records"
+	"github.com/fb46ecde/records/recordstore/replica"
 )
 
 // StoreOptions configure DefaultOpener. The zero value is usable.
@@ -47,6 +48,20 @@ type StoreOptions struct {
 	// it, its checkpoints left to the replicator (see
 	// owner.Options.Replica). The opener fails with its error.
 	Replica func(sub string) (owner.Replicator, error)
+	// Fence, when set, fences each store by a lease of its own under the
+	// sub-prefix it is called with (as Replica is; see owner.Options.Fence):
+	// this process owns a store only while it holds the store's lease,
+	// and writes it no more once the lease is lost. replica.LeaseFactory
+	// makes one from the fleet's s3:// replica address. The opener fails
+	// with its error.
+	Fence func(sub string) (owner.Fence, error)
+	// CatchUpFrom, with Fence, is the fleet's replica address: each store
+	// is caught up from its replica under its lease before this process
+	// writes it as its owner (records.Options.CatchUp: replica.CatchUp
+	// with the fleet's identity check), so that a store another host
+	// wrote is taken over from the replica, and a missing one restored
+	// (Options.RestoreMissing needs it).
+	CatchUpFrom string
 }
 
 // DefaultOpener returns the Opener a fleet uses by default: records.Open,
@@ -71,17 +86,29 @@ func DefaultOpener(so StoreOptions) Opener {
 		if err != nil {
 			return nil, err
 		}
+		fence, catchUp, err := storeFence(ctx, so, path)
+		if err != nil {
+			return nil, err
+		}
+		restoring := RestoringMissing(ctx)
+		if restoring && catchUp == nil {
+			return nil, recordstore.Errorf(recordstore.ErrInvalid, "restore the missing store %s: the opener has no lease to restore it under (StoreOptions.Fence and CatchUpFrom)", path)
+		}
 		return records.Open(ctx, path, records.Options{
 			Owner: records.OwnerOptions{
-				Build:         so.Build,
-				StartWait:     so.StartWait,
-				DrainOnClose:  so.DrainOnClose,
-				Heartbeat:     so.Heartbeat,
-				Logger:        so.Logger,
-				Failpoint:     so.Failpoint,
-				DeferElection: !so.EagerElection,
+				Build:        so.Build,
+				StartWait:    so.StartWait,
+				DrainOnClose: so.DrainOnClose,
+				Heartbeat:    so.Heartbeat,
+				Logger:       so.Logger,
+				Failpoint:    so.Failpoint,
+				// A missing store is restored by the owner's catch-up,
+				// under its lease: the election runs at once.
+				DeferElection: !so.EagerElection && !restoring,
 				Replica:       rep,
+				Fence:         fence,
 			},
+			CatchUp:       catchUp,
 			SweepInterval: sweep,
 			ReadConns:     conns,
 			LiveFile:      path,
@@ -100,4 +127,37 @@ func storeReplica(ctx context.Context, factory func(sub string) (owner.Replicato
 		return nil, recordstore.Errorf(recordstore.ErrInvalid, "replicate a fleet store: the opener was not called by the fleet (no store key)")
 	}
 	return factory(k.ReplicaPrefix())
+}
+
+// storeFence is the fence of the store an Opener opens at path (KeyOf
+// ctx), from so.Fence, and its catch-up from its replica under
+// so.CatchUpFrom (records.Options.CatchUp, with the fleet's identity
+// check); nil without so.Fence, and a nil catch-up without CatchUpFrom.
+func storeFence(ctx context.Context, so StoreOptions, path string) (owner.Fence, func(ctx context.Context, live string, leased bool) error, error) {
+	if so.Fence == nil {
+		return nil, nil, nil
+	}
+	k, ok := KeyOf(ctx)
+	if !ok {
+		return nil, nil, recordstore.Errorf(recordstore.ErrInvalid, "fence a fleet store: the opener was not called by the fleet (no store key)")
+	}
+	fence, err := so.Fence(k.ReplicaPrefix())
+	if err != nil {
+		return nil, nil, err
+	}
+	if so.CatchUpFrom == "" {
+		return fence, nil, nil
+	}
+	from, err := replica.Join(so.CatchUpFrom, k.ReplicaPrefix())
+	if err != nil {
+		return nil, nil, err
+	}
+	check := identityCheck(k, from)
+	catchUp := func(ctx context.Context, live string, leased bool) error {
+		_, err := replica.CatchUp(ctx, path, replica.CatchUpOptions{
+			From: from, LiveFile: live, Check: check, Logger: so.Logger, NoLease: !leased,
+		})
+		return err
+	}
+	return fence, catchUp, nil
 }

@@ -63,13 +63,7 @@ func (f *Fleet) Restore(ctx context.Context, k Key, opts RestoreOptions) (replic
 	defer unlock()
 	res, err = replica.Restore(ctx, abs, replica.RestoreOptions{
 		From: opts.From, LiveFile: abs, TXID: opts.TXID, At: opts.At, Force: opts.Force, Logger: f.log,
-		Check: func(ctx context.Context, staged string) error {
-			id, err := stagedIdentity(ctx, staged)
-			if err != nil {
-				return err
-			}
-			return checkIdentity(id, k, "the copy of "+replica.Redact(opts.From))
-		},
+		Check: identityCheck(k, opts.From),
 	})
 	if err != nil {
 		return res, fmt.Errorf("restore %s: %w", k, err)
@@ -78,6 +72,19 @@ func (f *Fleet) Restore(ctx context.Context, k Key, opts RestoreOptions) (replic
 	delete(f.stamps, k)
 	f.mu.Unlock()
 	return res, nil
+}
+
+// identityCheck is the fleet's check of a copy of k's store staged from
+// the replica at from (replica.RestoreOptions.Check): the copy must record
+// k, else ErrMisplaced.
+func identityCheck(k Key, from string) func(ctx context.Context, staged string) error {
+	return func(ctx context.Context, staged string) error {
+		id, err := stagedIdentity(ctx, staged)
+		if err != nil {
+			return err
+		}
+		return checkIdentity(id, k, "the copy of "+replica.Redact(from))
+	}
 }
 
 // stagedIdentity reads the key a staged copy records, opening it

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/fb46ecde/records/recordstore/owner"
@@ -82,6 +83,28 @@ func (f *LeaseFence) Status() owner.FenceStatus {
 		st.Lost = err.Error()
 	}
 	return st
+}
+
+// LeaseFactory returns a function giving each store of a fleet its own
+// fence (NewLeaseFence) under the sub-prefix it names ("tenant/<id>",
+// "slot/<nnnnn>") of url, as fleet.StoreOptions.Fence takes it: the lock
+// object of each store sits beside its replica. url must be an s3://
+// address; another is refused at once with an error wrapping ErrBadURL.
+func LeaseFactory(url string, opts LeaseOptions) (func(sub string) (owner.Fence, error), error) {
+	u, err := Parse(url)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "s3" {
+		return nil, fmt.Errorf("%w: a lease needs an s3:// replica, not %s://", ErrBadURL, u.Scheme)
+	}
+	return func(sub string) (owner.Fence, error) {
+		su, err := Join(url, sub)
+		if err != nil {
+			return nil, err
+		}
+		return NewLeaseFence(su, opts), nil
+	}, nil
 }
 
 var _ owner.Fence = (*LeaseFence)(nil)

@@ -131,13 +131,9 @@ func CatchUp(ctx context.Context, store string, opts CatchUpOptions) (CatchUpRes
 	if err != nil {
 		return res, err
 	}
-	var all []*ltx.FileInfo
-	for level := 0; level <= litestream.SnapshotLevel; level++ {
-		files, err := litestream.FindLTXFiles(ctx, client, level, false, everyFile)
-		if err != nil {
-			return res, fmt.Errorf("list the replica's level %d: %w", level, err)
-		}
-		all = append(all, files...)
+	all, err := replicaFiles(ctx, client)
+	if err != nil {
+		return res, err
 	}
 	remote := maxTXID(all)
 	res.ReplicaTXID = uint64(remote)
@@ -218,6 +214,34 @@ func CatchUp(ctx context.Context, store string, opts CatchUpOptions) (CatchUpRes
 		return res, nil
 	}
 	return restore("the replica is ahead")
+}
+
+// replicaFiles lists the LTX files of every level of the replica.
+func replicaFiles(ctx context.Context, client litestream.ReplicaClient) ([]*ltx.FileInfo, error) {
+	var all []*ltx.FileInfo
+	for level := 0; level <= litestream.SnapshotLevel; level++ {
+		files, err := litestream.FindLTXFiles(ctx, client, level, false, everyFile)
+		if err != nil {
+			return nil, fmt.Errorf("list the replica's level %d: %w", level, err)
+		}
+		all = append(all, files...)
+	}
+	return all, nil
+}
+
+// NewestTXID returns the newest transaction of the replica at from (see
+// NewClient): 0 when the replica holds none (empty, or never written). It
+// only lists the replica's files; it reads and writes nothing else.
+func NewestTXID(ctx context.Context, from string) (uint64, error) {
+	client, err := NewClient(from)
+	if err != nil {
+		return 0, err
+	}
+	all, err := replicaFiles(ctx, client)
+	if err != nil {
+		return 0, err
+	}
+	return uint64(maxTXID(all)), nil
 }
 
 // localLTX is the local file's newest level-0 LTX file: its last

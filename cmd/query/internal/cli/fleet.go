@@ -16,6 +16,8 @@ import (
 // fleetArgs are the flags every fleet verb shares.
 type fleetArgs struct {
 	root, mode, path, kinds string
+	// restoreMissing is --restore-missing (fleet.Options.RestoreMissing).
+	restoreMissing bool
 }
 
 func (a *app) fleetCmd() *cobra.Command {
@@ -43,6 +45,7 @@ fleet: delete refuses (in_use) while another process owns the store.`,
 	pf.StringVar(&p.mode, "mode", "tenant", "tenant or slot")
 	pf.StringVar(&p.path, "path", "", "the path template (default by mode)")
 	pf.StringVar(&p.kinds, "kinds", "", "a kind file whose kinds every new or imported store gets")
+	pf.BoolVar(&p.restoreMissing, "restore-missing", false, "restore a store whose file is missing from its replica before its first open, under its lease (needs --replica and --lease s3); an empty replica leaves it missing")
 	cmd.AddCommand(
 		a.fleetListCmd(&p), a.fleetProvisionCmd(&p), a.fleetBackupCmd(&p),
 		a.fleetImportCmd(&p), a.fleetDeleteCmd(&p), a.fleetStatsCmd(&p),
@@ -71,14 +74,16 @@ func (a *app) openFleet(p *fleetArgs) (*fleet.Fleet, error) {
 		kinds = file.Kinds
 	}
 	so := fleet.StoreOptions{Logger: a.logger(slog.LevelWarn)}
-	if err := a.fleetReplica(&so); err != nil {
+	fo, err := a.fleetReplica(&so, p.restoreMissing)
+	if err != nil {
 		return nil, err
 	}
 	return fleet.Open(p.root, fleet.Options{
 		Mode: mode, Path: p.path, Kinds: kinds, SweepInterval: -1,
-		Outside: []string{a.storePath},
-		Logger:  a.logger(slog.LevelWarn),
-		Open:    fleet.DefaultOpener(so),
+		Outside:        []string{a.storePath},
+		Logger:         a.logger(slog.LevelWarn),
+		Open:           fleet.DefaultOpener(so),
+		RestoreMissing: fo.RestoreMissing, Replica: fo.Replica,
 	})
 }
 

@@ -110,18 +110,40 @@ func (a *app) workerReplica(name string) (func(store string) (owner.Replicator, 
 }
 
 // fleetReplica sets so.Replica from --replica: each store of the fleet
-// replicates under its key's prefix (tenant/<id>, slot/<n>).
-func (a *app) fleetReplica(so *fleet.StoreOptions) error {
-	if a.lease != "" {
-		return usagef("--lease is not supported by the fleet commands")
+// replicates under its key's prefix (tenant/<id>, slot/<n>); with --lease
+// s3, so.Fence and so.CatchUpFrom too: each store is owned only under its
+// own lease, the lock object under that prefix, and caught up from its
+// replica before this process writes it. restoreMissing is the fleet's
+// --restore-missing: it needs --replica and --lease s3 (a usage error
+// otherwise). It returns the fleet's RestoreMissing and Replica options.
+func (a *app) fleetReplica(so *fleet.StoreOptions, restoreMissing bool) (fleet.Options, error) {
+	var fo fleet.Options
+	if restoreMissing && (a.replica == "" || a.lease == "") {
+		return fo, usagef("--restore-missing needs --replica and --lease s3: a missing store is restored from its replica under its lease only")
 	}
 	if a.replica == "" {
-		return nil
+		if a.lease != "" {
+			return fo, usagef("--lease s3 needs an s3:// --replica: the lease is an object under the replica's prefix")
+		}
+		return fo, nil
 	}
 	f, err := replica.Factory(a.replica, replica.Options{Logger: a.logger(slog.LevelWarn)})
 	if err != nil {
-		return err
+		return fo, err
 	}
 	so.Replica = f
-	return nil
+	if a.lease == "" {
+		return fo, nil
+	}
+	// Checks --lease, --lease-ttl and the s3:// address as for one store.
+	if _, err := a.fence(); err != nil {
+		return fo, err
+	}
+	fences, err := replica.LeaseFactory(a.replica, replica.LeaseOptions{TTL: a.leaseTTL, Logger: a.logger(slog.LevelWarn)})
+	if err != nil {
+		return fo, err
+	}
+	so.Fence, so.CatchUpFrom = fences, a.replica
+	fo.RestoreMissing, fo.Replica = restoreMissing, a.replica
+	return fo, nil
 }

@@ -29,10 +29,12 @@ type fleetServeArgs struct {
 	lookaside bool
 	// maxExport is serve's --max-export-rows, for every tenant's rows.
 	maxExport int
+	// restoreMissing is --restore-missing (fleet.Options.RestoreMissing).
+	restoreMissing bool
 }
 
 // fleetServeFlags are the names of the flags that only --fleet takes.
-var fleetServeFlags = []string{"mode", "path", "kinds", "max-open", "min-residency", "idle-close", "sqlite-lookaside"}
+var fleetServeFlags = []string{"mode", "path", "kinds", "max-open", "min-residency", "idle-close", "sqlite-lookaside", "restore-missing"}
 
 // addFlags adds the fleet flags to serve.
 func (p *fleetServeArgs) addFlags(cmd *cobra.Command) {
@@ -44,6 +46,7 @@ func (p *fleetServeArgs) addFlags(cmd *cobra.Command) {
 	f.IntVar(&p.maxOpen, "max-open", 256, "with --fleet: soft limit of stores kept open")
 	f.DurationVar(&p.minResidency, "min-residency", 2*time.Second, "with --fleet: a store used this recently is never closed for --max-open")
 	f.DurationVar(&p.idleClose, "idle-close", 5*time.Minute, "with --fleet: close a store unused this long")
+	f.BoolVar(&p.restoreMissing, "restore-missing", false, "with --fleet: restore a store whose file is missing from its replica before its first open, under its lease (needs --replica and --lease s3); an empty replica leaves it missing (not_found)")
 	f.BoolVar(&p.lookaside, "sqlite-lookaside", false, "with --fleet: keep SQLite's lookaside memory on each connection (about 45 KB more per open store; off by default)")
 }
 
@@ -125,6 +128,12 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 			log.Debug("sqlite lookaside off")
 		}
 	}
+	storeLog := a.logger(slog.LevelWarn)
+	so := fleet.StoreOptions{Logger: storeLog, Build: "query " + buildVersion().Version}
+	fo, err := a.fleetReplica(&so, p.restoreMissing)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -135,18 +144,14 @@ func (a *app) serveFleet(ctx context.Context, cmd *cobra.Command, addr string, p
 	if minRes == 0 {
 		minRes = -1 // fleet.Options: negative is none, 0 the default
 	}
-	storeLog := a.logger(slog.LevelWarn)
-	so := fleet.StoreOptions{Logger: storeLog, Build: "query " + buildVersion().Version}
-	if err := a.fleetReplica(&so); err != nil {
-		return err
-	}
 	f, err := fleet.Open(p.root, fleet.Options{
 		Mode: mode, Path: p.path, Kinds: kinds,
 		// A read never creates a store, in a slot fleet either.
 		CreateOnDemand: fleet.OnDemandRefuse,
 		MaxOpen:        p.maxOpen, MinResidency: minRes, IdleClose: p.idleClose,
-		Open:   fleet.DefaultOpener(so),
-		Logger: storeLog,
+		Open:           fleet.DefaultOpener(so),
+		Logger:         storeLog,
+		RestoreMissing: fo.RestoreMissing, Replica: fo.Replica,
 	})
 	if err != nil {
 		return err
