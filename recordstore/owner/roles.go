@@ -176,6 +176,9 @@ func (s *Store[T]) promoter() {
 			}
 			err = perr
 			_ = s.lock.unlock()
+			if s.ctx.Err() != nil {
+				return // the store is closing: its close cut the promotion short
+			}
 		}
 		failures.log(s.log, "promotion failed; retrying every second", err)
 		s.setLastError(err)
