@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,8 @@ var _ = Describe("RestoreMissing", func() {
 	// addr, each fenced by its lease and caught up from its replica.
 	leasedFleet := func(root string, opts fleet.Options) *fleet.Fleet {
 		if opts.Open == nil {
-			opts.Open = fleet.DefaultOpener(fleet.StoreOptions{Replica: reps, Fence: fences, CatchUpFrom: addr, EagerElection: true})
+			opts.Open = fleet.DefaultOpener(fleet.StoreOptions{Replica: reps, Fence: fences, CatchUpFrom: addr, EagerElection: true,
+				Logger: slog.New(slog.NewTextHandler(GinkgoWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		}
 		return openFleet(root, opts)
 	}

@@ -91,9 +91,12 @@ type RestoreResult struct {
 // replaced file, are removed first, and so is the replicator's working
 // folder, MetaDir) and the folder fsynced. Last, the replicator's position
 // is recorded beside the file: the replica's level-0 file of the restored
-// transaction, when the replica still has one, is copied into MetaDir —
-// where the replicator of the next owner (and CatchUp) read the file's
-// position from; failing that is only logged.
+// transaction, when the replica still has one, downloaded beside the live
+// file before the swap (an error reading it fails the restore, changing
+// nothing), is moved into MetaDir — where the replicator of the next owner
+// (and CatchUp) read the file's position from; failing that move is only
+// logged. Once the swap has begun, nothing reads the replica or waits on
+// ctx.
 //
 // On any error the store's files are as they were and the staging file is
 // removed; the replica is only read, never changed. An error after the
@@ -159,6 +162,16 @@ func Restore(ctx context.Context, store string, opts RestoreOptions) (RestoreRes
 	if err != nil {
 		return res, err
 	}
+	// The restored file's position is downloaded now, while failing is
+	// still harmless, so that recording it after the swap is a local
+	// rename that no ended context or unreachable replica can stop half
+	// way: a restored file without its position would be refused by the
+	// next owner's CatchUp.
+	pos, err := stagePosition(ctx, client, live, plan[len(plan)-1].MaxTXID)
+	if err != nil {
+		return res, fmt.Errorf("read the replication position of transaction %d: %w", plan[len(plan)-1].MaxTXID, err)
+	}
+	defer pos.discard()
 	if opts.Check != nil {
 		if err := opts.Check(ctx, staged); err != nil {
 			return res, errorf(ErrCheckFailed, "restored copy of %s: %w", store, err)
@@ -181,7 +194,7 @@ func Restore(ctx context.Context, store string, opts RestoreOptions) (RestoreRes
 		return res, err
 	}
 	res.TXID = uint64(plan[len(plan)-1].MaxTXID)
-	if err := seedPosition(ctx, client, live, plan[len(plan)-1].MaxTXID); err != nil {
+	if err := pos.record(live); err != nil {
 		// The file is restored; without a position the next owner's
 		// CatchUp refuses to guess (ErrDiverged) and a restore again
 		// fixes it.

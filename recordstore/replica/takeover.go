@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
@@ -333,29 +334,58 @@ func sameAt(ctx context.Context, client litestream.ReplicaClient, all []*ltx.Fil
 	return false, nil
 }
 
-// seedPosition records txid as the position of the restored file live:
-// the replica's level-0 file ending at txid is copied into MetaDir, as
-// the replicator keeps its own. A replica without such a file (compacted
-// away) records nothing.
-func seedPosition(ctx context.Context, client litestream.ReplicaClient, live string, txid ltx.TXID) error {
+// stagedPosition is the replica's level-0 file of a restored
+// transaction, downloaded beside the live file before the restore swaps
+// it in (see stagePosition); the zero value records nothing.
+type stagedPosition struct {
+	path string // the staging file; "" for none
+	name string // its name in MetaDir's level 0
+}
+
+// stagePosition downloads the replica's level-0 file ending at txid into
+// a staging file (0600, fsynced) beside live, for record to move into
+// MetaDir once the restored file is live. A replica without such a file
+// (compacted away) stages nothing; on error nothing is left behind.
+func stagePosition(ctx context.Context, client litestream.ReplicaClient, live string, txid ltx.TXID) (stagedPosition, error) {
 	files, err := litestream.FindLTXFiles(ctx, client, 0, false, func(f *ltx.FileInfo) (bool, error) {
 		return f.MaxTXID == txid, nil
 	})
 	if err != nil || len(files) == 0 {
-		return err
+		return stagedPosition{}, err
 	}
 	f := files[len(files)-1]
+	rc, err := client.OpenLTXFile(ctx, 0, f.MinTXID, f.MaxTXID, 0, 0)
+	if err != nil {
+		return stagedPosition{}, err
+	}
+	defer rc.Close()
+	tmp := filepath.Join(filepath.Dir(live), "."+filepath.Base(live)+".position-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(stageSeq.Add(1), 10))
+	if err := fsutil.Default.CreateFile(tmp, fsutil.FileMode, func(w io.Writer) error { _, err := io.Copy(w, rc); return err }); err != nil {
+		return stagedPosition{}, err
+	}
+	return stagedPosition{path: tmp, name: ltx.FormatFilename(f.MinTXID, f.MaxTXID)}, nil
+}
+
+// record moves the staged file into MetaDir of live as the replicator
+// keeps its own, recording the restored file's position; with nothing
+// staged it records nothing. It reads nothing from the replica.
+func (p stagedPosition) record(live string) error {
+	if p.path == "" {
+		return nil
+	}
 	dir := levelDir(live, 0)
 	if err := fsutil.MkdirAll(dir); err != nil {
 		return err
 	}
-	rc, err := client.OpenLTXFile(ctx, 0, f.MinTXID, f.MaxTXID, 0, 0)
-	if err != nil {
-		return err
+	return fsutil.Rename(p.path, filepath.Join(dir, p.name))
+}
+
+// discard removes a staging file record did not move (a no-op once it
+// did).
+func (p stagedPosition) discard() {
+	if p.path != "" {
+		_ = os.Remove(p.path)
 	}
-	defer rc.Close()
-	return fsutil.Default.WriteFileFunc(filepath.Join(dir, ltx.FormatFilename(f.MinTXID, f.MaxTXID)), fsutil.FileMode,
-		func(w io.Writer) error { _, err := io.Copy(w, rc); return err })
 }
 
 // CatchUpFunc returns the catch-up of the store at store replicated at

@@ -12,6 +12,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/replica"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 // CatchUp is what a host taking a store over runs with the lock and the
@@ -66,6 +67,41 @@ var _ = Describe("CatchUp", func() {
 		m := metas(ctx, dst)
 		Expect(m["s1"].HighSeq).To(Equal(int64(7)))
 		Expect(m["s2"].HighSeq).To(Equal(int64(3)))
+	})
+
+	It("records the position of a file it replaced even when its context ends as the file is swapped in", func() {
+		// An S3 replica: its client gives up on an ended context.
+		srv, err := s3test.Start("records")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		DeferCleanup(srv.SetEnv())
+		noCABundle()
+		url = srv.URL("stores/a")
+		src = newSource(ctx, filepath.Join(dir, "s3"), url)
+		src.round(ctx, 4, "s1")
+		_, err = catchUp(dst)
+		Expect(err).NotTo(HaveOccurred())
+		src.round(ctx, 3, "s1") // another host wrote on
+
+		// Check is the last step before the swap: a store closed at that
+		// moment (its promotion cancelled) must still leave the restored
+		// file with its position, else every later takeover is refused.
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		res, err := replica.CatchUp(cctx, dst, replica.CatchUpOptions{From: url,
+			Check: func(context.Context, string) error { cancel(); return nil }})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Restored).To(BeTrue())
+
+		again, err := catchUp(dst)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.Restored).To(BeFalse())
+		Expect(again.LocalTXID).To(Equal(res.ReplicaTXID))
+		ents, err := os.ReadDir(filepath.Dir(sqlite.LivePath(dst)))
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range ents {
+			Expect(e.Name()).NotTo(ContainSubstring(".position-"), "no staging file is left")
+		}
 	})
 
 	It("leaves no file for an empty replica, so that the store starts empty", func() {
