@@ -28,14 +28,9 @@ func benchStores(b *testing.B) (srv *s3test.Server, on, off *owner.Store[*sqlite
 // one's writer runs.
 func benchStores3(b *testing.B) (srv *s3test.Server, on, off, offNoCkpt *owner.Store[*sqlite.Backend]) {
 	b.Helper()
-	srv, err := s3test.Start("records")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Kill() })
-	b.Cleanup(srv.SetEnv())
+	srv = startS3(b)
 	ctx := context.Background()
-	on, err = openReplicated(ctx, filepath.Join(b.TempDir(), "on"), srv.URL("bench"), time.Minute)
+	on, err := openReplicated(ctx, filepath.Join(b.TempDir(), "on"), srv.URL("bench"), time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}

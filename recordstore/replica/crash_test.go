@@ -229,12 +229,7 @@ func TestReplicaHoldsEveryCommitThroughOwnerChangesAndKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	srv, err := s3test.Start("records")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Kill() }()
-	defer srv.SetEnv()()
+	srv := startS3(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "store")

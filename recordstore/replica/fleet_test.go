@@ -15,7 +15,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/fleet"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/replica"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 // TestFleetStoresReplicateUnderTheirKeys opens two tenants of a fleet
@@ -23,12 +22,7 @@ import (
 // <prefix>/tenant/<id>, restores with its own rows only, and the fleet's
 // health counts both.
 func TestFleetStoresReplicateUnderTheirKeys(t *testing.T) {
-	srv, err := s3test.Start("records")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Kill() }()
-	defer srv.SetEnv()()
+	srv := startS3(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	root := srv.URL("fleet")

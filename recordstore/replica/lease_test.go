@@ -9,19 +9,7 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/replica"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
-
-func startS3(t *testing.T) *s3test.Server {
-	t.Helper()
-	srv, err := s3test.Start("leases")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	t.Cleanup(srv.SetEnv())
-	return srv
-}
 
 // eventually polls cond every 10 ms until it holds or 20 s pass.
 func eventually(t *testing.T, what string, cond func() bool) {

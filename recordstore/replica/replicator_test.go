@@ -15,7 +15,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/replica"
 	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 // counterKind is the kind every replication spec appends: one integer per
@@ -99,12 +98,7 @@ func rowsOf(n int64, size int) []recordstore.Row {
 }
 
 func TestAppendReplicatedIsInTheReplica(t *testing.T) {
-	srv, err := s3test.Start("records")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Kill() }()
-	defer srv.SetEnv()()
+	srv := startS3(t)
 	for name, url := range map[string]string{
 		"s3":   srv.URL("store"),
 		"file": "file://" + filepath.Join(t.TempDir(), "replica"),
@@ -150,11 +144,7 @@ func TestAppendReplicatedIsInTheReplica(t *testing.T) {
 // and since when, and an append that waits for the replica fails with
 // code not_replicated, its rows appended.
 func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
-	srv, err := s3test.Start("records")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.SetEnv()()
+	srv := startS3(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "store")
@@ -215,12 +205,7 @@ func TestReplicaFailureIsReportedAndAppendsGoOn(t *testing.T) {
 // close cuts that ship short, and ships the commits itself. (Litestream's
 // own close ships nothing for a database its first sync never reached.)
 func TestCloseShipsWhatTheFirstShipLeft(t *testing.T) {
-	srv, err := s3test.Start("records")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Kill() }()
-	defer srv.SetEnv()()
+	srv := startS3(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	url := srv.URL("slow")

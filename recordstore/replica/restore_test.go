@@ -15,7 +15,6 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/replica"
 	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -82,12 +81,7 @@ var _ = Describe("Restore", func() {
 	replicas := map[string]func() string{
 		"a file replica": func() string { return "file://" + filepath.Join(dir, "replica") },
 		"an S3 replica": func() string {
-			srv, err := s3test.Start("records")
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(srv.Close)
-			DeferCleanup(srv.SetEnv())
-			noCABundle()
-			return srv.URL("stores/a")
+			return specS3().URL("stores/a")
 		},
 	}
 	for name, newURL := range replicas {

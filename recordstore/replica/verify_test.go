@@ -7,7 +7,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/replica"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -26,12 +25,7 @@ var _ = Describe("Verify", func() {
 	})
 
 	It("passes a replica in step with the live store, and reports a stream that moved on as a mismatch (S3)", func() {
-		srv, err := s3test.Start("records")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		DeferCleanup(srv.SetEnv())
-		noCABundle()
-		url := srv.URL("stores/v")
+		url := specS3().URL("stores/v")
 		src := newSource(ctx, dir, url)
 		src.round(ctx, 6, "s1", "s2")
 
