@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,10 +13,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/lake"
 	"github.com/fb46ecde/records/recordstore/recordresults"
-	"github.com/fb46ecde/records/recordstore/spool"
-	"github.com/fb46ecde/records/recordstore/spool/parquet"
 	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 var eventKind = recordstore.Kind{Name: "event", Columns: []recordstore.Column{
@@ -34,12 +29,8 @@ type store struct {
 }
 
 func newStore(ctx context.Context) *store {
-	b, err := sqlite.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), sqlite.Options{SweepInterval: -1})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(b.Close)
-	_, err = b.DeclareKind(ctx, eventKind)
-	Expect(err).NotTo(HaveOccurred())
-	return &store{b: b, r: recordresults.NewReader(b)}
+	b, r := openBackend(ctx, eventKind)
+	return &store{b: b, r: r}
 }
 
 // add appends n rows to stream ev:1.
@@ -56,24 +47,12 @@ func (s *store) add(ctx context.Context, n int) {
 // readParquet decodes a lake file and returns its _seq values, checking
 // that each row's n column equals its seq (rows are appended in order).
 func readParquet(path string) []int64 {
-	data, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	codec, err := spool.Lookup(parquet.Name)
-	Expect(err).NotTo(HaveOccurred())
-	k := recordstore.Kind{Name: "event", Columns: append([]recordstore.Column{{Name: "_seq", Type: recordstore.TypeInteger, Required: true}}, eventKind.Columns...)}
-	dec, err := codec.NewDecoder(strings.NewReader(string(data)), int64(len(data)), &k, spool.Limits{})
-	Expect(err).NotTo(HaveOccurred())
-	defer dec.Close()
 	var seqs []int64
-	for {
-		v, err := dec.Next()
-		if err == io.EOF {
-			return seqs
-		}
-		Expect(err).NotTo(HaveOccurred())
+	for _, v := range decodeParquet(path, eventKind) {
 		Expect(v[2]).To(Equal(v[0]), "row n equals its seq")
 		seqs = append(seqs, v[0].(int64))
 	}
+	return seqs
 }
 
 // lakeSeqs reads every part file under a stream's folder of dir.
@@ -105,10 +84,7 @@ var _ = Describe("a lake export to a folder", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		st = newStore(ctx)
-		dir = filepath.Join(GinkgoT().TempDir(), "lake")
-		var err error
-		sink, err = lake.OpenSink(ctx, dir)
-		Expect(err).NotTo(HaveOccurred())
+		dir, sink = openFolderSink(ctx)
 	})
 
 	It("writes files of at most RowsPerFile seqs and a manifest, then only what is new", func() {
@@ -221,10 +197,7 @@ var _ = Describe("a lake export to a folder", func() {
 var _ = Describe("a lake export to S3", func() {
 	It("writes the same layout through the S3 protocol, conditionally", func() {
 		ctx := context.Background()
-		srv, err := s3test.Start("lake")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		DeferCleanup(srv.SetEnv())
+		srv := startS3()
 		st := newStore(ctx)
 		st.add(ctx, 1200)
 		sink, err := lake.OpenSink(ctx, srv.URL("warehouse/records"))

@@ -3,7 +3,6 @@ package lake_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,10 +15,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/lake"
 	"github.com/fb46ecde/records/recordstore/recordresults"
-	"github.com/fb46ecde/records/recordstore/spool"
-	"github.com/fb46ecde/records/recordstore/spool/parquet"
 	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 var tickKind = recordstore.Kind{Name: "tick", Columns: []recordstore.Column{
@@ -39,14 +35,8 @@ type tickStore struct {
 var day0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
 func newTickStore(ctx context.Context) *tickStore {
-	b, err := sqlite.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), sqlite.Options{SweepInterval: -1})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(b.Close)
-	_, err = b.DeclareKind(ctx, tickKind)
-	Expect(err).NotTo(HaveOccurred())
-	_, err = b.DeclareKind(ctx, eventKind)
-	Expect(err).NotTo(HaveOccurred())
-	return &tickStore{b: b, r: recordresults.NewReader(b)}
+	b, r := openBackend(ctx, tickKind, eventKind)
+	return &tickStore{b: b, r: r}
 }
 
 func (s *tickStore) add(ctx context.Context, n int) {
@@ -81,23 +71,11 @@ func wantDays(n int64) map[string]int64 {
 func lakeDays(dir string) map[string]int64 {
 	files, err := filepath.Glob(filepath.Join(dir, lake.StreamDir("t"), "generation=*", "at_day=*", "part-*.parquet"))
 	Expect(err).NotTo(HaveOccurred())
-	codec, err := spool.Lookup(parquet.Name)
-	Expect(err).NotTo(HaveOccurred())
-	k := recordstore.Kind{Name: "tick", Columns: append([]recordstore.Column{{Name: "_seq", Type: recordstore.TypeInteger, Required: true}}, tickKind.Columns...)}
 	got := map[string]int64{}
 	seen := map[int64]bool{}
 	for _, f := range files {
 		day := strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "at_day=")
-		data, err := os.ReadFile(f)
-		Expect(err).NotTo(HaveOccurred())
-		dec, err := codec.NewDecoder(strings.NewReader(string(data)), int64(len(data)), &k, spool.Limits{})
-		Expect(err).NotTo(HaveOccurred())
-		for {
-			v, err := dec.Next()
-			if err == io.EOF {
-				break
-			}
-			Expect(err).NotTo(HaveOccurred())
+		for _, v := range decodeParquet(f, tickKind) {
 			seq := v[0].(int64)
 			Expect(seen[seq]).To(BeFalse(), "seq %d twice", seq)
 			seen[seq] = true
@@ -109,7 +87,6 @@ func lakeDays(dir string) map[string]int64 {
 			}
 			got[day]++
 		}
-		dec.Close()
 	}
 	return got
 }
@@ -140,10 +117,7 @@ var _ = Describe("a lake export partitioned by a datetime column", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		st = newTickStore(ctx)
-		dir = filepath.Join(GinkgoT().TempDir(), "lake")
-		var err error
-		sink, err = lake.OpenSink(ctx, dir)
-		Expect(err).NotTo(HaveOccurred())
+		dir, sink = openFolderSink(ctx)
 	})
 
 	It("writes a file per day and seq range under at_day= folders, then only new rows in new files", func() {
@@ -273,10 +247,7 @@ var _ = Describe("a lake export partitioned by a datetime column", func() {
 var _ = Describe("a partitioned lake export to S3", func() {
 	It("writes the partition folders through the S3 protocol and removes a dead run's file", func() {
 		ctx := context.Background()
-		srv, err := s3test.Start("lake")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		DeferCleanup(srv.SetEnv())
+		srv := startS3()
 		st := newTickStore(ctx)
 		st.add(ctx, 30)
 		sink, err := lake.OpenSink(ctx, srv.URL("warehouse/records"))
