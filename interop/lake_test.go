@@ -13,6 +13,61 @@ import (
 	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
+// lakeExport is a real SQLite store and a lake folder, both in a test's
+// temporary folder: add appends rows to a stream, export exports a stream
+// into the folder (RowsPerFile and PartitionBy from opts) and files is the
+// glob DuckDB reads the folder's part files with. The store is closed
+// when the test ends.
+type lakeExport struct {
+	t    *testing.T
+	ctx  context.Context
+	b    *sqlite.Backend
+	r    *recordresults.Reader
+	kind string
+	dir  string
+	sink lake.Sink
+}
+
+// newLakeExport opens the store with kind k declared and the sink on a
+// new folder "lake".
+func newLakeExport(t *testing.T, k recordstore.Kind) *lakeExport {
+	t.Helper()
+	ctx := context.Background()
+	b, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "records.sqlite"), sqlite.Options{SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if _, err := b.DeclareKind(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "lake")
+	sink, err := lake.OpenSink(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lakeExport{t: t, ctx: ctx, b: b, r: recordresults.NewReader(b), kind: k.Name, dir: dir, sink: sink}
+}
+
+// add appends rows of the store's kind to stream.
+func (e *lakeExport) add(stream string, rows []recordstore.Row) {
+	e.t.Helper()
+	if _, err := e.b.Append(e.ctx, stream, e.kind, rows); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// export exports stream into the lake folder.
+func (e *lakeExport) export(stream string, opts lake.Options) {
+	e.t.Helper()
+	if _, err := lake.Export(e.ctx, e.r, stream, e.sink, opts); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// files is the glob of every part file under the lake folder.
+func (e *lakeExport) files() string { return filepath.Join(e.dir, "**", "*.parquet") }
+
 // TestDuckDBReadsLakeExport exports two streams of a real store with
 // recordstore/lake in two runs and reads the folder with DuckDB's
 // read_parquet over a glob with Hive partitioning: every row once, the
@@ -20,45 +75,27 @@ import (
 // rows.
 func TestDuckDBReadsLakeExport(t *testing.T) {
 	ctx := context.Background()
-	b, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "records.sqlite"), sqlite.Options{SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	k := recordstore.Kind{Name: "event", Columns: []recordstore.Column{
+	e := newLakeExport(t, recordstore.Kind{Name: "event", Columns: []recordstore.Column{
 		{Name: "msg", Type: recordstore.TypeString},
 		{Name: "n", Type: recordstore.TypeInteger},
-	}}
-	if _, err := b.DeclareKind(ctx, k); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	add := func(stream string, from, n int) {
 		rows := make([]recordstore.Row, n)
 		for i := range rows {
 			rows[i] = recordstore.Row{"msg": fmt.Sprintf("m%d", from+i), "n": int64(from + i)}
 		}
-		if _, err := b.Append(ctx, stream, "event", rows); err != nil {
-			t.Fatal(err)
-		}
+		e.add(stream, rows)
 	}
-	dir := filepath.Join(t.TempDir(), "lake")
-	sink, err := lake.OpenSink(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := recordresults.NewReader(b)
 	export := func() {
 		for _, s := range []string{"a", "b"} {
-			if _, err := lake.Export(ctx, r, s, sink, lake.Options{RowsPerFile: 700}); err != nil {
-				t.Fatal(err)
-			}
+			e.export(s, lake.Options{RowsPerFile: 700})
 		}
 	}
 	db := openDuckDB(t)
 	check := func(wantA, wantB int64) {
 		t.Helper()
 		rows, err := db.QueryContext(ctx, `SELECT stream, generation, count(*), count(DISTINCT _seq), min(_seq), max(_seq), sum(CASE WHEN n = _seq THEN 0 ELSE 1 END)
-			FROM read_parquet(?, hive_partitioning = true) GROUP BY stream, generation ORDER BY stream`, filepath.Join(dir, "**", "*.parquet"))
+			FROM read_parquet(?, hive_partitioning = true) GROUP BY stream, generation ORDER BY stream`, e.files())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,18 +136,10 @@ func TestDuckDBReadsLakeExport(t *testing.T) {
 // already had a file land in a new file of that day.
 func TestDuckDBReadsPartitionedLakeExport(t *testing.T) {
 	ctx := context.Background()
-	b, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "records.sqlite"), sqlite.Options{SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	k := recordstore.Kind{Name: "tick", Columns: []recordstore.Column{
+	e := newLakeExport(t, recordstore.Kind{Name: "tick", Columns: []recordstore.Column{
 		{Name: "at", Type: recordstore.TypeDatetime},
 		{Name: "n", Type: recordstore.TypeInteger},
-	}}
-	if _, err := b.DeclareKind(ctx, k); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	day0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	want := map[string]int64{}
 	seq := int64(0)
@@ -127,27 +156,17 @@ func TestDuckDBReadsPartitionedLakeExport(t *testing.T) {
 			rows[i]["at"] = at.Format(time.RFC3339)
 			want[at.Format("2006-01-02")]++
 		}
-		if _, err := b.Append(ctx, "t", "tick", rows); err != nil {
-			t.Fatal(err)
-		}
+		e.add("t", rows)
 	}
-	dir := filepath.Join(t.TempDir(), "lake")
-	sink, err := lake.OpenSink(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := recordresults.NewReader(b)
 	export := func() {
-		if _, err := lake.Export(ctx, r, "t", sink, lake.Options{RowsPerFile: 20, PartitionBy: lake.Partitioning{Column: "at", Unit: lake.UnitDay}}); err != nil {
-			t.Fatal(err)
-		}
+		e.export("t", lake.Options{RowsPerFile: 20, PartitionBy: lake.Partitioning{Column: "at", Unit: lake.UnitDay}})
 	}
 	db := openDuckDB(t)
 	check := func() {
 		t.Helper()
 		rows, err := db.QueryContext(ctx, `SELECT coalesce(CAST(at_day AS VARCHAR), 'null'), typeof(at_day), count(*), count(DISTINCT _seq),
 				sum(CASE WHEN ("at" IS NULL AND at_day IS NULL) OR CAST("at" AS DATE) = at_day THEN 0 ELSE 1 END)
-			FROM read_parquet(?, hive_partitioning = true) GROUP BY ALL ORDER BY 1`, filepath.Join(dir, "**", "*.parquet"))
+			FROM read_parquet(?, hive_partitioning = true) GROUP BY ALL ORDER BY 1`, e.files())
 		if err != nil {
 			t.Fatal(err)
 		}
