@@ -12,8 +12,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/lake"
-	"github.com/fb46ecde/records/recordstore/recordresults"
-	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 var eventKind = recordstore.Kind{Name: "event", Columns: []recordstore.Column{
@@ -21,27 +19,13 @@ var eventKind = recordstore.Kind{Name: "event", Columns: []recordstore.Column{
 	{Name: "n", Type: recordstore.TypeInteger},
 }}
 
-// store is a real SQLite store with one stream "ev:1" of kind event.
-type store struct {
-	b *sqlite.Backend
-	r *recordresults.Reader
-	n int
-}
-
+// newStore is a store with one stream "ev:1" of kind event, whose rows
+// are msg="m<seq>" and n=seq.
 func newStore(ctx context.Context) *store {
 	b, r := openBackend(ctx, eventKind)
-	return &store{b: b, r: r}
-}
-
-// add appends n rows to stream ev:1.
-func (s *store) add(ctx context.Context, n int) {
-	rows := make([]recordstore.Row, n)
-	for i := range rows {
-		s.n++
-		rows[i] = recordstore.Row{"msg": fmt.Sprintf("m%d", s.n), "n": int64(s.n)}
-	}
-	_, err := s.b.Append(ctx, "ev:1", "event", rows)
-	Expect(err).NotTo(HaveOccurred())
+	return &store{b: b, r: r, stream: "ev:1", kind: "event", row: func(seq int64) recordstore.Row {
+		return recordstore.Row{"msg": fmt.Sprintf("m%d", seq), "n": seq}
+	}}
 }
 
 // readParquet decodes a lake file and returns its _seq values, checking

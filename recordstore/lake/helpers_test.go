@@ -32,6 +32,28 @@ func openBackend(ctx context.Context, kinds ...recordstore.Kind) (*sqlite.Backen
 	return b, recordresults.NewReader(b)
 }
 
+// store is a real SQLite store (openBackend) with one stream of one kind;
+// add appends rows made by row from their seq (1, 2, …).
+type store struct {
+	b      *sqlite.Backend
+	r      *recordresults.Reader
+	stream string
+	kind   string
+	row    func(seq int64) recordstore.Row
+	n      int64
+}
+
+// add appends n rows to the store's stream.
+func (s *store) add(ctx context.Context, n int) {
+	rows := make([]recordstore.Row, n)
+	for i := range rows {
+		s.n++
+		rows[i] = s.row(s.n)
+	}
+	_, err := s.b.Append(ctx, s.stream, s.kind, rows)
+	Expect(err).NotTo(HaveOccurred())
+}
+
 // openFolderSink opens a lake sink on a new folder "lake" of the spec's
 // temporary folder, and returns both.
 func openFolderSink(ctx context.Context) (string, lake.Sink) {

@@ -14,8 +14,6 @@ import (
 
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/lake"
-	"github.com/fb46ecde/records/recordstore/recordresults"
-	"github.com/fb46ecde/records/recordstore/sqlite"
 )
 
 var tickKind = recordstore.Kind{Name: "tick", Columns: []recordstore.Column{
@@ -23,36 +21,23 @@ var tickKind = recordstore.Kind{Name: "tick", Columns: []recordstore.Column{
 	{Name: "n", Type: recordstore.TypeInteger},
 }}
 
-// tickStore is a real SQLite store with a stream "t" of kind tick, whose
-// rows are n=seq and at = day0 + (seq-1) hours, except every 10th row,
-// whose at is null.
-type tickStore struct {
-	b *sqlite.Backend
-	r *recordresults.Reader
-	n int64
-}
-
 var day0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-func newTickStore(ctx context.Context) *tickStore {
+// newTickStore is a store (kinds tick and event declared) with a stream
+// "t" of kind tick, whose rows are n=seq and at = day0 + (seq-1) hours,
+// except every 10th row, whose at is null.
+func newTickStore(ctx context.Context) *store {
 	b, r := openBackend(ctx, tickKind, eventKind)
-	return &tickStore{b: b, r: r}
-}
-
-func (s *tickStore) add(ctx context.Context, n int) {
-	rows := make([]recordstore.Row, n)
-	for i := range rows {
-		s.n++
-		rows[i] = recordstore.Row{"n": s.n}
-		if s.n%10 != 0 {
-			rows[i]["at"] = day0.Add(time.Duration(s.n-1) * time.Hour).Format(time.RFC3339)
+	return &store{b: b, r: r, stream: "t", kind: "tick", row: func(seq int64) recordstore.Row {
+		row := recordstore.Row{"n": seq}
+		if seq%10 != 0 {
+			row["at"] = day0.Add(time.Duration(seq-1) * time.Hour).Format(time.RFC3339)
 		}
-	}
-	_, err := s.b.Append(ctx, "t", "tick", rows)
-	Expect(err).NotTo(HaveOccurred())
+		return row
+	}}
 }
 
-// wantDays counts the rows 1..n per day partition, as tickStore makes them.
+// wantDays counts the rows 1..n per day partition, as newTickStore makes them.
 func wantDays(n int64) map[string]int64 {
 	m := map[string]int64{}
 	for seq := int64(1); seq <= n; seq++ {
@@ -109,7 +94,7 @@ func names(root string) []string {
 var _ = Describe("a lake export partitioned by a datetime column", func() {
 	var (
 		ctx  context.Context
-		st   *tickStore
+		st   *store
 		dir  string
 		sink lake.Sink
 		byAt = lake.Partitioning{Column: "at", Unit: lake.UnitDay}
