@@ -12,7 +12,6 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/replica"
 	"github.com/fb46ecde/records/recordstore/sqlite"
-	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
 // CatchUp is what a host taking a store over runs with the lock and the
@@ -71,15 +70,10 @@ var _ = Describe("CatchUp", func() {
 
 	It("records the position of a file it replaced even when its context ends as the file is swapped in", func() {
 		// An S3 replica: its client gives up on an ended context.
-		srv, err := s3test.Start("records")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		DeferCleanup(srv.SetEnv())
-		noCABundle()
-		url = srv.URL("stores/a")
+		url = specS3().URL("stores/a")
 		src = newSource(ctx, filepath.Join(dir, "s3"), url)
 		src.round(ctx, 4, "s1")
-		_, err = catchUp(dst)
+		_, err := catchUp(dst)
 		Expect(err).NotTo(HaveOccurred())
 		src.round(ctx, 3, "s1") // another host wrote on
 
