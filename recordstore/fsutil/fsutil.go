@@ -86,7 +86,7 @@ type FS interface {
 type OS struct{}
 
 // OpenFile opens a file with os.OpenFile. The File it returns implements
-// WritebackStarter.
+// WritebackStarter and DataSyncer.
 func (OS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	f, err := os.OpenFile(name, flag, perm)
 	if err != nil {
@@ -97,6 +97,16 @@ func (OS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 
 // osFile is an *os.File that can start its writeback early.
 type osFile struct{ *os.File }
+
+// DataSyncer is implemented by a File that can flush its data and only
+// the metadata needed to read that data back — the file's size and where
+// its blocks are, not its times — which costs no inode write when the
+// size did not change (fdatasync on Linux; a full fsync elsewhere).
+// KeepDataSync uses it; a File without it is fsynced. A failure is a
+// failed fsync: wrapped in ErrSync, fatal for the writer.
+type DataSyncer interface {
+	DataSync() error
+}
 
 // WritebackStarter is implemented by a File that can ask the kernel to
 // start writing a range of its data to the disk without waiting for it, so

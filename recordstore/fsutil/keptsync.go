@@ -18,11 +18,18 @@ import (
 //
 // It is safe for concurrent use. Close releases the descriptor; a
 // KeptSync closed can still Sync (it opens the path again).
+//
+// One made by KeepDataSync flushes the file's data and only the metadata
+// needed to read that data back (fdatasync on Linux, see DataSyncer),
+// not its times: for a file that is only ever written in place or grown,
+// such as SQLite's WAL, that is as durable as an fsync and skips the
+// inode write that a changed modification time alone would cost.
 type KeptSync struct {
-	h    *Helper
-	path string
-	mu   sync.Mutex
-	f    File
+	h        *Helper
+	path     string
+	dataOnly bool
+	mu       sync.Mutex
+	f        File
 }
 
 // KeepSync returns a KeptSync of path that opens files through h's FS.
@@ -31,8 +38,21 @@ func (h *Helper) KeepSync(path string) *KeptSync {
 	return &KeptSync{h: h, path: path}
 }
 
-// Sync fsyncs the file at the path, as SyncFile does: an error wrapping
-// ErrSync when the fsync fails (the descriptor is then closed: the next
+// KeepDataSync is KeepSync with each Sync flushing the data only
+// (DataSyncer's DataSync when the opened File has it, its Sync
+// otherwise). What it makes durable: every byte written to the file
+// before the Sync and the file's size, so a file grown by the writes
+// reads back whole after a power loss. What it does not: the file's
+// times and mode, nor its folder entry (as with KeepSync, a file just
+// created needs a SyncDir of its own). A failed data sync is reported
+// and handled as a failed fsync (ErrSync).
+func (h *Helper) KeepDataSync(path string) *KeptSync {
+	return &KeptSync{h: h, path: path, dataOnly: true}
+}
+
+// Sync fsyncs the file at the path, as SyncFile does (data-syncs it for
+// a KeptSync made by KeepDataSync): an error wrapping ErrSync when the
+// fsync fails (the descriptor is then closed: the next
 // Sync opens the path again, and the caller must treat the data as
 // possibly lost), the open's error (fs.ErrNotExist when there is no file
 // at the path) otherwise.
@@ -50,12 +70,22 @@ func (k *KeptSync) Sync() error {
 		}
 		k.f = f
 	}
-	if err := k.f.Sync(); err != nil {
+	if err := k.flush(); err != nil {
 		_ = k.f.Close()
 		k.f = nil
 		return syncErr(k.path, err)
 	}
 	return nil
+}
+
+// flush fsyncs the kept descriptor, or data-syncs it for KeepDataSync.
+func (k *KeptSync) flush() error {
+	if k.dataOnly {
+		if ds, ok := k.f.(DataSyncer); ok {
+			return ds.DataSync()
+		}
+	}
+	return k.f.Sync()
 }
 
 // Close closes the kept descriptor, if any.

@@ -149,4 +149,9 @@
 // kinds and columns its batches declared stay declared). A batch's ledger
 // row commits with its data, so after a crash a batch is either wholly
 // applied and in the ledger, or not applied at all.
+//
+// Sync makes the commits so far survive a power loss by flushing the
+// WAL's data (fdatasync on Linux, fsync elsewhere): SQLite only writes
+// frames into the WAL and changes its size, both of which that flushes;
+// the file's times, which it does not, are read by nothing.
 package sqlite

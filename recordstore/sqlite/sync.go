@@ -48,17 +48,26 @@ func (b *Backend) Sync(ctx context.Context) error {
 	return fmt.Errorf("sync: %w", err)
 }
 
-// syncWAL fsyncs the live file's WAL through a descriptor kept open from
+// syncWAL flushes the live file's WAL through a descriptor kept open from
 // one Sync to the next (fsutil.KeptSync: no open and close on the commit
 // path of the owner's fast path), opened again when the live file changed
 // (Rotate) or the WAL was removed and made again. Write lock held.
+//
+// It flushes the WAL's data only (fsutil.KeepDataSync: fdatasync on
+// Linux), which is as durable as an fsync here: SQLite only ever writes
+// frames into the WAL, in place over an old log after a checkpoint reset
+// it or past its end, and truncates it; the frames are data, and a size
+// changed by the growth or the truncation is metadata a data sync flushes
+// (it is needed to read the data back). What it leaves out — the file's
+// modification and change times — nothing reads. The WAL's folder entry
+// is what it was with an fsync, which does not flush the folder either.
 func (b *Backend) syncWAL() error {
 	wal := b.live + "-wal"
 	if b.walSync == nil || b.walSync.Path() != wal {
 		if b.walSync != nil {
 			_ = b.walSync.Close()
 		}
-		b.walSync = fsutil.Default.KeepSync(wal)
+		b.walSync = fsutil.Default.KeepDataSync(wal)
 	}
 	return b.walSync.Sync()
 }
