@@ -329,16 +329,26 @@ type mpFollowing struct {
 }
 
 // mpFollow opens the store at path as a non-owner and starts a Tail of
-// mpTailStream on it.
+// mpTailStream on it after the stream's last record (from its start when
+// it has none yet): a follower opened again between rounds does not read
+// the rounds before.
 func mpFollow(ctx context.Context, path string) (*mpFollowing, error) {
 	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleNonOwner)
 	if err != nil {
 		return nil, err
 	}
+	var after int64
+	m, err := s.Backend().Meta(ctx, mpTailStream)
+	switch {
+	case err == nil:
+		after = m.HighSeq
+	case !errors.Is(err, recordstore.ErrNotFound):
+		return nil, errors.Join(fmt.Errorf("follower: %w", err), s.Close())
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &mpFollowing{s: s, cancel: cancel, tailed: make(chan error, 1)}
 	go func() {
-		f.tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, 0, func(recordstore.Record) error { return nil })
+		f.tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, after, func(recordstore.Record) error { return nil })
 	}()
 	return f, nil
 }
