@@ -217,9 +217,6 @@ type Backend struct {
 	// pushed is set while the owner's commit notices reach this
 	// read-only backend (SetPushed): the change feed then polls less.
 	pushed atomic.Bool
-	// probes holds the change probe's statement prepared on each reader
-	// connection (see probeCache); finalized by closeDBs.
-	probes probeCache
 
 	// promoteMu serializes Promote calls.
 	promoteMu sync.Mutex
@@ -492,7 +489,7 @@ func (b *Backend) Close() error {
 func (b *Backend) closeDBs() error {
 	var errs []error
 	if b.r != nil {
-		errs = append(errs, b.probes.close(), b.r.Close())
+		errs = append(errs, b.r.Close())
 	}
 	if b.w != nil {
 		errs = append(errs, b.w.Close())
