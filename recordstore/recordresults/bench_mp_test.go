@@ -381,7 +381,8 @@ const mpFollowerRounds = 4
 // $RECORDRESULTS_BENCH_FOLLOWER_PROCS), n/K followers each: the
 // benchmark measures followers, not the scheduling of hundreds of
 // processes. Between the rounds the followers close their stores and
-// open them again (untimed). Timed is the owner's Append call. Reported:
+// open them again (untimed), each having seen every append of the round
+// (checked). Timed is the owner's Append call. Reported:
 // alone_p50_ms, p50_ms and p99_ms (with the followers), vs_alone = p50 /
 // alone p50 and vs_goal = vs_alone / 1.10, followers and procs. The
 // children and the owner share the machine's cores.
@@ -415,30 +416,40 @@ func BenchmarkAppendFollowers(b *testing.B) {
 				b.Fatalf("follower process %d: %q", i, got)
 			}
 		}
+		// n subscriptions: each follower is a store of its own (those
+		// closed before may not all have been counted out yet).
+		st, err := owner.ReadStatus(context.Background(), path, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Subscribers < int64(n) {
+			b.Fatalf("%d followers, %d subscriptions", n, st.Subscribers)
+		}
 	}
 	await()
-	following := true
+	per := max(1, b.N/(2*mpFollowerRounds))
+	following, seen := true, 0 // seen: appends since the followers started
 	set := func(on bool) {
 		if on == following {
 			return
 		}
-		cmd, word := "stop", "stopped"
 		if on {
-			cmd, word = "start", "following"
-		}
-		for _, p := range procs {
-			p.send(b, cmd)
-		}
-		if on {
+			for _, p := range procs {
+				p.send(b, "start")
+			}
 			await()
 		} else {
 			for _, p := range procs {
-				p.expect(b, word)
+				p.send(b, "stop "+strconv.Itoa(seen))
+			}
+			for i, p := range procs {
+				if got := p.expect(b, "stopped"); len(got) != 1 || got[0] != strconv.Itoa(seen) {
+					b.Fatalf("follower process %d: a follower saw %q of the %d appends", i, got, seen)
+				}
 			}
 		}
-		following = on
+		following, seen = on, 0
 	}
-	per := max(1, b.N/(2*mpFollowerRounds))
 	alone, with := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 	appends := func(lat []time.Duration) []time.Duration {
 		for range per {
@@ -458,6 +469,7 @@ func BenchmarkAppendFollowers(b *testing.B) {
 			set(on)
 			if on {
 				with = appends(with)
+				seen += per
 			} else {
 				alone = appends(alone)
 			}

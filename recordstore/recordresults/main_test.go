@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,13 +253,16 @@ func mpAwaitPush(ctx context.Context, s *records.Store) (string, error) {
 const mpChildWait = time.Minute
 
 // mpRunFollower plays args[0] followers (one without args), each a
-// store of its own opened as a non-owner — its own subscription to the
-// owner's commit notices, its own SQLite connections and change feed —
+// store of its own opened as a non-owner (through a path of its own, see
+// below) — its own subscription to the owner's commit notices, its own
+// SQLite connections and change feed —
 // following mpTailStream with recordstore.Tail (as query serve's SSE and
 // scan --follow do). It prints "following <wake>" once all of them are
 // subscribed (the first wake mode that is not push, else push). On
-// "stop" it closes them all and prints "stopped"; on "start" it opens
-// them again and prints "following <wake>". It exits when its input ends.
+// "stop <want>" it waits, up to mpChildWait, until every follower has
+// seen want records since it started, closes them all and prints
+// "stopped <fewest seen>"; on "start" it opens them again and prints
+// "following <wake>". It exits when its input ends.
 func mpRunFollower(ctx context.Context, path string, args []string) (err error) {
 	n := 1
 	if len(args) == 1 {
@@ -267,6 +271,23 @@ func mpRunFollower(ctx context.Context, path string, args []string) (err error) 
 		}
 	} else if len(args) > 1 {
 		return fmt.Errorf("follower: unknown arguments %q", args)
+	}
+	// A process that opens a store twice gets one handle (owner's
+	// in-process sharing, keyed by the absolute path): each follower opens
+	// it through a symbolic link of its own to the store's folder, so that
+	// it is a store of its own, as in a process of its own.
+	links, err := os.MkdirTemp("", "followers-")
+	if err != nil {
+		return fmt.Errorf("follower: %w", err)
+	}
+	defer os.RemoveAll(links)
+	paths := make([]string, n)
+	for i := range paths {
+		link := filepath.Join(links, strconv.Itoa(i))
+		if err := os.Symlink(filepath.Dir(path), link); err != nil {
+			return fmt.Errorf("follower: %w", err)
+		}
+		paths[i] = filepath.Join(link, filepath.Base(path))
 	}
 	var fs []*mpFollowing
 	stop := func() error {
@@ -277,10 +298,23 @@ func mpRunFollower(ctx context.Context, path string, args []string) (err error) 
 		fs = nil
 		return errors.Join(errs...)
 	}
+	fewest := func(want int64) int64 {
+		deadline := time.Now().Add(mpChildWait)
+		for {
+			least := want
+			for _, f := range fs {
+				least = min(least, f.seen.Load())
+			}
+			if least >= want || time.Now().After(deadline) {
+				return least
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	defer func() { err = errors.Join(err, stop()) }()
 	start := func() error {
-		for range n {
-			f, err := mpFollow(ctx, path)
+		for _, p := range paths {
+			f, err := mpFollow(ctx, p)
 			if err != nil {
 				return err
 			}
@@ -304,13 +338,19 @@ func mpRunFollower(ctx context.Context, path string, args []string) (err error) 
 	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		switch in.Text() {
-		case "stop":
+		cmd := strings.Fields(in.Text())
+		switch {
+		case len(cmd) == 2 && cmd[0] == "stop":
+			want, err := strconv.ParseInt(cmd[1], 10, 64)
+			if err != nil {
+				return fmt.Errorf("follower: %q: %w", in.Text(), err)
+			}
+			least := fewest(want)
 			if err := stop(); err != nil {
 				return err
 			}
-			mpSay("stopped")
-		case "start":
+			mpSay("stopped %d", least)
+		case len(cmd) == 1 && cmd[0] == "start":
 			if err := start(); err != nil {
 				return err
 			}
@@ -321,11 +361,13 @@ func mpRunFollower(ctx context.Context, path string, args []string) (err error) 
 	return in.Err()
 }
 
-// mpFollowing is one follower of mpRunFollower: a store and its Tail.
+// mpFollowing is one follower of mpRunFollower: a store, its Tail and
+// how many records the Tail has delivered.
 type mpFollowing struct {
 	s      *records.Store
 	cancel context.CancelFunc
 	tailed chan error
+	seen   atomic.Int64
 }
 
 // mpFollow opens the store at path as a non-owner and starts a Tail of
@@ -348,7 +390,10 @@ func mpFollow(ctx context.Context, path string) (*mpFollowing, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &mpFollowing{s: s, cancel: cancel, tailed: make(chan error, 1)}
 	go func() {
-		f.tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, after, func(recordstore.Record) error { return nil })
+		f.tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, after, func(recordstore.Record) error {
+			f.seen.Add(1)
+			return nil
+		})
 	}()
 	return f, nil
 }
