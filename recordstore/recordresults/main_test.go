@@ -35,8 +35,8 @@ const (
 	// mpStoreEnv is the store path the child opens.
 	mpStoreEnv = "RECORDRESULTS_BENCH_STORE"
 	// mpProfileEnv, when set (in the benchmark's own environment, which
-	// children inherit), is a folder where owner and producer children
-	// write a CPU profile named <role>-<pid>.pprof.
+	// children inherit), is a folder where owner, producer and follower
+	// children write a CPU profile named <role>-<pid>.pprof.
 	mpProfileEnv = "RECORDRESULTS_BENCH_PROFILE"
 	// mpLogEnv, when set, makes children log at debug level to their
 	// standard error (shown when a benchmark fails).
