@@ -138,6 +138,7 @@ func (h *pushHub) watch() (<-chan struct{}, uint64) {
 type pushState struct {
 	hub      pushHub
 	wake     atomic.Pointer[string] // nil: polling
+	notices  atomic.Uint64          // notices taken as a non-owner (Status.Notices)
 	kickOnce sync.Once
 	kickCh   chan struct{}
 	// clock times the promotion under way, and prev is the state file's
@@ -319,6 +320,7 @@ func (s *Store[T]) subscribeOnce() (connected bool, err error) {
 		if _, err := DecodeNotice(line); err != nil {
 			return true, err
 		}
-		poller.PollChanges()
+		poller.PollChanges() // returns at once; a poll under way is followed by one more, not one per notice
+		s.push.notices.Add(1)
 	}
 }

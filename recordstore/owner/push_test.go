@@ -1,7 +1,8 @@
 // Specs for commit notices (push.go): a non-owner's followers woken by the
 // owner's commit with the change feed's polling out of the way, the wake
-// mode in status, and a subscriber that reads nothing dropped without
-// holding the writer up.
+// mode in status, notices that arrive while a probe of the file runs
+// answered by one more probe, and a subscriber that reads nothing dropped
+// without holding the writer up.
 
 package owner_test
 
@@ -9,7 +10,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,6 +21,7 @@ import (
 	"github.com/fb46ecde/records/recordstore"
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/sqlite"
+	rt "github.com/fb46ecde/records/recordstoretest"
 )
 
 // openFollower opens the store at path in this process as a non-owner
@@ -81,6 +85,73 @@ var _ = Describe("commit notices", func() {
 
 		Expect(own.Kill()).To(Succeed())
 		Eventually(wakeOf(s)).WithTimeout(wait).Should(Equal(owner.WakePolling), "the owner is gone: polling")
+	})
+
+	It("wake a follower with one more probe of the file however many notices arrive while a probe runs", func() {
+		const n = 5
+		path := storePath()
+		var then []rt.Step
+		for i := range n {
+			then = append(then, appendGen("s", "a", i, 1).Named(fmt.Sprintf("append-%d", i)), hold())
+		}
+		own := startOwner(path, fast(), nil, then...)
+		DeferCleanup(own.Kill)
+
+		var probes atomic.Int64
+		var block atomic.Bool
+		entered, release := make(chan struct{}, 1), make(chan struct{})
+		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+			Path: path, CatalogVersion: sqlite.CatalogVersion, NoPromotion: true, StartWait: wait,
+			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
+				return sqlite.Open(ctx, path, sqlite.Options{ReadOnly: readOnly, Submit: submit, SweepInterval: -1,
+					ChangeInterval: time.Hour, BeforeChangeProbe: func() {
+						probes.Add(1)
+						if block.CompareAndSwap(true, false) {
+							entered <- struct{}{}
+							<-release
+						}
+					}})
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+		Eventually(wakeOf(s)).WithTimeout(wait).Should(Equal(owner.WakePush))
+		notices := func() uint64 {
+			st, err := s.Status(context.Background())
+			Expect(err).NotTo(HaveOccurred())
+			return st.Notices
+		}
+		// The poll a new subscription runs at once has ended: one probe
+		// per poll from here on.
+		Eventually(probes.Load).WithTimeout(wait).Should(BeNumerically(">=", 1))
+		Consistently(probes.Load, 200*time.Millisecond).Should(Equal(probes.Load()))
+		before, seen := probes.Load(), notices()
+
+		// The first commit's notice starts a probe, held; the next n-1
+		// commits' notices arrive while it is held.
+		block.Store(true)
+		Expect(own.Release()).To(Succeed())
+		own.MustStepNamed("append-0", wait)
+		Eventually(entered).WithTimeout(wait).Should(Receive())
+		for i := 1; i < n; i++ {
+			Expect(own.Release()).To(Succeed())
+			own.MustStepNamed(fmt.Sprintf("append-%d", i), wait)
+			Eventually(notices).WithTimeout(wait).Should(BeNumerically(">=", seen+uint64(i+1)),
+				"each commit its own notice: the next one is sent after this one was taken")
+		}
+		close(release)
+
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		m, err := recordstore.Wait(ctx, s.Backend(), "s", n-1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.HighSeq).To(Equal(int64(n)), "the held probe, released, saw every commit")
+		// The notices taken while it was held ask for one more probe, which
+		// follows it (it finds nothing new), and no other.
+		Eventually(probes.Load).WithTimeout(wait).Should(Equal(before + 2))
+		Consistently(probes.Load, 300*time.Millisecond).Should(Equal(before+2),
+			"the held probe and one more, not one per notice")
 	})
 
 	It("drop a subscriber that reads nothing, and never hold the writer up for it", func() {

@@ -68,6 +68,11 @@ type Status struct {
 	// Subscribers is, in the owner's answer, how many processes are
 	// subscribed to its commit notices.
 	Subscribers int64 `json:"subscribers,omitempty"`
+	// Notices is, in a non-owner's Store.Status, how many commit notices
+	// this process has taken from its subscriptions since it opened (one
+	// notice may stand for several commits), each already handed to its
+	// backend (see ActionSubscribe).
+	Notices uint64 `json:"notices,omitempty"`
 	// Lease is the owner's lease on the store (Options.Fence): set by an
 	// owner that holds one, nil otherwise. Its generation is the fencing
 	// epoch across hosts; Epoch stays the live file's own writer epoch.

@@ -503,6 +503,7 @@ func (s *Store[T]) Status(ctx context.Context) (Status, error) {
 	st.Role = s.Role()
 	if st.Role != RoleOwner { // this process's own wake mode, not the owner's
 		st.Wake = s.push.wakeMode()
+		st.Notices = s.push.notices.Load()
 	}
 	return st, nil
 }

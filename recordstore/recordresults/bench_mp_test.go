@@ -348,54 +348,133 @@ func benchTailWake(b *testing.B, interval time.Duration) {
 	b.ReportMetric(mpMS(mpPercentile(appendLat, 0.5)), "append_p50_ms")
 }
 
-// mpFollowersEnv sets how many follower children BenchmarkAppendFollowers
-// starts (default mpFollowers).
+// mpFollowersEnv sets how many followers BenchmarkAppendFollowers runs
+// (default mpFollowers); mpFollowerProcsEnv, in how many child processes
+// (default mpFollowerProcs of it).
 const (
-	mpFollowersEnv = "RECORDRESULTS_BENCH_FOLLOWERS"
-	mpFollowers    = 100
+	mpFollowersEnv     = "RECORDRESULTS_BENCH_FOLLOWERS"
+	mpFollowers        = 100
+	mpFollowerProcsEnv = "RECORDRESULTS_BENCH_FOLLOWER_PROCS"
 )
 
+// mpFollowerProcs is how many child processes hold n followers by
+// default: 10, and one per 25 followers above 250, at most 20 (500
+// followers: 20 processes of 25), never more than n.
+func mpFollowerProcs(n int) int {
+	return min(n, min(20, max(10, (n+24)/25)))
+}
+
+// mpFollowerRounds is how many times BenchmarkAppendFollowers alternates
+// appends alone with appends followed.
+const mpFollowerRounds = 4
+
 // BenchmarkAppendFollowers: an owner child appends one row at a time
-// (b.N appends, each after a random pause of up to 20 ms), first alone,
-// then while follower children (mpFollowers, or $RECORDRESULTS_BENCH_FOLLOWERS)
-// follow the stream with recordstore.Tail, each subscribed to the owner's
-// commit notices, so that every append wakes all of them. Timed is the
-// owner's Append call. Reported: alone_p50_ms, p50_ms and p99_ms (with
-// the followers), vs_alone = p50 / alone p50 and vs_goal = vs_alone /
-// 1.10, and followers. The followers are real processes: a 2-core machine
-// runs them and the owner on the same cores.
+// (b.N appends, each after a random pause of up to 20 ms), alternately
+// alone and while n followers (mpFollowers, or
+// $RECORDRESULTS_BENCH_FOLLOWERS) follow the stream: mpFollowerRounds
+// rounds of b.N/(2·rounds) appends each way, the order swapped every
+// round. A follower is one store opened as a non-owner — its own
+// subscription socket to the owner's commit notices, its own SQLite
+// connections and change feed, its own promoter — with recordstore.Tail
+// following the stream on it, so that every append wakes all n. They run
+// in K child processes (mpFollowerProcs, or
+// $RECORDRESULTS_BENCH_FOLLOWER_PROCS), n/K followers each: the
+// benchmark measures followers, not the scheduling of hundreds of
+// processes. Between the rounds the followers close their stores and
+// open them again (untimed), each having seen every append of the round
+// (checked). Timed is the owner's Append call. Reported:
+// alone_p50_ms, p50_ms and p99_ms (with the followers), vs_alone = p50 /
+// alone p50 and vs_goal = vs_alone / 1.10, followers and procs. The
+// children and the owner share the machine's cores.
 func BenchmarkAppendFollowers(b *testing.B) {
-	n := mpFollowers
-	if v := os.Getenv(mpFollowersEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 0 {
-			b.Fatalf("%s=%q: want a count", mpFollowersEnv, v)
+	count := func(env string, def int) int {
+		v := os.Getenv(env)
+		if v == "" {
+			return def
 		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			b.Fatalf("%s=%q: want a count", env, v)
+		}
+		return n
+	}
+	n := count(mpFollowersEnv, mpFollowers)
+	k := count(mpFollowerProcsEnv, mpFollowerProcs(n))
+	if n > 0 && (k < 1 || k > n) {
+		b.Fatalf("%d followers in %d processes", n, k)
 	}
 	path := mpStorePath(b)
 	own := mpStartOwner(b, path)
-	appends := func() []time.Duration {
-		lat := make([]time.Duration, 0, b.N)
-		for range b.N {
+	procs := make([]*mpProc, 0, k)
+	for i := range k {
+		share := n/k + min(1, max(0, n%k-i)) // the first n%k take one more
+		procs = append(procs, mpStart(b, path, fmt.Sprintf("follower %d", share)))
+	}
+	await := func() {
+		for i, p := range procs {
+			if got := p.expect(b, "following"); len(got) != 1 || got[0] != owner.WakePush {
+				b.Fatalf("follower process %d: %q", i, got)
+			}
+		}
+		// n subscriptions: each follower is a store of its own (those
+		// closed before may not all have been counted out yet).
+		st, err := owner.ReadStatus(context.Background(), path, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Subscribers < int64(n) {
+			b.Fatalf("%d followers, %d subscriptions", n, st.Subscribers)
+		}
+	}
+	await()
+	per := max(1, b.N/(2*mpFollowerRounds))
+	following, seen := true, 0 // seen: appends since the followers started
+	set := func(on bool) {
+		if on == following {
+			return
+		}
+		if on {
+			for _, p := range procs {
+				p.send(b, "start")
+			}
+			await()
+		} else {
+			for _, p := range procs {
+				p.send(b, "stop "+strconv.Itoa(seen))
+			}
+			for i, p := range procs {
+				if got := p.expect(b, "stopped"); len(got) != 1 || got[0] != strconv.Itoa(seen) {
+					b.Fatalf("follower process %d: a follower saw %q of the %d appends", i, got, seen)
+				}
+			}
+		}
+		following, seen = on, 0
+	}
+	alone, with := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	appends := func(lat []time.Duration) []time.Duration {
+		for range per {
 			time.Sleep(rand.N(20 * time.Millisecond))
+			b.StartTimer()
 			own.send(b, "append")
 			done := own.expect(b, "appended")
+			b.StopTimer()
 			lat = append(lat, mpNanos(b, done[1]).Sub(mpNanos(b, done[0])))
 		}
 		return lat
 	}
 	b.ResetTimer()
-	alone := appends()
 	b.StopTimer()
-	for i := range n {
-		f := mpStart(b, path, "follower")
-		if got := f.expect(b, "following"); len(got) != 1 || got[0] != owner.WakePush {
-			b.Fatalf("follower %d: %q", i, got)
+	for r := range mpFollowerRounds {
+		for _, on := range [2]bool{r%2 == 1, r%2 == 0} {
+			set(on)
+			if on {
+				with = appends(with)
+				seen += per
+			} else {
+				alone = appends(alone)
+			}
 		}
 	}
-	b.StartTimer()
-	with := appends()
-	b.StopTimer()
 	aloneP50, p50 := mpPercentile(alone, 0.5), mpPercentile(with, 0.5)
 	vs := p50.Seconds() / aloneP50.Seconds()
 	b.ReportMetric(mpMS(aloneP50), "alone_p50_ms")
@@ -404,6 +483,7 @@ func BenchmarkAppendFollowers(b *testing.B) {
 	b.ReportMetric(vs, "vs_alone")
 	b.ReportMetric(vs/goalFollowersP50, "vs_goal")
 	b.ReportMetric(float64(n), "followers")
+	b.ReportMetric(float64(k), "procs")
 }
 
 // mpProducers and mpProducerRows shape BenchmarkIngestProducers.

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,14 +29,14 @@ import (
 
 // The environment of a benchmark child.
 const (
-	// mpChildEnv names the role: "owner", "owner batches", "standby", "follower",
+	// mpChildEnv names the role: "owner", "owner batches", "standby", "follower [<n>]",
 	// "producer <stream> <rows>", mpEchoRole or catalogOwnerRole.
 	mpChildEnv = "RECORDRESULTS_BENCH_CHILD"
 	// mpStoreEnv is the store path the child opens.
 	mpStoreEnv = "RECORDRESULTS_BENCH_STORE"
 	// mpProfileEnv, when set (in the benchmark's own environment, which
-	// children inherit), is a folder where owner and producer children
-	// write a CPU profile named <role>-<pid>.pprof.
+	// children inherit), is a folder where owner, producer and follower
+	// children write a CPU profile named <role>-<pid>.pprof.
 	mpProfileEnv = "RECORDRESULTS_BENCH_PROFILE"
 	// mpLogEnv, when set, makes children log at debug level to their
 	// standard error (shown when a benchmark fails).
@@ -65,7 +66,7 @@ func mpRunChild(role string) int {
 		case "standby":
 			err = mpRunStandby(ctx, path)
 		case "follower":
-			err = mpRunFollower(ctx, path)
+			err = mpRunFollower(ctx, path, args[1:])
 		case "producer":
 			err = mpRunProducer(ctx, path, args[1:])
 		case catalogOwnerRole:
@@ -98,11 +99,11 @@ func mpSay(format string, args ...any) {
 	fmt.Fprintf(os.Stdout, format+"\n", args...)
 }
 
-// mpStartProfile starts a CPU profile for owners and producers when
+// mpStartProfile starts a CPU profile for owners, producers and followers when
 // mpProfileEnv is set; stop writes it out.
 func mpStartProfile(role string) (stop func(), err error) {
 	dir := os.Getenv(mpProfileEnv)
-	if dir == "" || (role != "owner" && role != "producer") {
+	if dir == "" || (role != "owner" && role != "producer" && role != "follower") {
 		return func() {}, nil
 	}
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", role, os.Getpid())))
@@ -251,33 +252,160 @@ func mpAwaitPush(ctx context.Context, s *records.Store) (string, error) {
 // mpChildWait bounds a child's wait for its subscription.
 const mpChildWait = time.Minute
 
-// mpRunFollower opens the store as a non-owner, follows mpTailStream
-// with recordstore.Tail (as query serve's SSE and scan --follow do),
-// prints "following <wake>" once subscribed to the owner's notices, and
-// follows until its input ends.
-func mpRunFollower(ctx context.Context, path string) (err error) {
-	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleNonOwner)
+// mpRunFollower plays args[0] followers (one without args), each a
+// store of its own opened as a non-owner (through a path of its own, see
+// below) — its own subscription to the owner's commit notices, its own
+// SQLite connections and change feed —
+// following mpTailStream with recordstore.Tail (as query serve's SSE and
+// scan --follow do). It prints "following <wake>" once all of them are
+// subscribed (the first wake mode that is not push, else push). On
+// "stop <want>" it waits, up to mpChildWait, until every follower has
+// seen want records since it started, closes them all and prints
+// "stopped <fewest seen>"; on "start" it opens them again and prints
+// "following <wake>". It exits when its input ends.
+func mpRunFollower(ctx context.Context, path string, args []string) (err error) {
+	n := 1
+	if len(args) == 1 {
+		if n, err = strconv.Atoi(args[0]); err != nil || n < 1 {
+			return fmt.Errorf("follower: want a count, got %q", args)
+		}
+	} else if len(args) > 1 {
+		return fmt.Errorf("follower: unknown arguments %q", args)
+	}
+	// A process that opens a store twice gets one handle (owner's
+	// in-process sharing, keyed by the absolute path): each follower opens
+	// it through a symbolic link of its own to the store's folder, so that
+	// it is a store of its own, as in a process of its own.
+	links, err := os.MkdirTemp("", "followers-")
 	if err != nil {
+		return fmt.Errorf("follower: %w", err)
+	}
+	defer os.RemoveAll(links)
+	paths := make([]string, n)
+	for i := range paths {
+		link := filepath.Join(links, strconv.Itoa(i))
+		if err := os.Symlink(filepath.Dir(path), link); err != nil {
+			return fmt.Errorf("follower: %w", err)
+		}
+		paths[i] = filepath.Join(link, filepath.Base(path))
+	}
+	var fs []*mpFollowing
+	stop := func() error {
+		var errs []error
+		for _, f := range fs {
+			errs = append(errs, f.stop())
+		}
+		fs = nil
+		return errors.Join(errs...)
+	}
+	fewest := func(want int64) int64 {
+		deadline := time.Now().Add(mpChildWait)
+		for {
+			least := want
+			for _, f := range fs {
+				least = min(least, f.seen.Load())
+			}
+			if least >= want || time.Now().After(deadline) {
+				return least
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	defer func() { err = errors.Join(err, stop()) }()
+	start := func() error {
+		for _, p := range paths {
+			f, err := mpFollow(ctx, p)
+			if err != nil {
+				return err
+			}
+			fs = append(fs, f)
+		}
+		wake := owner.WakePush
+		for _, f := range fs {
+			w, err := mpAwaitPush(ctx, f.s)
+			if err != nil {
+				return err
+			}
+			if w != owner.WakePush {
+				wake = w
+			}
+		}
+		mpSay("following %s", wake)
+		return nil
+	}
+	if err := start(); err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.Close()) }()
-	ctx, cancel := context.WithCancel(ctx)
-	tailed := make(chan error, 1)
-	go func() {
-		tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, 0, func(recordstore.Record) error { return nil })
-	}()
-	wake, err := mpAwaitPush(ctx, s)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		cmd := strings.Fields(in.Text())
+		switch {
+		case len(cmd) == 2 && cmd[0] == "stop":
+			want, err := strconv.ParseInt(cmd[1], 10, 64)
+			if err != nil {
+				return fmt.Errorf("follower: %q: %w", in.Text(), err)
+			}
+			least := fewest(want)
+			if err := stop(); err != nil {
+				return err
+			}
+			mpSay("stopped %d", least)
+		case len(cmd) == 1 && cmd[0] == "start":
+			if err := start(); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("follower: unknown command %q", in.Text())
+		}
+	}
+	return in.Err()
+}
+
+// mpFollowing is one follower of mpRunFollower: a store, its Tail and
+// how many records the Tail has delivered.
+type mpFollowing struct {
+	s      *records.Store
+	cancel context.CancelFunc
+	tailed chan error
+	seen   atomic.Int64
+}
+
+// mpFollow opens the store at path as a non-owner and starts a Tail of
+// mpTailStream on it after the stream's last record (from its start when
+// it has none yet): a follower opened again between rounds does not read
+// the rounds before.
+func mpFollow(ctx context.Context, path string) (*mpFollowing, error) {
+	s, err := mpOpenAs(ctx, path, mpOptions(), owner.RoleNonOwner)
 	if err != nil {
-		cancel()
-		return errors.Join(err, <-tailed)
+		return nil, err
 	}
-	mpSay("following %s", wake)
-	_, err = io.Copy(io.Discard, os.Stdin)
-	cancel()
-	if terr := <-tailed; !errors.Is(terr, context.Canceled) {
-		err = errors.Join(err, terr)
+	var after int64
+	m, err := s.Backend().Meta(ctx, mpTailStream)
+	switch {
+	case err == nil:
+		after = m.HighSeq
+	case !errors.Is(err, recordstore.ErrNotFound):
+		return nil, errors.Join(fmt.Errorf("follower: %w", err), s.Close())
 	}
-	return err
+	ctx, cancel := context.WithCancel(ctx)
+	f := &mpFollowing{s: s, cancel: cancel, tailed: make(chan error, 1)}
+	go func() {
+		f.tailed <- recordstore.Tail(ctx, s.Backend(), mpTailStream, after, func(recordstore.Record) error {
+			f.seen.Add(1)
+			return nil
+		})
+	}()
+	return f, nil
+}
+
+// stop ends the Tail and closes the store.
+func (f *mpFollowing) stop() error {
+	f.cancel()
+	err := <-f.tailed
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return errors.Join(err, f.s.Close())
 }
 
 // mpRunProducer opens the store as a non-owner, builds args[1] rows for

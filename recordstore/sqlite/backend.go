@@ -83,6 +83,13 @@ type Options struct {
 	// ChangeInterval is how often WatchChanges polls the file's
 	// data_version; default 100ms.
 	ChangeInterval time.Duration
+	// BeforeChangeProbe, when set, is called before each poll of the
+	// file's data_version (WatchChanges, and a read-only backend's change
+	// feed, where one poll answers every commit notice that arrived while
+	// the previous one ran: see PollChanges), on the polling goroutine.
+	// The poll waits for it; it must not call the backend. Metrics and
+	// tests count the polls with it.
+	BeforeChangeProbe func()
 	// ReadOnlyFile, with ReadOnly, has SQLite itself open the live file
 	// read-only (mode=ro), for a store this process must not or cannot
 	// write: a copy or backup, or one in a folder it cannot write. When

@@ -53,6 +53,9 @@ func (b *Backend) poll(ctx context.Context, w *watcher) (bool, error) {
 		return false, err
 	}
 	defer b.leave()
+	if b.opts.BeforeChangeProbe != nil {
+		b.opts.BeforeChangeProbe()
+	}
 	tctx, cancel := context.WithTimeout(ctx, b.opts.ChangeInterval)
 	defer cancel()
 	moved, err := w.read(tctx, b.r, b.opts.ReadConns)
