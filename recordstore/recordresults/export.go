@@ -129,11 +129,6 @@ func newNDJSONWriter(w io.Writer, k *recordstore.Kind) *ndjsonWriter {
 	return n
 }
 
-// sibling returns a writer of the same kind's lines to w.
-func (n *ndjsonWriter) sibling(w io.Writer) *ndjsonWriter {
-	return &ndjsonWriter{w: bufio.NewWriterSize(w, 64<<10), keys: n.keys, head: n.head, cols: n.cols}
-}
-
 // writeValues writes the line write writes for the record of vals, built
 // in the writer's buffer when it has room.
 func (n *ndjsonWriter) writeValues(seq int64, vals []any) error {

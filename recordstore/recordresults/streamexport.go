@@ -5,12 +5,10 @@
 package recordresults
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -47,9 +45,7 @@ var (
 
 // streamExport writes the rows of g's read through s, a page at a time
 // (the first MaxPageSize rows, then twice the page before, up to
-// maxStreamPage), as writeExport does with no first page and no cut. An
-// NDJSON export in seq order without a limit reads the pages after its
-// first one several at once (streamRanges).
+// maxStreamPage), as writeExport does with no first page and no cut.
 func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o ExportOptions) (int64, error) {
 	var n int64
 	for !g.ended {
@@ -81,9 +77,6 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o 
 		}
 		if o.Progress != nil {
 			o.Progress(n)
-		}
-		if nw, ok := rw.(*ndjsonWriter); ok && !g.ended && g.limit == 0 && g.p.rq.SortsBySeq() && !g.p.rq.Desc {
-			return streamRanges(ctx, s, g, nw, n, o)
 		}
 	}
 	g.ended = true
@@ -187,133 +180,4 @@ func recordOf(k *recordstore.Kind, seq int64, vals []any) recordstore.Record {
 		row[c.Name] = vals[i]
 	}
 	return recordstore.Record{Seq: seq, Values: row}
-}
-
-// streamWorkers is how many ranges of seqs an NDJSON export reads at once
-// (see streamRanges): SQLite's stepping, on one core, is most of a large
-// export's time.
-const streamWorkers = 2
-
-// rangeOut is the NDJSON of one range of seqs, or why it failed.
-type rangeOut struct {
-	buf  bytes.Buffer
-	rows int
-	err  error
-}
-
-// streamRanges writes the rest of an NDJSON export in seq order once its
-// first page pinned the read (generation, last seq): the seqs left,
-// p.rq.CursorSeq < seq ≤ p.rq.To, are cut into ranges growing as pages do,
-// up to maxStreamPage seqs, which streamWorkers goroutines read at once,
-// each into a buffer of its own, written to rw's output in order. At most
-// 2×streamWorkers ranges are read ahead of the one being written. Used
-// only for a read in seq order without a limit; n is the rows written so
-// far, and it returns the total.
-func streamRanges(ctx context.Context, s RowStreamer, g *pager, nw *ndjsonWriter, n int64, o ExportOptions) (int64, error) {
-	p := g.p
-	ctx, cancel := context.WithCancel(ctx)
-	type job struct {
-		rq  recordstore.RowQuery
-		out chan *rangeOut
-	}
-	jobs := make(chan job)
-	order := make(chan chan *rangeOut, 2*streamWorkers)
-	var wg sync.WaitGroup
-	for range streamWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				j.out <- readRange(ctx, s, p, nw, j.rq)
-			}
-		}()
-	}
-	go func() { // hands out the ranges, in order
-		defer close(order)
-		defer close(jobs)
-		lo, size := p.rq.CursorSeq, g.size
-		for lo < p.rq.To {
-			hi := min(lo+int64(size), p.rq.To)
-			rq := p.rq
-			rq.HasCursor, rq.CursorSeq, rq.Limit = false, 0, 0
-			rq.After, rq.To = lo, hi
-			out := make(chan *rangeOut, 1)
-			select {
-			case order <- out:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{rq: rq, out: out}:
-			case <-ctx.Done():
-				return
-			}
-			lo, size = hi, min(2*size, maxStreamPage)
-		}
-	}()
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for out := range order {
-		var r *rangeOut
-		select {
-		case r = <-out:
-		case <-ctx.Done():
-			return n, ctx.Err()
-		}
-		if r.err != nil {
-			return n, r.err
-		}
-		if _, err := nw.w.Write(r.buf.Bytes()); err != nil {
-			return n, fmt.Errorf("export: %w", err)
-		}
-		n += int64(r.rows)
-		if err := nw.flush(); err != nil {
-			return n, fmt.Errorf("export: %w", err)
-		}
-		if o.Progress != nil {
-			o.Progress(n)
-		}
-	}
-	p.done = true
-	g.ended = true
-	if err := nw.close(); err != nil {
-		return n, fmt.Errorf("export: %w", err)
-	}
-	return n, nil
-}
-
-// readRange reads the rows rq selects into NDJSON lines as nw writes them,
-// checking that the stream is still the generation the read began in.
-func readRange(ctx context.Context, s RowStreamer, p *plan, nw *ndjsonWriter, rq recordstore.RowQuery) *rangeOut {
-	r := &rangeOut{}
-	w := nw.sibling(&r.buf)
-	var other *recordstore.Kind // the backend's kind when its columns are not the plan's
-	start := func(m recordstore.Meta, k *recordstore.Kind) error {
-		if m.Generation != p.gen {
-			return recordstore.Invalidf("stream %s was recreated (generation %d, the read began in %d): start the read again", p.stream, m.Generation, p.gen)
-		}
-		if !sameColumns(k, &p.kind) {
-			other = k
-		}
-		return nil
-	}
-	r.err = s.StreamRows(ctx, p.stream, rq, start, func(seq int64, vals []any) error {
-		r.rows++
-		var err error
-		if other != nil {
-			err = w.write(recordOf(other, seq, vals))
-		} else {
-			err = w.writeValues(seq, vals)
-		}
-		if err != nil {
-			return fmt.Errorf("export row %d: %w", seq, err)
-		}
-		return nil
-	})
-	if r.err == nil {
-		r.err = w.flush()
-	}
-	return r
 }
