@@ -75,7 +75,7 @@ var _ = Describe("An export through StreamRows", func() {
 			{"id": 1, "host": `<script>"x"&</script>`, "state": "naïve\u2028é\n\x00", "score": 1e21, "detail": json.RawMessage(`{"a":"<","b":[1,2.5e300]}`)},
 			{"id": 2, "host": "tab\there", "score": 0.1, "ok": true, "at": jobEpoch},
 			{"id": 3, "attempts": int64(math.MaxInt64), "score": 1e-7, "ok": false, "at": jobEpoch.Add(time.Microsecond)},
-			{"id": 4, "attempts": int64(math.MinInt64), "score": -0.0, "host": "日本語 \U0001F600", "state": "=1+2"},
+			{"id": 4, "attempts": int64(math.MinInt64), "score": math.Copysign(0, -1), "host": "日本語 \U0001F600", "state": "=1+2"},
 			{"id": 5, "score": math.MaxFloat64, "detail": json.RawMessage(`"text"`)},
 			{"id": 6, "score": math.SmallestNonzeroFloat64, "detail": json.RawMessage(`null`)},
 			{"id": 7}, // every other column null
