@@ -427,11 +427,12 @@ func (r *Reader) ExportWith(ctx context.Context, w io.Writer, q Query, o ExportO
 func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, o ExportOptions) (int64, error) {
 	g := &pager{b: r.b, p: p, limit: limit}
 	if s, ok := r.b.(RowStreamer); ok {
-		rw, err := newRowWriter(w, &p.kind, o)
+		pb := &pageBuffer{out: w}
+		rw, err := newRowWriter(pb, &p.kind, o)
 		if err != nil {
 			return 0, err
 		}
-		return streamExport(ctx, s, g, rw, o)
+		return streamExport(ctx, s, g, rw, pb, o)
 	}
 	return writeExport(ctx, w, g, nil, o, nil)
 }

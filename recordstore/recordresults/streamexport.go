@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -30,10 +31,39 @@ type RowStreamer interface {
 }
 
 // maxStreamPage is the most rows an export through a RowStreamer reads in
-// one page (one read transaction). Its rows are written as they are read,
-// so the page's size does not weigh on memory; each page costs a read
-// transaction, the stream's lookup and a statement.
+// one page (one read transaction); each page costs a read transaction,
+// the stream's lookup and a statement.
 const maxStreamPage = 64 * MaxPageSize
+
+// maxPageBytes is the most output a streamed page holds in memory: a page
+// ends early, after the row that passes it. The page's output is written
+// out only once its read transaction has ended, so that a slow reader of
+// the output (a pager, a stalled pipe) never holds a read transaction
+// open — which would keep the owner's WAL from being reset and make it
+// grow for as long as the reader waits.
+const maxPageBytes = 4 << 20
+
+// pageBuffer holds the output of a streamed page in memory until drain
+// writes it to out, between pages.
+type pageBuffer struct {
+	out io.Writer
+	buf []byte
+}
+
+func (b *pageBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// drain writes what the page buffered to out and empties the buffer.
+func (b *pageBuffer) drain() error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.out.Write(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
 
 // errPageFull and errReadEmpty end a streamed page early: it read the one
 // row past the page that says more follow, or the stream has no row in
@@ -46,7 +76,7 @@ var (
 // streamExport writes the rows of g's read through s, a page at a time
 // (the first MaxPageSize rows, then twice the page before, up to
 // maxStreamPage), as writeExport does with no first page and no cut.
-func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o ExportOptions) (int64, error) {
+func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, pb *pageBuffer, o ExportOptions) (int64, error) {
 	var n int64
 	for !g.ended {
 		if g.size == 0 {
@@ -60,7 +90,7 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o 
 		if size == 0 {
 			break
 		}
-		got, more, err := g.p.fetchEach(ctx, s, size, rw)
+		got, more, err := g.p.fetchEach(ctx, s, size, rw, pb)
 		n += int64(got)
 		g.sent += got
 		if err != nil {
@@ -75,6 +105,9 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o 
 		if err := rw.flush(); err != nil {
 			return n, fmt.Errorf("export: %w", err)
 		}
+		if err := pb.drain(); err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
 		if o.Progress != nil {
 			o.Progress(n)
 		}
@@ -83,14 +116,18 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, o 
 	if err := rw.close(); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
+	if err := pb.drain(); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
 	return n, nil
 }
 
 // fetchEach is fetch through a RowStreamer: up to n rows (n > 0) go to
 // rw as they are read, and it returns how many did and whether more may
-// follow, and moves the cursor past them. A row rw fails to write ends it
+// follow, and moves the cursor past them. The page ends early once pb, the
+// buffer under rw, holds maxPageBytes. A row rw fails to write ends it
 // with rw's error.
-func (p *plan) fetchEach(ctx context.Context, s RowStreamer, n int, rw rowWriter) (got int, more bool, err error) {
+func (p *plan) fetchEach(ctx context.Context, s RowStreamer, n int, rw rowWriter, pb *pageBuffer) (got int, more bool, err error) {
 	if p.done {
 		return 0, false, nil
 	}
@@ -142,6 +179,10 @@ func (p *plan) fetchEach(ctx context.Context, s RowStreamer, n int, rw rowWriter
 		}
 		if err != nil {
 			return fmt.Errorf("export row %d: %w", seq, err)
+		}
+		if len(pb.buf) >= maxPageBytes {
+			more = true // or not: the next page finds out
+			return errPageFull
 		}
 		return nil
 	}

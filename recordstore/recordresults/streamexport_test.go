@@ -7,11 +7,13 @@ package recordresults_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -51,9 +53,28 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// stallingWriter takes writes once release is closed; its first write
+// closes stalled first.
+type stallingWriter struct {
+	out     bytes.Buffer
+	stalled chan struct{}
+	release chan struct{}
+	once    bool
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	if !w.once {
+		w.once = true
+		close(w.stalled)
+	}
+	<-w.release
+	return w.out.Write(p)
+}
+
 var _ = Describe("An export through StreamRows", func() {
 	var (
 		ctx      context.Context
+		path     string
 		st       *records.Store
 		streamed *recordresults.Reader
 		paged    *recordresults.Reader
@@ -61,7 +82,8 @@ var _ = Describe("An export through StreamRows", func() {
 	BeforeEach(func() {
 		ctx = context.Background()
 		var err error
-		st, err = records.Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), records.Options{SweepInterval: -1})
+		path = filepath.Join(GinkgoT().TempDir(), "records.sqlite")
+		st, err = records.Open(ctx, path, records.Options{SweepInterval: -1})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(st.Close)
 		b := st.Backend()
@@ -167,6 +189,31 @@ var _ = Describe("An export through StreamRows", func() {
 		_, err := streamed.ExportWith(ctx, &out, recordresults.Query{Stream: "s"}, o)
 		Expect(errors.Is(err, recordstore.ErrInvalid)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("recreated"))
+	})
+
+	It("holds no read transaction while its output waits: a stalled reader of the output never keeps the WAL from being reset", func() {
+		w := &stallingWriter{stalled: make(chan struct{}), release: make(chan struct{})}
+		var released sync.Once
+		release := func() { released.Do(func() { close(w.release) }) }
+		DeferCleanup(release) // before the store's close, which waits for the export
+		done := make(chan error, 1)
+		go func() {
+			_, err := streamed.ExportWith(ctx, w, recordresults.Query{Stream: "s"}, recordresults.ExportOptions{})
+			done <- err
+		}()
+		Eventually(w.stalled).Should(BeClosed())
+		// A truncating checkpoint completes only when no reader holds a
+		// snapshot of the WAL.
+		db, err := sql.Open("sqlite", sqlite.LivePath(path))
+		Expect(err).NotTo(HaveOccurred())
+		defer db.Close()
+		var busy, logFrames, moved int
+		Expect(db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &moved)).To(Succeed())
+		Expect(busy).To(Equal(0), "the export holds a read transaction while its writer waits")
+		release()
+		Expect(<-done).To(Succeed())
+		want, _, _ := export(paged, recordresults.Query{Stream: "s"}, recordresults.ExportOptions{})
+		Expect(w.out.Bytes()).To(Equal(want))
 	})
 
 	It("ends at a canceled context", func() {
