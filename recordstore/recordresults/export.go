@@ -60,6 +60,9 @@ func (f Format) Extension() string { return "." + string(f) }
 // rowWriter writes rows of one kind in one format.
 type rowWriter interface {
 	write(rec recordstore.Record) error
+	// writeValues writes a row from its values in the order of the kind's
+	// columns (every column, a null one nil), as write writes its record.
+	writeValues(seq int64, vals []any) error
 	// flush writes out what is buffered (between pages).
 	flush() error
 	// close ends the output (a CSV flush, a Parquet footer).
@@ -108,6 +111,7 @@ type ndjsonWriter struct {
 	w    *bufio.Writer
 	keys []string // the kind's column names, sorted
 	head [][]byte // `,"name":` of each key
+	cols []int    // the kind's column index of each key
 	line []byte
 }
 
@@ -120,8 +124,34 @@ func newNDJSONWriter(w io.Writer, k *recordstore.Kind) *ndjsonWriter {
 	for _, name := range n.keys {
 		q, _ := json.Marshal(name)
 		n.head = append(n.head, append(append([]byte{','}, q...), ':'))
+		n.cols = append(n.cols, k.ColumnIndex(name))
 	}
 	return n
+}
+
+// writeValues writes the line write writes for the record of vals, built
+// in the writer's buffer when it has room.
+func (n *ndjsonWriter) writeValues(seq int64, vals []any) error {
+	b := n.w.AvailableBuffer()
+	own := cap(b) < 1024
+	if own {
+		b = n.line[:0]
+	}
+	b = append(b, `{"_seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	for i, c := range n.cols {
+		b = append(b, n.head[i]...)
+		var err error
+		if b, err = appendJSONValue(b, vals[c]); err != nil {
+			return err
+		}
+	}
+	b = append(b, '}', '\n')
+	if own {
+		n.line = b
+	}
+	_, err := n.w.Write(b)
+	return err
 }
 
 func (n *ndjsonWriter) write(rec recordstore.Record) error {
@@ -251,6 +281,14 @@ func (c *csvWriter) write(rec recordstore.Record) error {
 	return c.w.Write(c.line)
 }
 
+func (c *csvWriter) writeValues(seq int64, vals []any) error {
+	c.line[0] = strconv.FormatInt(seq, 10)
+	for i := range c.k.Columns {
+		c.line[i+1] = csvCell(vals[i], c.guard)
+	}
+	return c.w.Write(c.line)
+}
+
 func (c *csvWriter) flush() error { return c.close() }
 
 func (c *csvWriter) close() error {
@@ -346,6 +384,18 @@ func (p *parquetWriter) write(rec recordstore.Record) error {
 	return p.enc.Write(p.vals)
 }
 
+func (p *parquetWriter) writeValues(seq int64, vals []any) error {
+	p.vals[0] = seq
+	for i, c := range p.cols {
+		v, err := recordstore.NormalizeValue(c, vals[i])
+		if err != nil {
+			return fmt.Errorf("row %d column %s: %w", seq, c.Name, err)
+		}
+		p.vals[i+1] = v
+	}
+	return p.enc.Write(p.vals)
+}
+
 // flush leaves rows buffered: a Parquet row group is written when full.
 func (p *parquetWriter) flush() error { return nil }
 
@@ -373,8 +423,18 @@ func (r *Reader) ExportWith(ctx context.Context, w io.Writer, q Query, o ExportO
 
 // export writes the rows of a planned read; o.Progress, when set, runs
 // after each page (an HTTP flush, a progress bar).
+// A backend that is a RowStreamer is read through it (see streamExport).
 func (r *Reader) export(ctx context.Context, w io.Writer, p *plan, limit int, o ExportOptions) (int64, error) {
-	return writeExport(ctx, w, &pager{b: r.b, p: p, limit: limit}, nil, o, nil)
+	g := &pager{b: r.b, p: p, limit: limit}
+	if s, ok := r.b.(RowStreamer); ok {
+		pb := &pageBuffer{out: w}
+		rw, err := newRowWriter(pb, &p.kind, o)
+		if err != nil {
+			return 0, err
+		}
+		return streamExport(ctx, s, g, rw, pb, o)
+	}
+	return writeExport(ctx, w, g, nil, o, nil)
 }
 
 // writeExport writes first (a page already read from g, or nil), then the
