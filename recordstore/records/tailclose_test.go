@@ -25,10 +25,10 @@ import (
 var _ = Describe("Tails on shared non-owner handles", func() {
 	const (
 		handles = 8
-		rounds  = 10
+		rounds  = 6
 		// shortTails is how many Tails each handle runs, and stops, in
 		// each round.
-		shortTails = 400
+		shortTails = 300
 	)
 
 	It("end with nil or their context's error as the handles close one by one, and a closed handle's Tail fails with ErrClosed", func() {
