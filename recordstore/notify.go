@@ -119,6 +119,7 @@ func waitGen(ctx context.Context, b Backend, stream string, afterSeq, gen int64)
 	for {
 		ch := n.Changed(stream)
 		m, err := b.Meta(ctx, stream)
+		err = ctxFirst(ctx, err)
 		switch {
 		case gen != 0 && (errors.Is(err, ErrNotFound) || err == nil && m.Generation != gen):
 			return Meta{}, true, nil
@@ -151,7 +152,9 @@ const TailPage = 1000
 // returns nil once that generation is sealed and fully read, or is gone —
 // the stream deleted or expired, whether or not a next generation has
 // begun, whose seqs start again at 1 —, fn's error if fn fails, or
-// ctx.Err() when ctx ends.
+// ctx.Err() when ctx ends: a read of b that fails once ctx has ended
+// returns ctx.Err(), whatever b said (a read cut short by its context
+// may fail with its driver's words for it).
 func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func(Record) error) error {
 	if afterSeq < 0 {
 		return Invalidf("tail %s: after %d: must not be negative", stream, afterSeq)
@@ -163,7 +166,7 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 	if m, err := b.Meta(ctx, stream); err == nil {
 		gen = m.Generation // afterSeq is a position in this one
 	} else if !errors.Is(err, ErrNotFound) {
-		return err
+		return ctxFirst(ctx, err)
 	}
 	for {
 		m, gone, err := waitGen(ctx, b, stream, afterSeq, gen)
@@ -174,7 +177,7 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 		for afterSeq < m.HighSeq {
 			recs, err := b.Scan(ctx, stream, ScanOptions{After: afterSeq, Limit: TailPage})
 			if err != nil {
-				return err
+				return ctxFirst(ctx, err)
 			}
 			if len(recs) == 0 {
 				break
@@ -184,7 +187,7 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 			if now, err := b.Meta(ctx, stream); errors.Is(err, ErrNotFound) || err == nil && now.Generation != gen {
 				return nil
 			} else if err != nil {
-				return err
+				return ctxFirst(ctx, err)
 			}
 			for _, r := range recs {
 				if err := fn(r); err != nil {
@@ -200,4 +203,13 @@ func Tail(ctx context.Context, b Backend, stream string, afterSeq int64, fn func
 			afterSeq = m.HighSeq // the rest was trimmed or replaced away
 		}
 	}
+}
+
+// ctxFirst returns ctx.Err() in place of err, a read's error, once ctx has
+// ended: the read failed because its caller stopped it.
+func ctxFirst(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }

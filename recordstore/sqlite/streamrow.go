@@ -31,7 +31,8 @@ type streamRow struct {
 
 // loadStream reads the row of stream through st (the getStream statement,
 // bound to a transaction or the reader pool). found is false when the
-// stream was never created.
+// stream was never created. A read that fails once ctx has ended fails
+// with ctx's error (context.Cause), whatever the driver said.
 func loadStream(ctx context.Context, st *sql.Stmt, id string) (s streamRow, found bool, err error) {
 	s.id = id
 	err = st.QueryRowContext(ctx, id).Scan(&s.no, &s.kind, &s.generation, &s.high, &s.low, &s.total,
@@ -40,6 +41,14 @@ func loadStream(ctx context.Context, st *sql.Stmt, id string) (s streamRow, foun
 		return s, false, nil
 	}
 	if err != nil {
+		if cerr := context.Cause(ctx); cerr != nil {
+			// A statement bound to a transaction begun with ctx is closed
+			// by database/sql as soon as ctx ends (it rolls the
+			// transaction back on its own goroutine): the query then
+			// fails with "statement is closed", which says nothing of
+			// why. The reason is ctx.
+			err = cerr
+		}
 		return s, false, fmt.Errorf("read stream %s: %w", id, err)
 	}
 	return s, true, nil
