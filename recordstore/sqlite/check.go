@@ -100,7 +100,7 @@ func readFile(ctx context.Context, path string, o FileOptions, strict bool) (rep
 		return rep, err
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := beginRead(ctx, conn)
 	if err != nil {
 		return rep, err
 	}

@@ -49,7 +49,7 @@ func (b *Backend) QueryRows(ctx context.Context, stream string, q recordstore.Ro
 // queryOnce is QueryRows in one read transaction; miss names the stream's
 // kind when its table is not cached (see scanOnce).
 func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.RowQuery) (recs []recordstore.Record, m recordstore.Meta, miss string, err error) {
-	tx, err := b.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := beginRead(ctx, b.r)
 	if err != nil {
 		return nil, m, "", fmt.Errorf("begin: %w", err)
 	}

@@ -123,7 +123,7 @@ func (b *Backend) scanOnce(ctx context.Context, stream string, opts recordstore.
 		return nil, "", fmt.Errorf("begin: %w", err)
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := beginRead(ctx, conn)
 	if err != nil {
 		return nil, "", fmt.Errorf("begin: %w", err)
 	}
@@ -213,4 +213,16 @@ func (t *table) scanDirect(ctx context.Context, conn *sql.Conn, no, after, limit
 		return err
 	})
 	return recs, ok, err
+}
+
+// beginRead starts a read transaction on db that the end of ctx does not
+// roll back behind its user's back: database/sql would roll it back and
+// close its statements on a goroutine of its own, and a read between two
+// of them would fail with "sql: statement is closed" rather than with
+// ctx's error. Its statements run with ctx and stop when it ends; the
+// caller rolls the transaction back (deferred) as before.
+func beginRead(ctx context.Context, db interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}) (*sql.Tx, error) {
+	return db.BeginTx(context.WithoutCancel(ctx), &sql.TxOptions{ReadOnly: true})
 }

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -51,5 +52,99 @@ var _ = Describe("loadStream", func() {
 		Expect(err).To(MatchError(stop))
 		Expect(err).To(MatchError(ContainSubstring("read stream s")))
 		Expect(err).NotTo(MatchError(ContainSubstring("statement is closed")))
+	})
+})
+
+var _ = Describe("A read whose context ends while it runs", func() {
+	ctx := context.Background()
+
+	It("fails with the context's error, never with database/sql's, in Scan, QueryRows and StreamRows", func() {
+		b, err := Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), Options{SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(b.Close)
+		_, err = b.DeclareKind(ctx, recordstore.Kind{Name: "ev", Columns: []recordstore.Column{{Name: "v", Type: recordstore.TypeString}}})
+		Expect(err).NotTo(HaveOccurred())
+		rows := make([]recordstore.Row, 50)
+		for i := range rows {
+			rows[i] = recordstore.Row{"v": "a"}
+		}
+		_, err = b.Append(ctx, "s", "ev", rows)
+		Expect(err).NotTo(HaveOccurred())
+
+		reads := map[string]func(context.Context) error{
+			"Scan": func(c context.Context) error {
+				_, err := b.Scan(c, "s", recordstore.ScanOptions{Limit: 20})
+				return err
+			},
+			"QueryRows": func(c context.Context) error {
+				_, _, err := b.QueryRows(c, "s", recordstore.RowQuery{Limit: 20})
+				return err
+			},
+			"StreamRows": func(c context.Context) error {
+				return b.StreamRows(c, "s", recordstore.RowQuery{Limit: 20},
+					func(recordstore.Meta, *recordstore.Kind) error { return nil },
+					func(int64, []any) error { return nil })
+			},
+		}
+		stopped := errors.New("the caller stopped")
+		for name, read := range reads {
+			cancelled := 0
+			for i := range 3000 {
+				c, cancel := context.WithCancelCause(ctx)
+				go cancel(stopped) // at some moment of the read, or before it
+				if i%2 == 0 {
+					runtime.Gosched()
+				}
+				err := read(c)
+				cancel(nil)
+				if err == nil {
+					continue
+				}
+				cancelled++
+				Expect(err).To(Or(MatchError(stopped), MatchError(context.Canceled)), "%s, read %d", name, i)
+				Expect(err.Error()).NotTo(ContainSubstring("sql: "), "%s, read %d", name, i)
+			}
+			Expect(cancelled).To(BeNumerically(">", 0), "%s: no read was cut short", name)
+		}
+	})
+})
+
+var _ = Describe("An append whose context ends while it runs", func() {
+	ctx := context.Background()
+
+	It("is stored whole or not at all, fails with the context's error, and the writer goes on", func() {
+		b, err := Open(ctx, filepath.Join(GinkgoT().TempDir(), "records.sqlite"), Options{SweepInterval: -1})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(b.Close)
+		_, err = b.DeclareKind(ctx, recordstore.Kind{Name: "ev", Columns: []recordstore.Column{{Name: "v", Type: recordstore.TypeString}}})
+		Expect(err).NotTo(HaveOccurred())
+		rows := make([]recordstore.Row, 20)
+		for i := range rows {
+			rows[i] = recordstore.Row{"v": "a"}
+		}
+		stopped := errors.New("the caller stopped")
+		var stored, cut int64
+		for i := range 1500 {
+			c, cancel := context.WithCancelCause(ctx)
+			go cancel(stopped)
+			if i%2 == 0 {
+				runtime.Gosched()
+			}
+			_, err := b.Append(c, "s", "ev", rows)
+			cancel(nil)
+			if err == nil {
+				stored++
+				continue
+			}
+			cut++
+			Expect(err).To(Or(MatchError(stopped), MatchError(context.Canceled)), "append %d", i)
+			Expect(err).NotTo(MatchError(ErrWriterFailed), "append %d", i)
+		}
+		Expect(cut).To(BeNumerically(">", 0), "no append was cut short")
+		_, err = b.Append(ctx, "s", "ev", rows)
+		Expect(err).NotTo(HaveOccurred(), "the writer goes on")
+		m, err := b.Meta(ctx, "s")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.HighSeq).To(Equal((stored + 1) * int64(len(rows))))
 	})
 })

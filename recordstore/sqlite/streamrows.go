@@ -74,7 +74,7 @@ func (b *Backend) streamOnce(ctx context.Context, stream string, q *recordstore.
 		return "", fmt.Errorf("begin: %w", err)
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := beginRead(ctx, conn)
 	if err != nil {
 		return "", fmt.Errorf("begin: %w", err)
 	}

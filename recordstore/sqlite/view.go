@@ -121,7 +121,7 @@ func (b *Backend) RunView(ctx context.Context, kind, text, stream string, after,
 // runView runs the checked statement q of a view of kind on c, in one
 // read transaction with the read of stream's row.
 func (b *Backend) runView(ctx context.Context, c *sql.Conn, kind, q, stream string, after, to, lim int64, fn func([]any) error) (err error) {
-	tx, err := c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := beginRead(ctx, c)
 	if err != nil {
 		return fmt.Errorf("view over %s: begin: %w", stream, err)
 	}

@@ -51,6 +51,12 @@ func (b *Backend) inTxLocked(ctx context.Context, fn func(tx *sql.Tx, now time.T
 		case err == nil:
 		case DiskFull(err) && !errors.Is(err, recordstore.ErrDiskFull):
 			err = recordstore.Errorf(recordstore.ErrDiskFull, "live file %s: %w", b.live, err)
+		case ctx.Err() != nil && !isIOError(err) && !isDamaged(err) && !errors.Is(err, ctx.Err()):
+			// The caller's context ended the transaction (database/sql
+			// rolls it back and closes its statements on its own): say so
+			// with the context's error, not with the statement that
+			// happened to fail next. Nothing was stored.
+			err = fmt.Errorf("%w (the transaction was rolled back: %w)", context.Cause(ctx), err)
 		case isIOError(err):
 			b.failed = err
 			b.log.Error("writer stopped after an I/O error; reopen the store", "err", err)
