@@ -40,14 +40,19 @@ const maxStreamPage = 64 * MaxPageSize
 // out only once its read transaction has ended, so that a slow reader of
 // the output (a pager, a stalled pipe) never holds a read transaction
 // open — which would keep the owner's WAL from being reset and make it
-// grow for as long as the reader waits.
-const maxPageBytes = 4 << 20
+// grow for as long as the reader waits. One page is written out while the
+// next is read: at most two pages' output are held.
+const maxPageBytes = 2 << 20
 
-// pageBuffer holds the output of a streamed page in memory until drain
-// writes it to out, between pages.
+// pageBuffer holds the output of a streamed page in memory; drain hands it
+// to a goroutine that writes it to out while the next page is read into
+// the other buffer, and wait waits for that write. Only that goroutine
+// writes to out while a drain is in flight.
 type pageBuffer struct {
-	out io.Writer
-	buf []byte
+	out      io.Writer
+	buf      []byte     // the page being read
+	spare    []byte     // the buffer of the drain in flight, or free
+	inflight chan error // the drain in flight; nil when none
 }
 
 func (b *pageBuffer) Write(p []byte) (int, error) {
@@ -55,13 +60,34 @@ func (b *pageBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// drain writes what the page buffered to out and empties the buffer.
+// drain waits for the drain in flight, then starts writing what the page
+// buffered to out and gives the page an empty buffer. It returns the
+// earlier drain's error.
 func (b *pageBuffer) drain() error {
+	if err := b.wait(); err != nil {
+		return err
+	}
 	if len(b.buf) == 0 {
 		return nil
 	}
-	_, err := b.out.Write(b.buf)
-	b.buf = b.buf[:0]
+	data := b.buf
+	b.buf, b.spare = b.spare[:0], data
+	done := make(chan error, 1)
+	b.inflight = done
+	go func() {
+		_, err := b.out.Write(data)
+		done <- err
+	}()
+	return nil
+}
+
+// wait waits for the drain in flight, if any, and returns its error.
+func (b *pageBuffer) wait() error {
+	if b.inflight == nil {
+		return nil
+	}
+	err := <-b.inflight
+	b.inflight = nil
 	return err
 }
 
@@ -76,8 +102,24 @@ var (
 // streamExport writes the rows of g's read through s, a page at a time
 // (the first MaxPageSize rows, then twice the page before, up to
 // maxStreamPage), as writeExport does with no first page and no cut.
-func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, pb *pageBuffer, o ExportOptions) (int64, error) {
-	var n int64
+func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, pb *pageBuffer, o ExportOptions) (n int64, err error) {
+	defer func() {
+		if werr := pb.wait(); err == nil && werr != nil {
+			err = fmt.Errorf("export: %w", werr)
+		}
+	}()
+	// Progress runs once a page is written out, with no write in flight
+	// (it may flush out: an HTTP response).
+	var written int64
+	progress := func() error {
+		if err := pb.wait(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if o.Progress != nil && written > 0 {
+			o.Progress(written)
+		}
+		return nil
+	}
 	for !g.ended {
 		if g.size == 0 {
 			g.size = MaxPageSize
@@ -105,14 +147,18 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, pb
 		if err := rw.flush(); err != nil {
 			return n, fmt.Errorf("export: %w", err)
 		}
+		if err := progress(); err != nil {
+			return n, err
+		}
+		written = n
 		if err := pb.drain(); err != nil {
 			return n, fmt.Errorf("export: %w", err)
 		}
-		if o.Progress != nil {
-			o.Progress(n)
-		}
 	}
 	g.ended = true
+	if err := progress(); err != nil {
+		return n, err
+	}
 	if err := rw.close(); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
