@@ -5,11 +5,13 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/fb46ecde/records/recordstore"
@@ -77,21 +79,47 @@ func driverRows(rows driver.Rows, width int) rowStep {
 
 // decodeRows reads every row step yields into records; hint is how many
 // rows are expected at most. Past the first chunk, decoding runs in a
-// second goroutine, chunk by chunk, in order; chunks it is done with come
-// back to be reused.
+// second goroutine, chunk by chunk, in order (see readChunks).
 func (t *table) decodeRows(step rowStep, hint int64) ([]recordstore.Record, error) {
-	width := len(t.kind.Columns)
+	out := make([]recordstore.Record, 0, min(hint, 1<<16))
+	err := readChunks(context.Background(), len(t.kind.Columns), step, func(c *rawChunk) error {
+		out = t.appendDecoded(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readChunks reads every row step yields, width values each, into chunks
+// of decodeChunk rows and hands each chunk to consume, in order. A read of
+// one chunk or less hands it over on this goroutine; past it, a second
+// goroutine consumes each chunk while this one reads the next, and the
+// chunks it is done with come back to be reused (consume must not keep
+// them). The first error of consume stops the reading and is returned;
+// ctx is checked between chunks.
+func readChunks(ctx context.Context, width int, step rowStep, consume func(*rawChunk) error) error {
 	var (
-		out   = make([]recordstore.Record, 0, min(hint, 1<<16))
-		queue chan *rawChunk
-		spare chan *rawChunk
-		done  chan struct{}
+		queue  chan *rawChunk
+		spare  chan *rawChunk
+		done   chan struct{}
+		failed atomic.Bool
+		ferr   error // consume's error on the goroutine, read after done
 	)
-	stop := func() {
-		if queue != nil {
-			close(queue)
-			<-done
+	stop := func() error {
+		if queue == nil {
+			return nil
 		}
+		close(queue)
+		<-done
+		return ferr
+	}
+	fail := func(err error) error {
+		if serr := stop(); serr != nil {
+			return serr
+		}
+		return err
 	}
 	chunk := newRawChunk(width)
 	for {
@@ -101,23 +129,32 @@ func (t *table) decodeRows(step rowStep, hint int64) ([]recordstore.Record, erro
 			break
 		}
 		if err != nil {
-			stop()
-			return nil, err
+			return fail(err)
 		}
 		if chunk.n++; chunk.n < decodeChunk {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
 		}
 		if queue == nil {
 			queue, spare, done = make(chan *rawChunk, 4), make(chan *rawChunk, 6), make(chan struct{})
 			go func() {
 				defer close(done)
 				for c := range queue {
-					out = t.appendDecoded(out, c)
+					if ferr == nil {
+						if ferr = consume(c); ferr != nil {
+							failed.Store(true)
+						}
+					}
 					clear(c.vals) // drop references before reuse
 					c.n = 0
 					spare <- c
 				}
 			}()
+		}
+		if failed.Load() {
+			return stop()
 		}
 		queue <- chunk
 		select {
@@ -126,8 +163,10 @@ func (t *table) decodeRows(step rowStep, hint int64) ([]recordstore.Record, erro
 			chunk = newRawChunk(width)
 		}
 	}
-	stop()
-	return t.appendDecoded(out, chunk), nil
+	if err := stop(); err != nil {
+		return err
+	}
+	return consume(chunk)
 }
 
 // appendDecoded decodes the rows of c onto out.

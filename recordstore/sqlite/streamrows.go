@@ -11,8 +11,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"sync/atomic"
 
 	"github.com/fb46ecde/records/recordstore"
 )
@@ -174,14 +172,13 @@ func (t *table) streamDirect(ctx context.Context, conn *sql.Conn, text string, a
 }
 
 // streamDecoded reads every row step yields and hands it, decoded, to
-// row. A read of fewer than decodeChunk rows hands them over on this
-// goroutine; past them, a second goroutine decodes and hands over each chunk while this one
-// reads the next (as decodeRows does), and the first error of row stops
-// the reading. ctx is checked between chunks.
+// row, chunk by chunk (see readChunks: past the first chunk on a second
+// goroutine while the next is read); the first error of row stops the
+// reading. ctx is checked between chunks.
 func (t *table) streamDecoded(ctx context.Context, step rowStep, row func(int64, []any) error) error {
-	width := len(t.kind.Columns)
-	dec := make([]any, width)
-	emit := func(c *rawChunk) error {
+	dec := make([]any, len(t.kind.Columns))
+	width := len(dec)
+	return readChunks(ctx, width, step, func(c *rawChunk) error {
 		for r := 0; r < c.n; r++ {
 			raw := c.vals[r*width : (r+1)*width]
 			for i, col := range t.kind.Columns {
@@ -192,72 +189,5 @@ func (t *table) streamDecoded(ctx context.Context, step rowStep, row func(int64,
 			}
 		}
 		return nil
-	}
-	var (
-		queue  chan *rawChunk
-		spare  chan *rawChunk
-		done   chan struct{}
-		failed atomic.Bool
-		ferr   error // the goroutine's error, read after done
-	)
-	stop := func() error {
-		if queue == nil {
-			return nil
-		}
-		close(queue)
-		<-done
-		return ferr
-	}
-	chunk := newRawChunk(width)
-	for {
-		r := chunk.n
-		err := step(&chunk.seqs[r], chunk.vals[r*width:(r+1)*width])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if serr := stop(); serr != nil {
-				return serr
-			}
-			return err
-		}
-		if chunk.n++; chunk.n < decodeChunk {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			if serr := stop(); serr != nil {
-				return serr
-			}
-			return err
-		}
-		if queue == nil {
-			queue, spare, done = make(chan *rawChunk, 4), make(chan *rawChunk, 6), make(chan struct{})
-			go func() {
-				defer close(done)
-				for c := range queue {
-					if ferr == nil {
-						if ferr = emit(c); ferr != nil {
-							failed.Store(true)
-						}
-					}
-					clear(c.vals)
-					c.n = 0
-					spare <- c
-				}
-			}()
-		}
-		if failed.Load() {
-			return stop()
-		}
-		queue <- chunk
-		select {
-		case chunk = <-spare:
-		default:
-			chunk = newRawChunk(width)
-		}
-	}
-	if err := stop(); err != nil {
-		return err
-	}
-	return emit(chunk)
+	})
 }
