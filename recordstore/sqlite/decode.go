@@ -79,10 +79,11 @@ func driverRows(rows driver.Rows, width int) rowStep {
 
 // decodeRows reads every row step yields into records; hint is how many
 // rows are expected at most. Past the first chunk, decoding runs in a
-// second goroutine, chunk by chunk, in order (see readChunks).
-func (t *table) decodeRows(step rowStep, hint int64) ([]recordstore.Record, error) {
+// second goroutine, chunk by chunk, in order; ctx is checked between
+// chunks (see readChunks).
+func (t *table) decodeRows(ctx context.Context, step rowStep, hint int64) ([]recordstore.Record, error) {
 	out := make([]recordstore.Record, 0, min(hint, 1<<16))
-	err := readChunks(context.Background(), len(t.kind.Columns), step, func(c *rawChunk) error {
+	err := readChunks(ctx, len(t.kind.Columns), step, func(c *rawChunk) error {
 		out = t.appendDecoded(out, c)
 		return nil
 	})

@@ -85,7 +85,7 @@ func (b *Backend) queryOnce(ctx context.Context, stream string, q *recordstore.R
 	if q.Limit > 0 {
 		hint = min(hint, int64(q.Limit))
 	}
-	recs, err = t.decodeRows(sqlRows(rows, len(t.kind.Columns)), hint)
+	recs, err = t.decodeRows(ctx, sqlRows(rows, len(t.kind.Columns)), hint)
 	return recs, s.meta(), "", err
 }
 

@@ -162,7 +162,7 @@ func (b *Backend) scanOnce(ctx context.Context, stream string, opts recordstore.
 		return nil, "", err
 	}
 	defer rows.Close()
-	recs, err = t.decodeRows(sqlRows(rows, len(t.kind.Columns)), hint)
+	recs, err = t.decodeRows(ctx, sqlRows(rows, len(t.kind.Columns)), hint)
 	return recs, "", err
 }
 
@@ -180,12 +180,26 @@ const directScanMin = 512
 // database/sql. The driver checks ctx while it steps; between chunks of
 // rows, so does the loop.
 func (t *table) scanDirect(ctx context.Context, conn *sql.Conn, no, after, limit, hint int64) (recs []recordstore.Record, ok bool, err error) {
+	args := []driver.NamedValue{{Ordinal: 1, Value: no}, {Ordinal: 2, Value: after}, {Ordinal: 3, Value: limit}}
+	ok, err = onDriver(ctx, conn, t.scanSQL, args, func(rows driver.Rows) (err error) {
+		recs, err = t.decodeRows(ctx, driverRows(rows, len(t.kind.Columns)), hint)
+		return err
+	})
+	return recs, ok, err
+}
+
+// onDriver runs the query text with args on the driver connection under
+// conn (inside whatever transaction runs there) and hands its rows to
+// read. ok is false, with nothing run, when the driver does not offer
+// what this needs (a prepared statement that queries with a context); the
+// caller then reads through database/sql.
+func onDriver(ctx context.Context, conn *sql.Conn, text string, args []driver.NamedValue, read func(driver.Rows) error) (ok bool, err error) {
 	err = conn.Raw(func(dc any) error {
 		pc, isPC := dc.(driver.ConnPrepareContext)
 		if !isPC {
 			return nil
 		}
-		st, err := pc.PrepareContext(ctx, t.scanSQL)
+		st, err := pc.PrepareContext(ctx, text)
 		if err != nil {
 			return err
 		}
@@ -194,25 +208,15 @@ func (t *table) scanDirect(ctx context.Context, conn *sql.Conn, no, after, limit
 		if !isQC {
 			return nil
 		}
-		rows, err := qc.QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: no}, {Ordinal: 2, Value: after}, {Ordinal: 3, Value: limit}})
+		rows, err := qc.QueryContext(ctx, args)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		step := driverRows(rows, len(t.kind.Columns))
-		n := 0
-		recs, err = t.decodeRows(func(seq *int64, vals []any) error {
-			if n++; n%decodeChunk == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			return step(seq, vals)
-		}, hint)
 		ok = true
-		return err
+		return read(rows)
 	})
-	return recs, ok, err
+	return ok, err
 }
 
 // beginRead starts a read transaction on db that the end of ctx does not

@@ -146,29 +146,9 @@ func (t *table) streamDirect(ctx context.Context, conn *sql.Conn, text string, a
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
 	}
-	err = conn.Raw(func(dc any) error {
-		pc, isPC := dc.(driver.ConnPrepareContext)
-		if !isPC {
-			return nil
-		}
-		st, err := pc.PrepareContext(ctx, text)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		qc, isQC := st.(driver.StmtQueryContext)
-		if !isQC {
-			return nil
-		}
-		rows, err := qc.QueryContext(ctx, named)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		ok = true
+	return onDriver(ctx, conn, text, named, func(rows driver.Rows) error {
 		return t.streamDecoded(ctx, driverRows(rows, len(t.kind.Columns)), row)
 	})
-	return ok, err
 }
 
 // streamDecoded reads every row step yields and hands it, decoded, to
