@@ -202,16 +202,24 @@ type pager struct {
 	ended bool // the last fetch saw no row past its page, or the limit is reached
 }
 
-// next returns the next page, empty once the read or the limit is done.
-func (g *pager) next(ctx context.Context) ([]recordstore.Record, error) {
+// nextSize returns the next page's size — MaxPageSize first, then twice
+// the page before, up to most — cut to what the limit leaves (0 once it
+// is reached).
+func (g *pager) nextSize(most int) int {
 	if g.size == 0 {
 		g.size = MaxPageSize
 	}
 	n := g.size
-	g.size = min(2*g.size, maxReadPage)
+	g.size = min(2*g.size, most)
 	if g.limit > 0 {
 		n = min(n, g.limit-g.sent)
 	}
+	return n
+}
+
+// next returns the next page, empty once the read or the limit is done.
+func (g *pager) next(ctx context.Context) ([]recordstore.Record, error) {
+	n := g.nextSize(maxReadPage)
 	if n == 0 || g.ended {
 		g.ended = true
 		return nil, nil

@@ -121,14 +121,7 @@ func streamExport(ctx context.Context, s RowStreamer, g *pager, rw rowWriter, pb
 		return nil
 	}
 	for !g.ended {
-		if g.size == 0 {
-			g.size = MaxPageSize
-		}
-		size := g.size
-		g.size = min(2*g.size, maxStreamPage)
-		if g.limit > 0 {
-			size = min(size, g.limit-g.sent)
-		}
+		size := g.nextSize(maxStreamPage)
 		if size == 0 {
 			break
 		}
