@@ -24,3 +24,8 @@ func (c *Child) Stop() error {
 func (c *Child) Cont() error {
 	return recordstore.Errorf(recordstore.ErrUnsupported, "continuing a child needs unix signals")
 }
+
+// StopProcess is not supported on this platform.
+func StopProcess(pid int) error {
+	return recordstore.Errorf(recordstore.ErrUnsupported, "stopping process %d needs unix signals", pid)
+}

@@ -28,6 +28,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+
+	"github.com/fb46ecde/records/recordstoretest"
 )
 
 // recordRun is one run of query drakkar record: its events' task ids and
@@ -184,7 +186,7 @@ var _ = Describe("query drakkar record by several processes for one worker name"
 		Expect(strings.Count(r.stderr, "query: waiting for pid")).To(Equal(1), r.stderr)
 		Expect(r.stderr).To(HavePrefix(waiting))
 
-		Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
+		Expect(recordstoretest.StopProcess(pid)).To(Succeed())
 		stopped := true
 		defer func() {
 			if stopped {

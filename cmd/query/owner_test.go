@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstoretest"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
@@ -55,8 +56,13 @@ func (s *store) msgs(stream string) []string {
 }
 
 // signal sends sig to a session's process (SIGSTOP and SIGCONT, which
-// gexec has no shorthand for).
+// gexec has no shorthand for); after a SIGSTOP it returns once every
+// thread of the process is stopped (recordstoretest.StopProcess).
 func signal(session *gexec.Session, sig syscall.Signal) {
+	if sig == syscall.SIGSTOP {
+		ExpectWithOffset(1, recordstoretest.StopProcess(session.Command.Process.Pid)).To(Succeed())
+		return
+	}
 	ExpectWithOffset(1, session.Command.Process.Signal(sig)).To(Succeed())
 }
 

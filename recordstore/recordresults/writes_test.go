@@ -25,6 +25,7 @@ import (
 	"github.com/fb46ecde/records/recordstore/owner"
 	"github.com/fb46ecde/records/recordstore/records"
 	"github.com/fb46ecde/records/recordstore/spool"
+	"github.com/fb46ecde/records/recordstoretest"
 )
 
 // plainOwnerRole is the child role (mpChildEnv) of runPlainOwner.
@@ -191,7 +192,7 @@ var _ = Describe("the Store's writes", func() {
 		It("ends each write's wait with a pending error naming its batch while the owner is stopped, and the owner applies it once resumed", func() {
 			_, err := st.Append(ctx, "e", "events", []recordstore.Row{{"msg": "a"}}, owner.AppendOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(child.Command.Process.Signal(syscall.SIGSTOP)).To(Succeed())
+			Expect(recordstoretest.StopProcess(child.Command.Process.Pid)).To(Succeed())
 			pending := func(err error) string {
 				GinkgoHelper()
 				var pe *owner.PendingError
