@@ -41,7 +41,9 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 		}
 		return 0, err
 	}
+	before := s.push.hub.commits.Load()
 	results, err := s.backend.AppendBatch(ctx, batches...)
+	commit := ownCommit(group, before, s.push.hub.commits.Load())
 	if err != nil && hasInline(group) {
 		if group = dropInline(group, err); len(group) == 0 {
 			s.setLastError(err)
@@ -81,7 +83,7 @@ func (s *Store[T]) commitGroup(ctx context.Context, group []loaded) (int, error)
 		s.announce(res)
 	}
 	if hasInline(group) {
-		s.answerInline(ctx, group, results)
+		s.answerInline(ctx, group, results, commit)
 		s.opts.Failpoint(FailInlineAfterAnswer)
 	}
 	s.opts.Failpoint(FailAfterLedger)

@@ -79,6 +79,10 @@ type Response struct {
 	// request (the request asked for it): it reads the next one for
 	// keepIdle, then closes the connection.
 	Keep bool `json:"keep,omitempty"`
+	// Epoch, in the answer to the subscribe action, is the owner's
+	// writer epoch: the notices that follow count that owner's commits
+	// (IngestOutcome.Commit).
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // IngestOutcome answers ingest for one batch id: Done with the ledger's
@@ -93,6 +97,14 @@ type IngestOutcome struct {
 	// this store, or applied so long ago that its ledger row was swept.
 	// Waiting longer would not help. (Done is false.)
 	Unknown bool `json:"unknown,omitempty"`
+	// Commit and Epoch, in the answer to the append action, say which
+	// commit notice announces the batch's commit — the Commit-th of the
+	// owner of Epoch — when that commit held nothing but this batch
+	// (and no declaration); 0 when the owner cannot say exactly. The
+	// producer then skips the probe of the file that notice would start
+	// (see noticeFilter). An owner that predates them sends neither.
+	Commit uint64 `json:"commit,omitempty"`
+	Epoch  int64  `json:"epoch,omitempty"`
 }
 
 // SpoolListing is the answer to the spool action.

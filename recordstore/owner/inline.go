@@ -70,18 +70,46 @@ type inlineReq struct {
 }
 
 // inlineAnswer is the drain's answer to an inline request: the batch's
-// result, or why it was not committed.
+// result, or why it was not committed; commit is the notice count of the
+// commit that held it when that commit held nothing else (ownCommit).
 type inlineAnswer struct {
-	res recordstore.BatchResult
-	err error
+	res    recordstore.BatchResult
+	err    error
+	commit uint64
 }
 
 // answer hands the request its answer (once).
 func (r *inlineReq) answer(res recordstore.BatchResult, err error) {
+	r.answerCommit(res, err, 0)
+}
+
+// answerCommit is answer with the batch's own commit's notice count.
+func (r *inlineReq) answerCommit(res recordstore.BatchResult, err error, commit uint64) {
 	select {
-	case r.done <- inlineAnswer{res, err}:
+	case r.done <- inlineAnswer{res, err, commit}:
 	default:
 	}
+}
+
+// ownCommit returns the notice count of the commit of group, a group of
+// one inline batch of appends only, when the count moved by exactly one
+// across its AppendBatch (before and after): then that commit was the
+// batch's own, and its producer — which wakes its own followers of the
+// batch's streams when answered — need not probe the file for the notice
+// that announces it (see noticeFilter). Otherwise 0: another writer of
+// this process committed in between, or the commit held other batches, a
+// declaration (a catalog change the producer's change feed must read) or
+// another operation.
+func ownCommit(group []loaded, before, after uint64) uint64 {
+	if len(group) != 1 || group[0].inline == nil || after != before+1 {
+		return 0
+	}
+	for _, e := range group[0].batch.Entries {
+		if e.Op != recordstore.OpAppend {
+			return 0
+		}
+	}
+	return after
 }
 
 // inlineQueue holds the inline batches no drain has taken yet.
@@ -173,7 +201,11 @@ func (s *Store[T]) controlAppend(ctx context.Context, data []byte) (IngestOutcom
 		if a.err != nil {
 			return IngestOutcome{}, a.err
 		}
-		return IngestOutcome{ID: b.ID, Done: true, Result: &a.res}, nil
+		out := IngestOutcome{ID: b.ID, Done: true, Result: &a.res}
+		if a.commit != 0 {
+			out.Commit, out.Epoch = a.commit, s.backend.Epoch()
+		}
+		return out, nil
 	case <-ctx.Done():
 		r.dropped.Store(true)
 		if r.taken.Load() {
@@ -254,7 +286,7 @@ func dropInline(group []loaded, err error) []loaded {
 // writer stops (setLastError), and the batches are answered with the
 // error: their commit may not survive a power loss (the producer asks the
 // ledger, which has them, and gets their result from it).
-func (s *Store[T]) answerInline(ctx context.Context, group []loaded, results []recordstore.BatchResult) {
+func (s *Store[T]) answerInline(ctx context.Context, group []loaded, results []recordstore.BatchResult, commit uint64) {
 	err := s.backend.Sync(ctx)
 	if err != nil {
 		s.setLastError(err)
@@ -269,6 +301,6 @@ func (s *Store[T]) answerInline(ctx context.Context, group []loaded, results []r
 			g.inline.answer(recordstore.BatchResult{}, fmt.Errorf("batch %s is committed but not durable: %w", g.name.ID, err))
 			continue
 		}
-		g.inline.answer(results[i], nil)
+		g.inline.answerCommit(results[i], nil, commit)
 	}
 }

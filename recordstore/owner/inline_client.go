@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +78,10 @@ func (s *Store[T]) tryInline(ctx context.Context, b *recordstore.Batch) (res rec
 	}
 	res, ok, sent := s.sendInline(ctx, b.ID, data)
 	if ok {
+		// This process's followers of the batch's streams learn of it
+		// here: the notice of a commit that held nothing else starts no
+		// probe of the file (noticeFilter).
+		s.backend.Notifier().Notify(batchStreams(b)...)
 		return res, true, true, nil
 	}
 	if sent {
@@ -152,10 +157,13 @@ func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res 
 	if sock == "" || s.inlineRefused(sock) {
 		return res, false, false
 	}
+	s.push.filter.begin()
 	resp, sent, err := s.callInline(ctx, sock, Request{Action: ActionAppend, Batch: data})
 	switch {
 	case err == nil && len(resp.Results) == 1 && resp.Results[0].Done && resp.Results[0].Result != nil && resp.Results[0].Result.ID == id:
-		return *resp.Results[0].Result, true, true
+		out := resp.Results[0]
+		s.push.filter.end(out.Epoch, out.Commit)
+		return *out.Result, true, true
 	case err == nil:
 		s.log.Debug("fast path: the owner's answer has no result", "batch", id)
 	case resp.Error != "" && (strings.HasPrefix(resp.Error, "unknown action") || strings.HasPrefix(resp.Error, inlineOffText)):
@@ -168,6 +176,7 @@ func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res 
 			s.forgetSocket(sock)
 		}
 	}
+	s.push.filter.end(0, 0)
 	return res, false, sent
 }
 
@@ -193,4 +202,15 @@ func (s *Store[T]) refuseInline(sock string) {
 // written. An answer with an error is returned with it (resp.Error set).
 func (s *Store[T]) callInline(ctx context.Context, path string, req Request) (resp Response, sent bool, err error) {
 	return s.conns.callKept(ctx, path, req, func() { s.opts.Failpoint(FailInlineAfterSend) })
+}
+
+// batchStreams returns the streams b's entries name.
+func batchStreams(b *recordstore.Batch) []string {
+	var out []string
+	for _, e := range b.Entries {
+		if e.Stream != "" && !slices.Contains(out, e.Stream) {
+			out = append(out, e.Stream)
+		}
+	}
+	return out
 }

@@ -139,6 +139,7 @@ type pushState struct {
 	hub      pushHub
 	wake     atomic.Pointer[string] // nil: polling
 	notices  atomic.Uint64          // notices taken as a non-owner (Status.Notices)
+	filter   noticeFilter           // which notices start a probe of the file
 	kickOnce sync.Once
 	kickCh   chan struct{}
 	// clock times the promotion under way, and prev is the state file's
@@ -200,7 +201,7 @@ func (s *Store[T]) controlSubscribe(ctx context.Context, c net.Conn) {
 	}()
 	_ = c.SetReadDeadline(time.Time{})
 	_ = c.SetWriteDeadline(time.Now().Add(pushWriteTimeout))
-	if err := json.NewEncoder(c).Encode(Response{Protocol: Protocol, OK: true}); err != nil {
+	if err := json.NewEncoder(c).Encode(Response{Protocol: Protocol, OK: true, Epoch: s.backend.Epoch()}); err != nil {
 		return
 	}
 	buf := make([]byte, 0, 32)
@@ -311,16 +312,22 @@ func (s *Store[T]) subscribeOnce() (connected bool, err error) {
 	poller := any(s.backend).(changePoller)
 	poller.SetPushed(true)
 	defer poller.SetPushed(false) // polls at once, and at the usual pace again
-	poller.PollChanges()          // whatever was committed while there was no subscription
+	// PollChanges returns at once; a poll under way is followed by one
+	// more, not one per notice. Notices of this process's own commits
+	// start none (noticeFilter).
+	s.push.filter.reset(resp.Epoch, poller.PollChanges)
+	defer s.push.filter.reset(0, nil)
+	poller.PollChanges() // whatever was committed while there was no subscription
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {
 			return true, err
 		}
-		if _, err := DecodeNotice(line); err != nil {
+		n, err := DecodeNotice(line)
+		if err != nil {
 			return true, err
 		}
-		poller.PollChanges() // returns at once; a poll under way is followed by one more, not one per notice
+		s.push.filter.notice(n.Commit)
 		s.push.notices.Add(1)
 	}
 }

@@ -154,6 +154,100 @@ var _ = Describe("commit notices", func() {
 			"the held probe and one more, not one per notice")
 	})
 
+	It("start no probe of the file for a follower's own fast-path appends, and still wake it for every other commit", func() {
+		recheck := recordstore.FollowRecheck
+		recordstore.FollowRecheck = time.Hour // Wait's own safety net out of the way
+		DeferCleanup(func() { recordstore.FollowRecheck = recheck })
+		const foreign = 20
+		path := storePath()
+		own := startOwner(path, fast(), nil, appendGen("theirs", "t", 0, 1).Named("first"), hold().Named("go"),
+			appendGen("theirs", "t", 1, foreign-1).Named("rest"), hold())
+		DeferCleanup(own.Kill)
+		Expect(own.Release()).To(Succeed())
+		own.MustStepNamed("first", wait)
+
+		var probes atomic.Int64
+		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+			Path: path, CatalogVersion: sqlite.CatalogVersion, NoPromotion: true, StartWait: wait,
+			Open: func(ctx context.Context, readOnly bool, submit owner.Submitter) (*sqlite.Backend, error) {
+				return sqlite.Open(ctx, path, sqlite.Options{ReadOnly: readOnly, Submit: submit, SweepInterval: -1,
+					ChangeInterval: time.Hour, BeforeChangeProbe: func() { probes.Add(1) }})
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		Eventually(wakeOf(s)).WithTimeout(wait).Should(Equal(owner.WakePush))
+		notices := func() uint64 {
+			st, err := s.Status(context.Background())
+			Expect(err).NotTo(HaveOccurred())
+			return st.Notices
+		}
+		ctx := context.Background()
+		appendOwn := func(i int) {
+			_, err := s.Backend().Append(ctx, "mine", "event", []recordstore.Row{{"k": fmt.Sprintf("m%d", i), "n": int64(i)}})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		// The stream's first append (its statements prepared), and the
+		// first notice of the subscription, which probes: it also counts
+		// the commits made before.
+		appendOwn(0)
+		Eventually(notices).WithTimeout(wait).Should(BeNumerically(">=", 1))
+		Eventually(func() bool {
+			n := probes.Load()
+			time.Sleep(200 * time.Millisecond)
+			return n >= 1 && probes.Load() == n
+		}).WithTimeout(wait).Should(BeTrue(), "the probes settle")
+
+		// Appends of this process alone: each commit is announced, none
+		// makes it probe the file, and a follower of the stream here is
+		// woken by the answer.
+		before, seen := probes.Load(), notices()
+		woken := make(chan recordstore.Meta, 1)
+		go func() {
+			defer GinkgoRecover()
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			m, err := recordstore.Wait(wctx, s.Backend(), "mine", 10)
+			Expect(err).NotTo(HaveOccurred())
+			woken <- m
+		}()
+		for i := 1; i <= 10; i++ {
+			appendOwn(i)
+		}
+		Eventually(woken).WithTimeout(wait).Should(Receive())
+		Eventually(notices).WithTimeout(wait).Should(BeNumerically(">=", seen+10))
+		Consistently(probes.Load, 300*time.Millisecond).Should(Equal(before),
+			"no probe for notices of this process's own commits")
+
+		// Another process's commits, while this one keeps appending: each
+		// reaches a follower here (the feed polls once an hour).
+		got := make(chan recordstore.Meta, 1)
+		go func() {
+			defer GinkgoRecover()
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			var m recordstore.Meta
+			for m.HighSeq < foreign {
+				var err error
+				m, err = recordstore.Wait(wctx, s.Backend(), "theirs", m.HighSeq)
+				Expect(err).NotTo(HaveOccurred(), "a commit of the owner's never woke the follower")
+			}
+			got <- m
+		}()
+		Expect(own.Release()).To(Succeed())
+		for i := 11; ; i++ {
+			appendOwn(i)
+			select {
+			case m := <-got:
+				Expect(m.HighSeq).To(Equal(int64(foreign)))
+				Expect(probes.Load()).To(BeNumerically(">", before))
+				return
+			default:
+			}
+			Expect(i).To(BeNumerically("<", 100000), "the follower was not woken")
+		}
+	})
+
 	It("drop a subscriber that reads nothing, and never hold the writer up for it", func() {
 		path := storePath()
 		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{

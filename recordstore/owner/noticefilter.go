@@ -1,0 +1,158 @@
+// The producer's side of commit notices for its own fast-path appends:
+// most notices a producer that appends on the fast path gets announce its
+// own commits, whose followers in its process it has woken already (when
+// the owner answered). Probing the file for each of them — data_version,
+// the epoch, schema_version — cost the producer about as much CPU as the
+// append, on the cores the owner needs for the next one. The owner says
+// in its answer which notice announces the batch's commit when that
+// commit held nothing else (IngestOutcome.Commit); the producer skips the
+// probe for a notice that announces nothing but such commits.
+
+package owner
+
+import (
+	"sync"
+	"time"
+)
+
+// noticeHold is how long a notice that arrives while this process waits
+// for the owner's answer to one of its own appends is held for that
+// answer (the owner announces a commit before it syncs the WAL and
+// answers, so a producer's own commit is usually announced first). A
+// notice held longer is acted on.
+const noticeHold = 5 * time.Millisecond
+
+// noticeOwnMax bounds the own commits remembered ahead of the notices.
+const noticeOwnMax = 1024
+
+// noticeFilter decides, for each commit notice of a subscription, whether
+// the change feed must probe the file. The zero value is ready and, until
+// reset, probes for every notice.
+type noticeFilter struct {
+	mu sync.Mutex
+	// poll starts a probe (changePoller.PollChanges); nil while not
+	// subscribed.
+	poll func()
+	// epoch is the subscription's owner (Response.Epoch); 0: unknown, no
+	// notice is skipped.
+	epoch int64
+	// seen is the notice count up to which every commit was probed for or
+	// was this process's own.
+	seen uint64
+	// own holds the counts of this process's own commits (the owner's
+	// answers) above seen.
+	own map[uint64]bool
+	// inflight counts this process's appends waiting for the owner's
+	// answer; held is the highest notice count received meanwhile (0:
+	// none), decided when the last answer arrives or after noticeHold.
+	inflight int
+	held     uint64
+	timer    *time.Timer
+}
+
+// reset starts a subscription to the owner of epoch, whose notices poll
+// asks for; a nil poll ends it. Notices counted before are forgotten.
+func (f *noticeFilter) reset(epoch int64, poll func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.poll, f.epoch, f.seen, f.held = poll, epoch, 0, 0
+	clear(f.own)
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+}
+
+// notice takes the notice of commit count n: it probes at once, skips
+// the probe when every commit it announces is this process's own, or —
+// while an append of this process waits for its answer — holds it.
+func (f *noticeFilter) notice(n uint64) {
+	f.mu.Lock()
+	if f.inflight > 0 && f.epoch != 0 {
+		if f.held == 0 { // the hold runs from the first notice held
+			if f.timer == nil {
+				f.timer = time.AfterFunc(noticeHold, f.release)
+			} else {
+				f.timer.Reset(noticeHold)
+			}
+		}
+		f.held = max(f.held, n)
+		f.mu.Unlock()
+		return
+	}
+	poll := f.decideLocked(n)
+	f.mu.Unlock()
+	if poll != nil {
+		poll()
+	}
+}
+
+// begin counts an append of this process sent to the owner.
+func (f *noticeFilter) begin() {
+	f.mu.Lock()
+	f.inflight++
+	f.mu.Unlock()
+}
+
+// end counts the owner's answer to an append (or its absence: commit 0):
+// commit is the notice count of the batch's own commit under the owner of
+// epoch. A notice held for it is decided when no other append waits.
+func (f *noticeFilter) end(epoch int64, commit uint64) {
+	f.mu.Lock()
+	f.inflight--
+	if commit != 0 && epoch != 0 && epoch == f.epoch && commit > f.seen {
+		if f.own == nil {
+			f.own = map[uint64]bool{}
+		}
+		if len(f.own) < noticeOwnMax {
+			f.own[commit] = true
+		}
+	}
+	var poll func()
+	if f.inflight == 0 && f.held != 0 {
+		n := f.held
+		f.held = 0
+		poll = f.decideLocked(n)
+	}
+	f.mu.Unlock()
+	if poll != nil {
+		poll()
+	}
+}
+
+// release decides a notice held noticeHold without its answer.
+func (f *noticeFilter) release() {
+	f.mu.Lock()
+	var poll func()
+	if f.held != 0 {
+		n := f.held
+		f.held = 0
+		poll = f.decideLocked(n)
+	}
+	f.mu.Unlock()
+	if poll != nil {
+		poll()
+	}
+}
+
+// decideLocked takes notice count n: it returns the probe to start, or
+// nil when every commit in (seen, n] is this process's own (or n is not
+// past seen). The caller holds mu and starts the probe after unlocking.
+func (f *noticeFilter) decideLocked(n uint64) func() {
+	if n <= f.seen {
+		return nil
+	}
+	own := f.epoch != 0
+	for c := f.seen + 1; own && c <= n; c++ {
+		own = f.own[c]
+	}
+	for c := range f.own {
+		if c <= n {
+			delete(f.own, c)
+		}
+	}
+	f.seen = n
+	if own || f.poll == nil {
+		return nil
+	}
+	return f.poll
+}
