@@ -107,23 +107,20 @@ func (f *noticeFilter) end(epoch int64, commit uint64) {
 			f.own[commit] = true
 		}
 	}
-	var poll func()
-	if f.inflight == 0 && f.held != 0 {
-		n := f.held
-		f.held = 0
-		poll = f.decideLocked(n)
-	}
-	f.mu.Unlock()
-	if poll != nil {
-		poll()
-	}
+	f.decideHeld(f.inflight == 0)
 }
 
 // release decides a notice held noticeHold without its answer.
 func (f *noticeFilter) release() {
 	f.mu.Lock()
+	f.decideHeld(true)
+}
+
+// decideHeld decides the notice held, if any, when now is set; the caller
+// holds mu, which it releases (before the probe starts).
+func (f *noticeFilter) decideHeld(now bool) {
 	var poll func()
-	if f.held != 0 {
+	if now && f.held != 0 {
 		n := f.held
 		f.held = 0
 		poll = f.decideLocked(n)
