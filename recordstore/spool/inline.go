@@ -32,14 +32,14 @@ const MaxInlineBytes = 256 << 10
 var ErrInlineTooLarge = recordstore.Errorf(recordstore.ErrCapacity, "inline batch too large")
 
 // EncodeInline encodes batch as an inline batch: "RSIB1\n", the length of
-// the manifest as an unsigned varint, the manifest (format 1, as Publish
-// writes it, each append entry with rows naming its data file e00001.ndjson
-// and so on), then each such entry's NDJSON data in entry order. The batch
-// must have its ID, Producer and Created set. It refuses what Publish
-// refuses (a row that does not fit its kind, a repeated key, more rows than
-// lim.MaxRows, an entry over lim.MaxBytes) with the same errors, and a batch
-// whose encoding exceeds MaxInlineBytes with ErrInlineTooLarge. It writes
-// nothing anywhere.
+// the manifest as an unsigned varint, the manifest (format 1, the document
+// Publish writes but without indentation, each append entry with rows
+// naming its data file e00001.ndjson and so on), then each such entry's
+// NDJSON data in entry order. The batch must have its ID, Producer and
+// Created set. It refuses what Publish refuses (a row that does not fit its
+// kind, a repeated key, more rows than lim.MaxRows, an entry over
+// lim.MaxBytes) with the same errors, and a batch whose encoding exceeds
+// MaxInlineBytes with ErrInlineTooLarge. It writes nothing anywhere.
 func EncodeInline(ctx context.Context, batch *recordstore.Batch, lim Limits) ([]byte, error) {
 	for i := range batch.Entries {
 		if batch.Entries[i].Source != nil {
@@ -81,7 +81,7 @@ func EncodeInline(ctx context.Context, batch *recordstore.Batch, lim Limits) ([]
 		me := &m.Entries[i]
 		me.File, me.Format, me.Rows, me.Bytes, me.SHA256 = dataFileName(i, codec.Extension()), codec.Name(), int64(len(e.Rows)), n, sum
 	}
-	man, err := m.Encode()
+	man, err := m.encodeCompact()
 	if err != nil {
 		return nil, err
 	}
