@@ -20,6 +20,7 @@ func (s *Store[T]) openDeferred(ctx context.Context) bool {
 		s.log.Debug("deferred election: the backend cannot be opened read-only; electing now", "error", err)
 		return false
 	}
+	s.hintTakes(b)
 	s.backend = b
 	s.setRole(RoleDeferred)
 	return true

@@ -76,7 +76,7 @@ func (s *Store[T]) tryInline(ctx context.Context, b *recordstore.Batch) (res rec
 	if err != nil {
 		return res, false, false, nil // the spool refuses it the same way, or takes it (too large)
 	}
-	res, ok, sent := s.sendInline(ctx, b.ID, data)
+	res, ok, sent := s.sendInline(ctx, b, data)
 	if ok {
 		// This process's followers of the batch's streams learn of it
 		// here: the notice of a commit that held nothing else starts no
@@ -107,6 +107,9 @@ func (s *Store[T]) publishFallback(ctx context.Context, b recordstore.Batch, sen
 
 // stamp sets b's ID, Created and Producer, taking the next producer seq.
 func (s *Store[T]) stamp(b *recordstore.Batch) {
+	if !appendsOnly(b) {
+		s.push.filter.forgetTakes()
+	}
 	s.pub.Lock()
 	s.pub.seq++
 	seq := s.pub.seq
@@ -152,7 +155,8 @@ func (s *Store[T]) publishStamped(ctx context.Context, b recordstore.Batch, visi
 // result (ok) once the owner answered with it. sent says whether the
 // request may have reached the owner: when it did and no result came, the
 // owner may have committed the batch.
-func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res recordstore.BatchResult, ok, sent bool) {
+func (s *Store[T]) sendInline(ctx context.Context, b *recordstore.Batch, data []byte) (res recordstore.BatchResult, ok, sent bool) {
+	id := b.ID
 	sock := s.ownerSocket()
 	if sock == "" || s.inlineRefused(sock) {
 		return res, false, false
@@ -162,7 +166,7 @@ func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res 
 	switch {
 	case err == nil && len(resp.Results) == 1 && resp.Results[0].Done && resp.Results[0].Result != nil && resp.Results[0].Result.ID == id:
 		out := resp.Results[0]
-		s.push.filter.end(out.Epoch, out.Commit)
+		s.push.filter.end(out.Epoch, out.Commit, tookStreams(b, out.Result))
 		return *out.Result, true, true
 	case err == nil:
 		s.log.Debug("fast path: the owner's answer has no result", "batch", id)
@@ -176,7 +180,7 @@ func (s *Store[T]) sendInline(ctx context.Context, id string, data []byte) (res 
 			s.forgetSocket(sock)
 		}
 	}
-	s.push.filter.end(0, 0)
+	s.push.filter.end(0, 0, nil)
 	return res, false, sent
 }
 
@@ -202,6 +206,22 @@ func (s *Store[T]) refuseInline(sock string) {
 // written. An answer with an error is returned with it (resp.Error set).
 func (s *Store[T]) callInline(ctx context.Context, path string, req Request) (resp Response, sent bool, err error) {
 	return s.conns.callKept(ctx, path, req, func() { s.opts.Failpoint(FailInlineAfterSend) })
+}
+
+// tookStreams returns the streams the appends of b added rows to, with
+// their kinds, as res (the owner's answer) says: none unless b committed,
+// and no entry that failed.
+func tookStreams(b *recordstore.Batch, res *recordstore.BatchResult) []streamKind {
+	if res.Outcome != recordstore.OutcomeCommitted || res.Error != nil || len(res.Entries) != len(b.Entries) {
+		return nil
+	}
+	var out []streamKind
+	for i, e := range b.Entries {
+		if e.Op == recordstore.OpAppend && res.Entries[i].Error == nil && e.Stream != "" {
+			out = append(out, streamKind{e.Stream, e.Kind})
+		}
+	}
+	return out
 }
 
 // batchStreams returns the streams b's entries name.

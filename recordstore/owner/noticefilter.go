@@ -7,6 +7,13 @@
 // in its answer which notice announces the batch's commit when that
 // commit held nothing else (IngestOutcome.Commit); the producer skips the
 // probe for a notice that announces nothing but such commits.
+//
+// The same knowledge spares the producer its check of the stream before
+// an append (the stream takes the kind and is not sealed: a read of the
+// file right after the owner's commit). An append the owner committed in
+// a commit of its own proves the stream took that kind, unsealed, at
+// that commit; until a notice announces a commit that was not this
+// process's own, nothing else wrote the file (noticeFilter.takes).
 
 package owner
 
@@ -48,15 +55,35 @@ type noticeFilter struct {
 	inflight int
 	held     uint64
 	timer    *time.Timer
+	// foreign is the highest notice count decided not to be this
+	// process's own alone: some commit up to it may be another writer's.
+	foreign uint64
+	// takes holds, per stream, the kind an append of this process added
+	// to it and the count of that append's own commit (see knowsTakes).
+	takes map[string]takenStream
 }
+
+// takenStream is a stream an own commit appended to: its kind, and the
+// commit's notice count.
+type takenStream struct {
+	kind   string
+	commit uint64
+}
+
+// streamKind is a stream and the kind an append added to it.
+type streamKind struct{ stream, kind string }
+
+// takesMax bounds the streams noticeFilter.takes remembers.
+const takesMax = 4096
 
 // reset starts a subscription to the owner of epoch, whose notices poll
 // asks for; a nil poll ends it. Notices counted before are forgotten.
 func (f *noticeFilter) reset(epoch int64, poll func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.poll, f.epoch, f.seen, f.held = poll, epoch, 0, 0
+	f.poll, f.epoch, f.seen, f.held, f.foreign = poll, epoch, 0, 0, 0
 	clear(f.own)
+	clear(f.takes)
 	if f.timer != nil {
 		f.timer.Stop()
 	}
@@ -95,11 +122,14 @@ func (f *noticeFilter) begin() {
 
 // end counts the owner's answer to an append (or its absence: commit 0):
 // commit is the notice count of the batch's own commit under the owner of
-// epoch. A notice held for it is decided when no other append waits.
-func (f *noticeFilter) end(epoch int64, commit uint64) {
+// epoch, took the streams the batch appended to (with their kinds) when
+// it committed them. A notice held for it is decided when no other
+// append waits.
+func (f *noticeFilter) end(epoch int64, commit uint64, took []streamKind) {
 	f.mu.Lock()
 	f.inflight--
-	if commit != 0 && epoch != 0 && epoch == f.epoch && commit > f.seen {
+	mine := commit != 0 && epoch != 0 && epoch == f.epoch
+	if mine && commit > f.seen {
 		if f.own == nil {
 			f.own = map[uint64]bool{}
 		}
@@ -107,7 +137,44 @@ func (f *noticeFilter) end(epoch int64, commit uint64) {
 			f.own[commit] = true
 		}
 	}
+	switch {
+	case !mine:
+		// Not known to hold only this batch's appends (or no answer):
+		// it may have sealed a stream or given it to another kind.
+		clear(f.takes)
+	case commit > f.foreign:
+		if f.takes == nil {
+			f.takes = map[string]takenStream{}
+		}
+		for _, t := range took {
+			if _, ok := f.takes[t.stream]; ok || len(f.takes) < takesMax {
+				f.takes[t.stream] = takenStream{kind: t.kind, commit: commit}
+			}
+		}
+	}
 	f.decideHeld(f.inflight == 0)
+}
+
+// knowsTakes reports whether stream is known, without reading the file,
+// to take an append of kind: an own commit appended kind to it and every
+// commit announced since was this process's own (none sealed it or gave
+// it to another kind). A commit of another writer whose notice has not
+// arrived yet is not known: the owner then refuses the append itself, as
+// it does for one that races a check of the file.
+func (f *noticeFilter) knowsTakes(stream, kind string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.takes[stream]
+	return ok && f.poll != nil && f.epoch != 0 && t.kind == kind && t.commit > f.foreign &&
+		(f.held == 0 || f.held <= t.commit)
+}
+
+// forgetTakes forgets every stream knowsTakes knows: this process is
+// about to change streams otherwise than by appending.
+func (f *noticeFilter) forgetTakes() {
+	f.mu.Lock()
+	clear(f.takes)
+	f.mu.Unlock()
 }
 
 // release decides a notice held noticeHold without its answer.
@@ -148,6 +215,9 @@ func (f *noticeFilter) decideLocked(n uint64) func() {
 		}
 	}
 	f.seen = n
+	if !own {
+		f.foreign = n
+	}
 	if own || f.poll == nil {
 		return nil
 	}

@@ -86,6 +86,7 @@ func (s *Store[T]) startNonOwner(ctx context.Context, st State) error {
 	if err != nil {
 		return err
 	}
+	s.hintTakes(b)
 	s.backend = b
 	s.becomeNonOwner()
 	return nil

@@ -23,7 +23,47 @@ const awaitPoll = 25 * time.Millisecond
 // fast path first (submitFast), unless Options.SpoolOnly or the write's
 // WriteOptions.Spool, then the spool (submitSpooled).
 func (s *Store[T]) submit(ctx context.Context, b recordstore.Batch) (recordstore.BatchResult, error) {
+	if !appendsOnly(&b) {
+		// Once it is answered, the next append checks its stream in the
+		// file again: the notice of this batch's commit may still be on
+		// its way (see noticeFilter.knowsTakes).
+		defer s.push.filter.forgetTakes()
+	}
 	return s.submitVia(ctx, b, !s.fastPathOff() && !spoolOnly(ctx))
+}
+
+// appendsOnly reports whether every entry of b is an append.
+func appendsOnly(b *recordstore.Batch) bool {
+	for _, e := range b.Entries {
+		if e.Op != recordstore.OpAppend {
+			return false
+		}
+	}
+	return true
+}
+
+// TakesHinted is a read-only backend whose append check can skip reading
+// the stream from the file when the store knows the stream takes the
+// kind (sqlite.Backend). A non-owner's store installs its hint on such a
+// backend when it opens it.
+type TakesHinted interface {
+	// SetTakesHint installs known, which reports that stream is known to
+	// take an append of kind (live of that kind, not sealed) without
+	// reading the file; nil removes it.
+	SetTakesHint(known func(stream, kind string) bool)
+}
+
+// hintTakes installs knowsTakes on b when b takes it.
+func (s *Store[T]) hintTakes(b T) {
+	if h, ok := any(b).(TakesHinted); ok {
+		h.SetTakesHint(s.knowsTakes)
+	}
+}
+
+// knowsTakes is the hint a read-only backend's append check takes (see
+// noticeFilter.knowsTakes).
+func (s *Store[T]) knowsTakes(stream, kind string) bool {
+	return s.push.filter.knowsTakes(stream, kind)
 }
 
 // fastPathOff reports whether this process's writes skip the fast path
@@ -101,6 +141,9 @@ func (s *Store[T]) publish(ctx context.Context, b recordstore.Batch) (string, er
 func (s *Store[T]) publishNotify(ctx context.Context, b recordstore.Batch, visible func(id string)) (string, error) {
 	if err := s.ready(ctx); err != nil {
 		return "", err
+	}
+	if !appendsOnly(&b) {
+		s.push.filter.forgetTakes()
 	}
 	s.pub.Lock()
 	seq := s.pub.seq + 1

@@ -160,6 +160,8 @@ type Backend struct {
 	walSync *fsutil.KeptSync
 	opts    Options
 	log     *slog.Logger
+	// takesHint is SetTakesHint's function, or nil.
+	takesHint atomic.Pointer[func(stream, kind string) bool]
 
 	// The writer (one connection, BEGIN IMMEDIATE) and its statements are
 	// nil while the backend is read-only; Promote sets them with life held

@@ -161,6 +161,34 @@ var _ = Describe("read-only mode", func() {
 		Expect(recordstore.Code(err)).To(Equal("not_found"))
 	})
 
+	It("reads the stream before an append unless the takes hint knows it, and then leaves its refusal to the owner", func() {
+		mustAppend(w, "s", "events", recordstore.Row{"name": "a"})
+		_, err := w.Seal(ctx, "s")
+		Expect(err).NotTo(HaveOccurred())
+		var asked []string
+		ro.SetTakesHint(func(stream, kind string) bool {
+			asked = append(asked, stream+"/"+kind)
+			return stream == "s" && kind == "events"
+		})
+		_, err = ro.Append(ctx, "t", "events", []recordstore.Row{{"name": "b"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(own.submitted()).To(Equal(1))
+		// The hint says s takes events: the sealed stream is not read
+		// here, and the owner refuses the append with the same error.
+		_, err = ro.Append(ctx, "s", "events", []recordstore.Row{{"name": "c"}})
+		Expect(errors.Is(err, recordstore.ErrSealed)).To(BeTrue(), "%v", err)
+		Expect(own.submitted()).To(Equal(2), "submitted: the hint stood for the check")
+		Expect(asked).To(Equal([]string{"t/events", "s/events"}))
+
+		// Without the hint the check reads the file and refuses it here.
+		ro.SetTakesHint(nil)
+		_, err = ro.Append(ctx, "s", "events", []recordstore.Row{{"name": "d"}})
+		Expect(errors.Is(err, recordstore.ErrSealed)).To(BeTrue(), "%v", err)
+		Expect(own.submitted()).To(Equal(2), "refused before the submit")
+		Expect(asked).To(HaveLen(2))
+		Expect(mustMeta(w, "s").HighSeq).To(BeEquivalentTo(1))
+	})
+
 	It("returns an error of Submit itself unchanged", func() {
 		pending := &pendingError{id: "b1"}
 		own.fail = pending
