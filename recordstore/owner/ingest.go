@@ -99,7 +99,12 @@ func (s *Store[T]) drainIfIdle() bool {
 // then moves what it applied out of incoming/ (see appliedSet), and
 // returns how many batches it applied or failed.
 func (s *Store[T]) finalDrain() (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.DrainOnClose)
+	return s.finalDrainWithin(s.opts.DrainOnClose)
+}
+
+// finalDrainWithin is finalDrain bounded by d instead of DrainOnClose.
+func (s *Store[T]) finalDrainWithin(d time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	total := 0
 	for {

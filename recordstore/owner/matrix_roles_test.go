@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -184,6 +185,57 @@ var _ = Describe("roles across processes", Label("crash"), func() {
 		Expect(incoming(path)).To(BeEmpty(), "the closing owner ingested the late batch")
 		Expect(keyCounts(finalRows(path, "s"))).To(Equal(map[string]int{
 			rt.GenKey("late", 0): 1, rt.GenKey("late", 1): 1, rt.GenKey("late", 2): 1, rt.GenKey("late", 3): 1}))
+	})
+
+	It("lets a closing owner go while a producer keeps publishing: the producer takes over and every batch is ingested once", func() {
+		path := storePath()
+		const drain = 2 * time.Second
+		own := startOwner(path, with(func(o *rt.StoreOptions) { o.DrainOnClose = drain }),
+			[]rt.FailpointRule{failpoint(owner.FailAfterFinalDrain, rt.ActBlock)})
+		s, err := owner.Open(context.Background(), owner.Options[*sqlite.Backend]{
+			Path: path, CatalogVersion: sqlite.CatalogVersion, StartWait: wait, Open: sqliteOpener(path)})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		Expect(s.Role()).To(Equal(owner.RoleNonOwner))
+
+		// Batches published without waiting, one every millisecond or
+		// so: the spool is never empty for long, and the closing owner's
+		// recheck finds more after each round. (Rounds this fast leave
+		// the producer's promoter its chance; where each round also
+		// ships to a replica, an owner that went straight from one round
+		// to the next kept the lock for minutes: the replica crash spec.)
+		ctx, stop := context.WithCancel(context.Background())
+		var published atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			for i := 0; ctx.Err() == nil; i++ {
+				_, err := s.Publish(context.Background(), eventBatch(fmt.Sprintf("k%06d", i)))
+				Expect(err).NotTo(HaveOccurred())
+				published.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		Eventually(published.Load).WithTimeout(wait).Should(BeNumerically(">=", 20))
+		Expect(own.Release()).To(Succeed()) // the owner closes, and blocks after its final drain
+		Expect(own.MustEvent(rt.EventFailpoint, wait).Name).To(Equal(owner.FailAfterFinalDrain))
+		// Long enough for the producer's promoter to go back to its
+		// normal pace after the fast tries the subscription's end started.
+		time.Sleep(500 * time.Millisecond)
+		Expect(own.Release()).To(Succeed())
+		Eventually(s.Role).WithTimeout(wait).Should(Equal(owner.RoleOwner), "the producer takes the store over")
+		own.MustFinish(wait)
+		stop()
+		<-done
+
+		// The new owner ingests what is left; each batch is in once.
+		Expect(s.Close()).To(Succeed())
+		recs := finalRows(path, "s")
+		Expect(recs).To(HaveLen(int(published.Load())))
+		for k, n := range keyCounts(recs) {
+			Expect(n).To(Equal(1), "key %s", k)
+		}
 	})
 
 	It("makes a child opening during the owner's start-up wait until the owner is ready", func() {

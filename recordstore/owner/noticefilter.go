@@ -19,6 +19,7 @@ package owner
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,18 @@ import (
 // answers, so a producer's own commit is usually announced first). A
 // notice held longer is acted on.
 const noticeHold = 5 * time.Millisecond
+
+// noticeHoldFor is the hold in force: noticeHold, unless a spec set
+// another (SetNoticeHold in export_test.go).
+var noticeHoldFor atomic.Int64
+
+// holdFor returns the hold in force.
+func holdFor() time.Duration {
+	if d := noticeHoldFor.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return noticeHold
+}
 
 // noticeOwnMax bounds the own commits remembered ahead of the notices.
 const noticeOwnMax = 1024
@@ -97,9 +110,9 @@ func (f *noticeFilter) notice(n uint64) {
 	if f.inflight > 0 && f.epoch != 0 {
 		if f.held == 0 { // the hold runs from the first notice held
 			if f.timer == nil {
-				f.timer = time.AfterFunc(noticeHold, f.release)
+				f.timer = time.AfterFunc(holdFor(), f.release)
 			} else {
-				f.timer.Reset(noticeHold)
+				f.timer.Reset(holdFor())
 			}
 		}
 		f.held = max(f.held, n)

@@ -158,6 +158,11 @@ var _ = Describe("commit notices", func() {
 		recheck := recordstore.FollowRecheck
 		recordstore.FollowRecheck = time.Hour // Wait's own safety net out of the way
 		DeferCleanup(func() { recordstore.FollowRecheck = recheck })
+		// A notice that arrives before its append's answer is held for
+		// it; on a loaded machine (or under -race) the answer may come
+		// later than the default 5 ms, and the probe that then starts is
+		// not the one this spec looks for.
+		DeferCleanup(owner.SetNoticeHold(wait))
 		const foreign = 20
 		path := storePath()
 		own := startOwner(path, fast(), nil, appendGen("theirs", "t", 0, 1).Named("first"), hold().Named("go"),

@@ -440,17 +440,33 @@ func (s *Store[T]) closeNonOwner() error {
 	return s.leftBehind(err)
 }
 
+// recheckPause is how long a closing owner leaves the lock free between
+// two rounds of recheck: longer than a waiting non-owner's pause between
+// two tries of the lock (promotePushedRetry at most), so that a producer
+// still publishing takes the store over rather than this process draining
+// its batches round after round.
+const recheckPause = promotePushedRetry + 50*time.Millisecond
+
 // recheck closes the publish-after-final-drain race: a producer may have
 // published after our last drain but before it saw the lock free. It stops
-// when incoming is empty, another process holds the lock, or a drain makes
-// no progress (what is left waits, durable, for the next owner).
+// when incoming is empty, another process holds the lock, a drain makes
+// no progress, or DrainOnClose has passed since it began (what is left
+// waits, durable, for the next owner). Its first round comes at once, each
+// later one after recheckPause with the lock free.
 func (s *Store[T]) recheck() error {
-	for s.spoolHasIncoming() {
+	deadline := time.Now().Add(s.opts.DrainOnClose)
+	for round := 0; s.spoolHasIncoming(); round++ {
+		if round > 0 {
+			if time.Until(deadline) <= recheckPause {
+				return nil // left, durable, for the next owner
+			}
+			time.Sleep(recheckPause)
+		}
 		won, err := s.lock.try()
 		if err != nil || !won {
 			return err
 		}
-		n, derr := s.finalDrain()
+		n, derr := s.finalDrainWithin(time.Until(deadline))
 		if n > 0 {
 			s.shipOnce()
 		}
