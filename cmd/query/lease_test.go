@@ -11,7 +11,6 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/fb46ecde/records/recordstoretest"
 	"github.com/fb46ecde/records/recordstoretest/s3test"
 )
 
@@ -68,11 +67,7 @@ var _ = Describe("--lease s3", func() {
 		genA := leaseOf(a.dir, a.path, env)["generation"]
 		appendAcked(a, "a", 0, 3)
 
-		if sig == syscall.SIGSTOP {
-			Expect(recordstoretest.StopProcess(hostA.Command.Process.Pid)).To(Succeed())
-		} else {
-			Expect(hostA.Command.Process.Signal(sig)).To(Succeed())
-		}
+		signal(hostA, sig)
 
 		// Host B: its folder has no store. It serves at once, with no
 		// restore by hand: it reads a copy of the replica while A's lease
@@ -86,7 +81,7 @@ var _ = Describe("--lease s3", func() {
 		appendAcked(b, "b", 0, 3)
 
 		if sig == syscall.SIGSTOP {
-			Expect(hostA.Command.Process.Signal(syscall.SIGCONT)).To(Succeed())
+			signal(hostA, syscall.SIGCONT)
 			// A finds its lease lost and steps down without writing.
 			Eventually(hostA.Err, 30*time.Second).Should(gbytes.Say("lease lost"))
 			Eventually(func() any { return leaseOf(a.dir, a.path, env) }, 30*time.Second, 50*time.Millisecond).Should(BeNil())

@@ -101,13 +101,8 @@ func (r *inlineReq) answerCommit(res recordstore.BatchResult, err error, commit 
 // declaration (a catalog change the producer's change feed must read) or
 // another operation.
 func ownCommit(group []loaded, before, after uint64) uint64 {
-	if len(group) != 1 || group[0].inline == nil || after != before+1 {
+	if len(group) != 1 || group[0].inline == nil || after != before+1 || !appendsOnly(&group[0].batch) {
 		return 0
-	}
-	for _, e := range group[0].batch.Entries {
-		if e.Op != recordstore.OpAppend {
-			return 0
-		}
 	}
 	return after
 }

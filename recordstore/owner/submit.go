@@ -53,17 +53,11 @@ type TakesHinted interface {
 	SetTakesHint(known func(stream, kind string) bool)
 }
 
-// hintTakes installs knowsTakes on b when b takes it.
+// hintTakes installs noticeFilter.knowsTakes on b when b takes it.
 func (s *Store[T]) hintTakes(b T) {
 	if h, ok := any(b).(TakesHinted); ok {
-		h.SetTakesHint(s.knowsTakes)
+		h.SetTakesHint(s.push.filter.knowsTakes)
 	}
-}
-
-// knowsTakes is the hint a read-only backend's append check takes (see
-// noticeFilter.knowsTakes).
-func (s *Store[T]) knowsTakes(stream, kind string) bool {
-	return s.push.filter.knowsTakes(stream, kind)
 }
 
 // fastPathOff reports whether this process's writes skip the fast path
